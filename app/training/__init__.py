@@ -1,0 +1,1 @@
+"""Reproducible training of the shipped heads from ../shared/data (never needed at run time)."""
