@@ -1,0 +1,488 @@
+"""First-stage retrieval from ClueWeb22-B / ClueWeb12 through the ChatNoir search API.
+
+Built on chatnoir-api 3.4.2's request model (body shape, index names, uuid decoding) but speaking HTTP itself,
+because that client's `search` sends `"start"` where the server reads `"from"` (every page repeats page 0),
+reads its base URL from module constants, has no timeout on `search_page`, retries neither time-outs nor broken
+connections, sends no API key to the cache endpoint and rejects a whole page when one result lacks an optional
+field. Here: one `_search` request per topic (depth <= 1000), retries with backoff on 429, 5xx, time-outs and
+broken connections, full texts from the cache endpoint with bounded concurrency and an on-disk cache, and the API
+key kept out of every log line, error message, cache file and repr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import get_args
+from urllib.parse import urljoin
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+import requests
+from chatnoir_api.model import Index, SearchMethod, decode_uuid, index_id, index_prefix, parse_index
+from chatnoir_api.v1.model import Request
+from tqdm import tqdm
+
+from app.errors import ToucheError
+from app.html import html_to_text, normalize_whitespace
+from app.records import Candidate, Document, Topic
+
+logger = logging.getLogger(__name__)
+
+CREDENTIALS_FILE = "chatnoir-credentials.json"
+DEFAULT_BASE_URL = "https://chatnoir.eu/"
+DEFAULT_INDEX = "clueweb22/b"
+MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
+MAX_TEXT_CHARS = 20_000  # far more than any MiniLM-based stage reads; bounds memory and cache size
+MAX_RETRY_AFTER_S = 60.0
+_SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+
+
+@dataclass(frozen=True)
+class ChatNoirSettings:
+    """How to reach ChatNoir. The API key is excluded from repr, so printing settings cannot leak it."""
+
+    api_key: str = field(repr=False)
+    index: str = DEFAULT_INDEX
+    base_url: str = DEFAULT_BASE_URL
+    search_method: str = "default"
+    cache_dir: Path | None = None
+    timeout_s: float = 30.0
+    concurrency: int = 8
+    retries: int = 4
+    backoff_s: float = 1.0
+
+    @classmethod
+    def resolve(
+        cls,
+        input_dir: Path | None,
+        index: str | None = None,
+        cache_dir: Path | None = None,
+        search_method: str | None = None,
+    ) -> "ChatNoirSettings":
+        """Settings from the input dir's credentials file, then the environment, then defaults.
+
+        Key: the file's `apikey`, else CHATNOIR_API_KEY. Index: `index` (--index), else the file's `index`, else
+        clueweb22/b. Base URL: CHATNOIR_BASE_URL. CHATNOIR_TIMEOUT_S and CHATNOIR_RETRIES tune the client.
+        """
+        credentials = _read_credentials(input_dir) if input_dir is not None else {}
+        api_key = str(credentials.get("apikey") or os.environ.get("CHATNOIR_API_KEY") or "").strip()
+        if not api_key:
+            where = f"{input_dir / CREDENTIALS_FILE}" if input_dir is not None else CREDENTIALS_FILE
+            raise ToucheError(f'no ChatNoir API key: put {{"apikey": "..."}} into {where} or set CHATNOIR_API_KEY')
+        base_url = os.environ.get("CHATNOIR_BASE_URL") or DEFAULT_BASE_URL
+        if not base_url.startswith(("http://", "https://")):
+            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {base_url!r}")
+        return cls(
+            api_key=api_key,
+            index=_index_name(index or credentials.get("index") or DEFAULT_INDEX),
+            base_url=base_url if base_url.endswith("/") else base_url + "/",
+            search_method=_search_method(search_method or "default"),
+            cache_dir=cache_dir,
+            timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float),
+            retries=_env_number("CHATNOIR_RETRIES", cls.retries, int),
+        )
+
+
+def has_credentials(input_dir: Path) -> bool:
+    """Whether the input dir carries a ChatNoir credentials file (TIRA mounts one for web-corpus tasks)."""
+    return (Path(input_dir) / CREDENTIALS_FILE).is_file()
+
+
+def _read_credentials(input_dir: Path) -> dict:
+    path = Path(input_dir) / CREDENTIALS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        credentials = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        # The decoder's message holds only a position, never the file's content.
+        raise ToucheError(f"{path} is not valid JSON ({type(error).__name__} at char {getattr(error, 'pos', 0)})")
+    if not isinstance(credentials, dict):
+        raise ToucheError(f"{path} must hold a JSON object with an 'apikey'")
+    return credentials
+
+
+def _index_name(name: str) -> str:
+    """Accept the client's index names ("clueweb22/b") and the wire ids ("cw22")."""
+    names = get_args(Index)
+    if name in names:
+        return name
+    try:
+        return parse_index(name)
+    except ValueError:
+        raise ToucheError(f"unknown ChatNoir index {name!r}; choose one of: {', '.join(names)}") from None
+
+
+def _search_method(name: str) -> str:
+    methods = get_args(SearchMethod)
+    if name not in methods:
+        raise ToucheError(f"unknown ChatNoir search method {name!r}; choose one of: {', '.join(methods)}")
+    return name
+
+
+def _env_number(name: str, default, kind):
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = kind(value)
+    except ValueError:
+        raise ToucheError(f"{name} must be a {kind.__name__}, got {value!r}") from None
+    if number < 0:
+        raise ToucheError(f"{name} must not be negative, got {value!r}")
+    return number
+
+
+class ChatNoirRequestError(ToucheError):
+    """A ChatNoir request that failed for good; `reason` is a short label ("HTTP 404", "time-out")."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class ChatNoirStats:
+    """What a retrieval cost: HTTP requests sent (retries included), cache use and snippet fallbacks."""
+
+    topics: int = 0
+    search_requests: int = 0
+    document_requests: int = 0
+    retries: int = 0
+    cache_hits: int = 0
+    dropped_results: int = 0
+    fallbacks: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, name: str) -> None:
+        """Count one event; fetch threads share the stats."""
+        with self._lock:
+            setattr(self, name, getattr(self, name) + 1)
+
+    def fallback(self, reason: str) -> None:
+        """Count one document that keeps title + snippet, by why its text is missing."""
+        with self._lock:
+            self.fallbacks[reason] += 1
+
+
+class _RedactKey(logging.Filter):
+    """Masks the API key in records of loggers that print request URLs (urllib3 logs them at DEBUG)."""
+
+    def __init__(self, key: str):
+        super().__init__()
+        self.key = key
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.key in message:
+            record.msg, record.args = message.replace(self.key, "***"), ()
+        return True
+
+
+_URL_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry")
+
+
+class ChatNoirClient:
+    """The two HTTP calls this project needs (`_search`, `cache`) with one retry policy.
+
+    Retried with exponential backoff (or the server's Retry-After): 429, 5xx (504 = server time-out), client
+    time-outs and broken connections. Not retried: 401 (bad key), 403 (IP blocked), other 4xx.
+    """
+
+    def __init__(self, settings: ChatNoirSettings, stats: ChatNoirStats):
+        self.settings = settings
+        self.stats = stats
+        self._local = threading.local()
+
+    def search(self, query: str, size: int) -> list[dict]:
+        """The raw results of one `_search` request for `query`, the first `size` hits."""
+        body = Request(
+            apikey=self.settings.api_key,
+            query=query,
+            index={self.settings.index},
+            start=0,
+            size=size,
+            explain=False,
+            minimal=False,
+            search_method=self.settings.search_method,
+        ).model_dump_json(by_alias=True)  # by_alias: the server reads "from", the client's default dump says "start"
+        response = self._send(
+            "search",
+            "POST",
+            urljoin(self.settings.base_url, "api/v1/_search"),
+            data=body.encode("utf-8"),
+            headers={"Accept": "application/json", "Content-Type": "text/plain"},
+        )
+        try:
+            payload = response.json()
+        except ValueError:
+            raise ChatNoirRequestError(
+                f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes)",
+                "malformed JSON",
+            ) from None
+        results = payload.get("results") if isinstance(payload, dict) else None
+        if not isinstance(results, list):
+            raise ChatNoirRequestError(
+                f"ChatNoir answered the search for {query!r} without a 'results' list", "malformed JSON"
+            )
+        return results
+
+    def cached_text(self, uuid: UUID) -> str:
+        """The plain text of a document from ChatNoir's cache endpoint."""
+        response = self._send(
+            "document",
+            "GET",
+            urljoin(self.settings.base_url, "cache"),
+            params={
+                "uuid": str(uuid),
+                "index": index_id(self.settings.index),
+                "raw": "true",
+                "plain": "true",
+                "apikey": self.settings.api_key,
+            },
+        )
+        content_type = response.headers.get("Content-Type", "").lower()
+        if "charset" not in content_type:
+            response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
+        if "html" in content_type or response.text.lstrip().startswith("<"):
+            return html_to_text(response.text)
+        return normalize_whitespace(response.text)
+
+    def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+        settings = self.settings
+        problem, reason, retry_after = "", "", None
+        for attempt in range(settings.retries + 1):
+            if attempt:
+                delay = self._delay(attempt, retry_after)
+                logger.warning(
+                    "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, attempt, settings.retries, delay
+                )
+                self.stats.add("retries")
+                time.sleep(delay)
+            self.stats.add("search_requests" if what == "search" else "document_requests")
+            retry_after = None
+            try:
+                response = self._session().request(method, url, timeout=settings.timeout_s, **kwargs)
+            except requests.Timeout:
+                problem, reason = f"no answer within {settings.timeout_s:g} s", "time-out"
+                continue
+            except requests.RequestException as error:
+                # requests' messages can quote the URL and with it the key: report the class only.
+                problem, reason = f"cannot reach {settings.base_url} ({type(error).__name__})", "unreachable"
+                continue
+            status = response.status_code
+            if status == 401:
+                raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
+            if status == 403:
+                raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
+            if status == 429 or status >= 500:
+                problem, reason = f"HTTP {status}", f"HTTP {status}"
+                retry_after = _retry_after(response)
+                continue
+            if not response.ok:
+                raise ChatNoirRequestError(
+                    f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
+                    f"HTTP {status}",
+                )
+            return response
+        raise ChatNoirRequestError(
+            f"ChatNoir {what} request failed after {settings.retries + 1} attempts: {problem}", reason
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        return self.settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)  # nosec: jitter only
+
+    def _session(self) -> requests.Session:
+        """One session per thread: connection reuse without sharing a Session across threads."""
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+        return session
+
+    def _excerpt(self, text: str) -> str:
+        return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
+
+
+def _retry_after(response: requests.Response) -> float | None:
+    try:
+        return min(max(float(response.headers["Retry-After"]), 0.0), MAX_RETRY_AFTER_S)
+    except (KeyError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One usable search result: the run's document id, the uuid the cache endpoint wants, score and preview."""
+
+    doc_id: str
+    uuid: UUID
+    score: float
+    preview: str
+
+
+class TextCache:
+    """Document texts on disk, one UTF-8 file per document id, so an interrupted run resumes without re-fetching.
+
+    Files are written atomically (temp file, then rename): a killed run leaves whole files or none.
+    """
+
+    def __init__(self, directory: Path, index: str):
+        self.directory = Path(directory) / index_id(index)
+
+    def get(self, doc_id: str) -> str | None:
+        try:
+            return self._path(doc_id).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def put(self, doc_id: str, text: str) -> None:
+        path = self._path(doc_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+
+    def _path(self, doc_id: str) -> Path:
+        name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
+        return self.directory / f"{name}.txt"
+
+
+class ChatNoirBackend:
+    """Retrieves candidates for topics from a ChatNoir index, with full texts for the rerank and stance stages."""
+
+    def __init__(self, settings: ChatNoirSettings):
+        self.settings = settings
+        self.stats = ChatNoirStats()
+        self.client = ChatNoirClient(settings, self.stats)
+        self.cache = TextCache(settings.cache_dir, settings.index) if settings.cache_dir is not None else None
+
+    def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
+        """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
+
+        Candidates keep ChatNoir's order and score; doc ids are ChatNoir's trec_id (uuid where an index has none).
+        Documents below `text_depth` (all when None), or whose text cannot be fetched, carry title + snippet.
+        Raises ToucheError when a search fails for good; nothing is returned half-done.
+        """
+        if not 1 <= depth <= MAX_DEPTH:
+            raise ToucheError(f"ChatNoir depth must be between 1 and {MAX_DEPTH}, got {depth}")
+        started = time.perf_counter()
+        redact = _RedactKey(self.settings.api_key)
+        for name in _URL_LOGGERS:
+            logging.getLogger(name).addFilter(redact)
+        try:
+            hits = {topic.number: self._search(topic, depth) for topic in topics}
+            texts = self._texts(hits, text_depth)
+        finally:
+            for name in _URL_LOGGERS:
+                logging.getLogger(name).removeFilter(redact)
+        candidates = {
+            qid: [Candidate(qid, Document(hit.doc_id, texts.get(hit.doc_id) or hit.preview), hit.score) for hit in topic_hits]
+            for qid, topic_hits in hits.items()
+        }
+        self.stats.topics = len(topics)
+        self.stats.seconds = time.perf_counter() - started
+        self._log_summary()
+        return candidates
+
+    def _search(self, topic: Topic, depth: int) -> list[Hit]:
+        try:
+            results = self.client.search(topic.title, depth)
+        except ChatNoirRequestError as error:
+            raise ToucheError(f"topic {topic.number}: {error}") from None
+        hits, seen = [], set()
+        for raw in results[:depth]:
+            hit = self._hit(raw)
+            if hit is None:
+                self.stats.dropped_results += 1
+            elif hit.doc_id not in seen:  # a run must not list a document twice for one topic
+                seen.add(hit.doc_id)
+                hits.append(hit)
+        if not hits:
+            logger.warning("ChatNoir found nothing for topic %s (%r)", topic.number, topic.title)
+        return hits
+
+    def _hit(self, raw: object) -> Hit | None:
+        """A result with a numeric score and a trec_id or uuid is usable; other fields may be missing or null."""
+        if not isinstance(raw, dict):
+            return None
+        score, trec_id, uuid = raw.get("score"), raw.get("trec_id"), raw.get("uuid")
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
+            return None
+        try:
+            uuid = decode_uuid(uuid) if isinstance(uuid, str) and uuid else None
+        except ValueError:
+            uuid = None
+        if isinstance(trec_id, str) and trec_id:
+            # ChatNoir derives its uuids this way; lets the cache be asked even when a result lacks its uuid.
+            uuid = uuid or uuid5(NAMESPACE_URL, f"{index_prefix(self.settings.index)}:{trec_id}")
+            doc_id = trec_id
+        elif uuid is not None:
+            doc_id = str(uuid)
+        else:
+            return None
+        preview = " ".join(
+            html_to_text(raw[name]) for name in ("title", "snippet") if isinstance(raw.get(name), str)
+        ).strip()
+        return Hit(doc_id=doc_id, uuid=uuid, score=float(score), preview=preview)
+
+    def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
+        wanted: dict[str, Hit] = {}
+        for topic_hits in hits.values():
+            for hit in topic_hits[:text_depth]:
+                wanted.setdefault(hit.doc_id, hit)
+        texts: dict[str, str] = {}
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
+            fetched = pool.map(self._text, wanted.values())
+            for hit, text in tqdm(zip(wanted.values(), fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
+                if text:
+                    texts[hit.doc_id] = text
+        return texts
+
+    def _text(self, hit: Hit) -> str | None:
+        """The document's full text from the disk cache or ChatNoir; None (and a counted fallback) when unavailable."""
+        if self.cache is not None:
+            cached = self.cache.get(hit.doc_id)
+            if cached is not None:
+                self.stats.add("cache_hits")
+                return cached
+        try:
+            text = self.client.cached_text(hit.uuid)[:MAX_TEXT_CHARS]
+        except ChatNoirRequestError as error:
+            self.stats.fallback(error.reason)
+            return None
+        if not text:
+            self.stats.fallback("empty page")
+            return None
+        if self.cache is not None:
+            self.cache.put(hit.doc_id, text)
+        return text
+
+    def _log_summary(self) -> None:
+        stats = self.stats
+        logger.info(
+            "ChatNoir %s: %d topics, %d search + %d document requests (%d retries), %d texts from the disk cache, "
+            "%.2f s",
+            self.settings.index, stats.topics, stats.search_requests, stats.document_requests, stats.retries,
+            stats.cache_hits, stats.seconds,
+        )
+        if stats.dropped_results:
+            logger.warning("ChatNoir: dropped %d results without a score or document id", stats.dropped_results)
+        if stats.fallbacks:
+            reasons = ", ".join(f"{count} {reason}" for reason, count in stats.fallbacks.most_common())
+            logger.warning(
+                "ChatNoir: %d documents use title + snippet, their text could not be fetched (%s)",
+                sum(stats.fallbacks.values()), reasons,
+            )

@@ -1,0 +1,251 @@
+"""A faithful local ChatNoir for tests: a real HTTP server on 127.0.0.1 speaking the API of reference §3.
+
+`POST /api/v1/_search` reads a text/plain JSON body {"apikey", "query", "index", "from", "size", "explain",
+"minimal", "search_method"} and answers {"meta": {...}, "results": [...]} with every field the strict
+chatnoir-api 3.4.2 models require (short uuids, <em> highlights). `GET /cache?uuid=&index=&raw=&plain=&apikey=`
+answers the page's HTML. Both check the API key (401). Faults are queued per endpoint and served to the next
+requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no answer for `hang_s`),
+"malformed" (truncated JSON), "missing-fields" (results without lang and cache_uri), "missing-id" (the first
+result without uuid and trec_id).
+
+Not a package module (tests/ is not a package): load it with importlib from its path.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "missing-fields", "missing-id")
+MAX_HITS = 10_000
+_WORD = re.compile(r"\w+")
+_TAG = re.compile(r"<[^>]+>")
+_INVISIBLE = re.compile(r"<(script|style|head)\b.*?</\1>", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class StubDocument:
+    trec_id: str | None
+    uuid: UUID
+    title: str
+    url: str
+    html: str
+    cached: bool
+
+    @property
+    def short_uuid(self) -> str:
+        """ChatNoir's results carry uuids as unpadded url-safe base64."""
+        return base64.urlsafe_b64encode(self.uuid.bytes).decode("ascii").rstrip("=")
+
+    @property
+    def text(self) -> str:
+        return " ".join(_TAG.sub(" ", _INVISIBLE.sub(" ", self.html)).split())
+
+
+def read_corpus(path: Path, prefix: str = "clueweb22") -> list[StubDocument]:
+    """Documents from a JSONL file {trec_id, title, url, html, cached}; uuids derived the way ChatNoir does."""
+    documents = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines()):
+        row = json.loads(line)
+        key = row["trec_id"] or f"no-trec-id-{number}"
+        documents.append(StubDocument(
+            row["trec_id"], uuid5(NAMESPACE_URL, f"{prefix}:{key}"), row["title"], row["url"], row["html"],
+            row.get("cached", True),
+        ))
+    return documents
+
+
+class ChatNoirStub:
+    """The server, started on a free port in a daemon thread; `requests` records every request it received."""
+
+    def __init__(self, documents: list[StubDocument], api_key: str, index: str = "cw22", hang_s: float = 2.0):
+        self.documents = documents
+        self.api_key = api_key
+        self.index = index
+        self.hang_s = hang_s
+        self.requests: list[dict] = []
+        self._faults: dict[str, deque[str]] = {"search": deque(), "cache": deque()}
+        self._lock = threading.Lock()
+        self.stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/"
+
+    def start(self) -> "ChatNoirStub":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()  # wakes handlers stuck in a "hang" fault
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def fail(self, endpoint: str, fault: str, times: int = 1) -> None:
+        """Serve `fault` to the next `times` requests to `endpoint` ("search" or "cache")."""
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}")
+        with self._lock:
+            self._faults[endpoint].extend([fault] * times)
+
+    def count(self, endpoint: str) -> int:
+        return sum(1 for request in self.requests if request["endpoint"] == endpoint)
+
+    def next_fault(self, endpoint: str) -> str | None:
+        with self._lock:
+            return self._faults[endpoint].popleft() if self._faults[endpoint] else None
+
+    def record(self, request: dict) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def search(self, query: str, start: int, size: int) -> tuple[int, list[tuple[float, StubDocument]]]:
+        """Term-frequency ranking over title (weight 2) and text; ties by position in the corpus."""
+        terms = [term.lower() for term in _WORD.findall(query)]
+        scored = []
+        for position, document in enumerate(self.documents):
+            title = [word.lower() for word in _WORD.findall(document.title)]
+            text = [word.lower() for word in _WORD.findall(document.text)]
+            score = sum(2 * title.count(term) + text.count(term) for term in terms)
+            if score:
+                scored.append((-score, position, document))
+        scored.sort(key=lambda item: item[:2])
+        hits = [(float(-score), document) for score, _, document in scored][:MAX_HITS]
+        return len(hits), hits[start:start + size]
+
+    def result(self, score: float, document: StubDocument, query: str) -> dict:
+        terms = {term.lower() for term in _WORD.findall(query)}
+
+        def highlight(text: str) -> str:
+            return _WORD.sub(lambda word: f"<em>{word[0]}</em>" if word[0].lower() in terms else word[0], text)
+
+        return {
+            "index": self.index,
+            "uuid": document.short_uuid,
+            "score": score,
+            "target_uri": document.url,
+            "title": highlight(document.title),
+            "snippet": highlight(document.text[:200]),
+            "warc_id": f"<urn:uuid:{document.uuid}>",
+            "trec_id": document.trec_id,
+            "cache_uri": f"/cache?uuid={document.uuid}&index={self.index}",
+            "target_hostname": urlsplit(document.url).hostname,
+            "crawl_date": "2022-02-01T00:00:00",
+            "page_rank": None,
+            "spam_rank": 80,
+            "content_type": "text/html",
+            "lang": "en",
+        }
+
+    def document(self, uuid: str) -> StubDocument | None:
+        for document in self.documents:
+            if uuid in (str(document.uuid), document.short_uuid):
+                return document
+        return None
+
+
+def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format, *args):  # keep test output clean
+            pass
+
+        def do_POST(self):
+            url = urlsplit(self.path)
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            stub.record({"endpoint": "search", "path": url.path, "body": body,
+                         "content_type": self.headers.get("Content-Type")})
+            if url.path != "/api/v1/_search":
+                return self._json(404, {"error": "not found"})
+            if not isinstance(body, dict):
+                return self._json(400, {"error": "request body must be a JSON object"})
+            if self._fault("search"):
+                return
+            if body.get("apikey") != stub.api_key:
+                return self._json(401, {"error": "API key invalid or missing"})
+            if body.get("index") != [stub.index]:
+                return self._json(400, {"error": f"unknown index {body.get('index')!r}"})
+            start, size = body.get("from", 0), body.get("size", 10)  # the server reads "from", never "start"
+            if not isinstance(start, int) or not isinstance(size, int) or start < 0 or size < 0:
+                return self._json(400, {"error": "from and size must be non-negative integers"})
+            query = str(body.get("query", ""))
+            total, hits = stub.search(query, start, size)
+            fault = self._pending_result_fault
+            results = [stub.result(score, document, query) for score, document in hits]
+            if fault == "missing-fields":
+                for result in results:
+                    del result["lang"], result["cache_uri"]
+            if fault == "missing-id" and results:
+                del results[0]["uuid"], results[0]["trec_id"]
+            meta = {"query_time": 3, "total_results": total, "indices": [stub.index],
+                    "search_method": body.get("search_method", "default")}
+            self._json(200, {"meta": meta, "results": results})
+
+        def do_GET(self):
+            url = urlsplit(self.path)
+            params = {name: values[0] for name, values in parse_qs(url.query).items()}
+            stub.record({"endpoint": "cache", "path": url.path, "params": params})
+            if url.path != "/cache":
+                return self._json(404, {"error": "not found"})
+            if self._fault("cache"):
+                return
+            if params.get("apikey") != stub.api_key:
+                return self._json(401, {"error": "API key invalid or missing"})
+            document = stub.document(params.get("uuid", ""))
+            if document is None or not document.cached or params.get("index") != stub.index:
+                return self._send(404, b"Document not found", "text/plain")
+            self._send(200, document.html.encode("utf-8"), "text/html; charset=utf-8")
+
+        _pending_result_fault: str | None = None
+
+        def _fault(self, endpoint: str) -> bool:
+            """Serve the next queued fault; True when it answered the request."""
+            fault = stub.next_fault(endpoint)
+            if fault in ("401", "403", "500", "504"):
+                self._json(int(fault), {"error": f"fault {fault}"})
+            elif fault == "429":
+                self._json(429, {"error": "quota exceeded"}, {"Retry-After": "0"})
+            elif fault == "hang":
+                stub.stopping.wait(stub.hang_s)
+                self._json(504, {"error": "too late"})
+            elif fault == "malformed":
+                self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
+            else:
+                self._pending_result_fault = fault
+                return False
+            return True
+
+        def _json(self, status: int, payload: dict, headers: dict | None = None):
+            self._send(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
+
+        def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None):
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (time-out test)
+                pass
+
+    return Handler

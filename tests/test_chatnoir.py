@@ -1,0 +1,383 @@
+"""ChatNoir backend against a faithful local ChatNoir (tests/chatnoir_stub.py) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from chatnoir_api.v1.model import SearchResponse
+
+from app.chatnoir import (
+    CREDENTIALS_FILE,
+    ChatNoirBackend,
+    ChatNoirSettings,
+    has_credentials,
+)
+from app.errors import ToucheError
+from app.html import html_to_text
+from app.records import Topic
+
+KEY = "sEcReT-kEy-7f3a9c0d1e2b"
+REPO = Path(__file__).resolve().parents[1]
+TOPICS = [
+    Topic("1", "Should teachers get tenure?"),
+    Topic("2", "Is vaping with e-cigarettes safe?"),
+    Topic("3", "Should social security be privatized?"),
+]
+
+
+def _load_stub_module():
+    spec = importlib.util.spec_from_file_location("chatnoir_stub", Path(__file__).parent / "chatnoir_stub.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+chatnoir_stub = _load_stub_module()
+
+
+@pytest.fixture
+def stub(fixtures):
+    server = chatnoir_stub.ChatNoirStub(
+        chatnoir_stub.read_corpus(fixtures / "chatnoir" / "corpus.jsonl"), api_key=KEY, hang_s=2.0
+    ).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def settings(stub, tmp_path):
+    return ChatNoirSettings(
+        api_key=KEY, base_url=stub.base_url, cache_dir=tmp_path / "cache",
+        timeout_s=0.3, concurrency=4, retries=2, backoff_s=0.01,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _no_chatnoir_environment(monkeypatch):
+    for name in ("CHATNOIR_API_KEY", "CHATNOIR_BASE_URL", "CHATNOIR_TIMEOUT_S", "CHATNOIR_RETRIES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def assert_key_absent(*texts: str) -> None:
+    for text in texts:
+        assert KEY not in text
+
+
+def assert_key_absent_in_dir(directory: Path) -> None:
+    for path in directory.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# --- the stub is faithful ------------------------------------------------------------------------------------
+
+
+def test_stub_speaks_the_api_the_strict_client_expects(stub):
+    body = {"apikey": KEY, "query": "tenure teachers", "index": ["cw22"], "from": 0, "size": 2,
+            "explain": False, "minimal": False, "search_method": "default"}
+    response = requests.post(stub.base_url + "api/v1/_search", data=json.dumps(body),
+                             headers={"Content-Type": "text/plain"}, timeout=2)
+    parsed = SearchResponse.model_validate_json(response.text)  # chatnoir-api 3.4.2's strict model
+    assert [result.trec_id for result in parsed.results] == ["clueweb22-en0001-11-00001", "clueweb22-en0001-11-00002"]
+    assert parsed.meta.total_results == 3
+    assert "<em>" in parsed.results[0].title.html
+
+    second_page = requests.post(stub.base_url + "api/v1/_search", data=json.dumps({**body, "from": 2}), timeout=2)
+    assert [result["trec_id"] for result in second_page.json()["results"]] == ["clueweb22-en0001-11-00003"]
+    start_instead_of_from = {**{k: v for k, v in body.items() if k != "from"}, "start": 2}
+    repeated = requests.post(stub.base_url + "api/v1/_search", data=json.dumps(start_instead_of_from), timeout=2)
+    assert repeated.json()["results"][0]["trec_id"] == "clueweb22-en0001-11-00001"  # the 3.4.2 paging bug
+
+    wrong_key = requests.post(stub.base_url + "api/v1/_search", data=json.dumps({**body, "apikey": "x"}), timeout=2)
+    assert wrong_key.status_code == 401
+    no_key_cache = requests.get(stub.base_url + "cache", params={"uuid": str(stub.documents[0].uuid), "index": "cw22"},
+                                timeout=2)
+    assert no_key_cache.status_code == 401
+
+
+# --- settings ------------------------------------------------------------------------------------------------
+
+
+def test_settings_read_the_credentials_file_then_the_environment(tmp_path, monkeypatch):
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY, "index": "cw12"}))
+    assert has_credentials(tmp_path)
+    settings = ChatNoirSettings.resolve(tmp_path)
+    assert (settings.api_key, settings.index, settings.base_url) == (KEY, "clueweb12", "https://chatnoir.eu/")
+    assert ChatNoirSettings.resolve(tmp_path, index="clueweb22/b").index == "clueweb22/b"  # --index wins
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert not has_credentials(bare)
+    monkeypatch.setenv("CHATNOIR_API_KEY", "from-env")
+    monkeypatch.setenv("CHATNOIR_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("CHATNOIR_RETRIES", "0")
+    from_env = ChatNoirSettings.resolve(bare, search_method="bm25", cache_dir=tmp_path / "c")
+    assert (from_env.api_key, from_env.index, from_env.base_url) == ("from-env", "clueweb22/b", "http://127.0.0.1:9/")
+    assert (from_env.search_method, from_env.retries, from_env.cache_dir) == ("bm25", 0, tmp_path / "c")
+
+
+def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypatch):
+    with pytest.raises(ToucheError, match="no ChatNoir API key") as no_key:
+        ChatNoirSettings.resolve(tmp_path)
+    (tmp_path / CREDENTIALS_FILE).write_text('{"apikey": "' + KEY + '", index: }')
+    with pytest.raises(ToucheError, match="not valid JSON") as malformed:
+        ChatNoirSettings.resolve(tmp_path)
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
+    with pytest.raises(ToucheError, match="unknown ChatNoir index") as bad_index:
+        ChatNoirSettings.resolve(tmp_path, index="clueweb99")
+    with pytest.raises(ToucheError, match="search method") as bad_method:
+        ChatNoirSettings.resolve(tmp_path, search_method="semantic")
+    monkeypatch.setenv("CHATNOIR_TIMEOUT_S", "soon")
+    with pytest.raises(ToucheError, match="CHATNOIR_TIMEOUT_S") as bad_timeout:
+        ChatNoirSettings.resolve(tmp_path)
+    for error in (no_key, malformed, bad_index, bad_method, bad_timeout):
+        assert "\n" not in str(error.value)
+        assert_key_absent(str(error.value))
+    settings = ChatNoirSettings(api_key=KEY)
+    assert_key_absent(repr(settings), str(settings))
+
+
+# --- retrieval -----------------------------------------------------------------------------------------------
+
+
+def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog):
+    caplog.set_level(logging.DEBUG)
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS, depth=5)
+
+    assert list(candidates) == ["1", "2", "3"]
+    assert [c.doc.doc_id for c in candidates["1"]] == [
+        "clueweb22-en0001-11-00002", "clueweb22-en0001-11-00001", "clueweb22-en0001-11-00003"]
+    for found in candidates.values():
+        scores = [c.score for c in found]
+        assert scores == sorted(scores, reverse=True) and scores[0] > 0
+    tenure = candidates["1"][1].doc.text
+    assert "Academic freedom needs job security." in tenure and "Teacher tenure protects" in tenure
+    assert "SCRIPT-NOISE" not in tenure and "COMMENT-NOISE" not in tenure and "<" not in tenure
+    assert "ünïcödé" in candidates["1"][2].doc.text
+
+    privatize = [c.doc for c in candidates["3"]]
+    assert privatize[0].doc_id == "clueweb22-en0003-33-00007"
+    assert privatize[1].doc_id == str(stub.documents[7].uuid)  # no trec_id in this index: the uuid stands in
+
+    explosions = next(c.doc for c in candidates["2"] if c.doc.doc_id == "clueweb22-en0002-22-00006")
+    assert explosions.text.startswith("E-cigarette explosions")  # not in the cache: title + snippet, tags gone
+    assert "<em>" not in explosions.text and "Faulty batteries" in explosions.text
+    assert backend.stats.fallbacks == {"HTTP 404": 1}
+    assert "1 documents use title + snippet" in caplog.text
+
+    searches = [r for r in stub.requests if r["endpoint"] == "search"]
+    assert len(searches) == 3 and all(r["content_type"] == "text/plain" for r in searches)
+    assert all(r["body"]["from"] == 0 and r["body"]["size"] == 5 and "start" not in r["body"] for r in searches)
+    assert stub.count("cache") == 8 == backend.stats.document_requests  # each distinct document once
+    assert backend.stats.search_requests == 3 and backend.stats.retries == 0
+
+    assert "apikey=***" in caplog.text  # urllib3 logs the cache URL at DEBUG: the key is masked there
+    assert_key_absent(caplog.text)
+    assert_key_absent_in_dir(settings.cache_dir)
+
+
+def test_an_interrupted_run_resumes_from_the_disk_cache(stub, settings):
+    first = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    stub.requests.clear()
+    again = ChatNoirBackend(settings)
+    second = again.retrieve(TOPICS, depth=5)
+    assert second == first
+    assert again.stats.cache_hits == 7
+    assert stub.count("cache") == 1  # only the page the cache endpoint never had is asked for again
+
+
+def test_text_depth_limits_the_documents_fetched(stub, settings):
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS, depth=5, text_depth=1)
+    assert stub.count("cache") == 3
+    assert "Schools should reward good teachers" in candidates["1"][0].doc.text
+    assert "Academic freedom" not in candidates["1"][1].doc.text  # below text_depth: title + snippet
+    assert candidates["1"][1].doc.text.startswith("Teacher tenure protects academic freedom")
+
+
+def test_depth_is_one_request_of_at_most_1000(stub, settings):
+    with pytest.raises(ToucheError, match="between 1 and 1000"):
+        ChatNoirBackend(settings).retrieve(TOPICS, depth=1001)
+    assert stub.requests == []
+    ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=1000)
+    assert [r["body"]["size"] for r in stub.requests if r["endpoint"] == "search"] == [1000]
+
+
+# --- faults --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "504", "hang"])
+def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault, caplog):
+    expected = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    stub.requests.clear()
+    stub.fail("search", fault, times=2)
+    backend = ChatNoirBackend(settings)
+    started = time.perf_counter()
+    assert backend.retrieve(TOPICS, depth=5) == expected
+    assert time.perf_counter() - started < 2.0
+    assert stub.count("search") == 5 and backend.stats.retries == 2
+    assert "retry 2 of 2" in caplog.text
+    assert_key_absent(caplog.text)
+
+
+@pytest.mark.parametrize("fault, message", [
+    ("429", "after 3 attempts: HTTP 429"),
+    ("500", "after 3 attempts: HTTP 500"),
+    ("hang", "after 3 attempts: no answer within 0.3 s"),
+])
+def test_search_faults_that_outlast_the_retries_fail_clearly(stub, settings, fault, message):
+    stub.fail("search", fault, times=3)
+    started = time.perf_counter()
+    with pytest.raises(ToucheError, match=message) as error:
+        ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    assert time.perf_counter() - started < 3.0
+    assert str(error.value).startswith("topic 1: ") and "\n" not in str(error.value)
+    assert stub.count("search") == 3 and stub.count("cache") == 0
+    assert not settings.cache_dir.exists()
+    assert_key_absent(str(error.value))
+
+
+@pytest.mark.parametrize("fault, message", [
+    ("401", "rejected the API key"),
+    ("403", "blocked this IP address"),
+    ("malformed", "malformed JSON"),
+])
+def test_search_faults_the_api_does_not_retry_fail_at_once(stub, settings, fault, message):
+    stub.fail("search", fault)
+    with pytest.raises(ToucheError, match=message) as error:
+        ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    assert stub.count("search") == 1 and stub.count("cache") == 0
+    assert not settings.cache_dir.exists()
+    assert_key_absent(str(error.value))
+
+
+def test_a_wrong_key_is_a_clear_error(stub, settings):
+    wrong = ChatNoirSettings(api_key="not-the-key", base_url=stub.base_url, retries=2, backoff_s=0.01)
+    with pytest.raises(ToucheError, match=r"topic 1: ChatNoir rejected the API key \(HTTP 401\)"):
+        ChatNoirBackend(wrong).retrieve(TOPICS, depth=5)
+    assert stub.count("search") == 1
+
+
+def test_unreachable_chatnoir_is_one_clear_error():
+    offline = ChatNoirSettings(api_key=KEY, base_url=f"http://127.0.0.1:{free_port()}/", retries=1, backoff_s=0.01)
+    with pytest.raises(ToucheError, match=r"after 2 attempts: cannot reach http://127\.0\.0\.1:\d+/") as error:
+        ChatNoirBackend(offline).retrieve(TOPICS, depth=5)
+    assert_key_absent(str(error.value))
+
+
+def test_results_missing_optional_fields_are_kept_and_without_ids_dropped(stub, settings, caplog):
+    stub.fail("search", "missing-fields")  # lang and cache_uri absent: chatnoir-api's strict model rejects the page
+    stub.fail("search", "missing-id")
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:2], depth=5)
+    assert len(candidates["1"]) == 3
+    assert [c.doc.doc_id for c in candidates["2"]] == [
+        "clueweb22-en0002-22-00005", "clueweb22-en0002-22-00006", str(stub.documents[7].uuid),
+        "clueweb22-en0001-11-00001"]
+    assert backend.stats.dropped_results == 1
+    assert "dropped 1 results without a score or document id" in caplog.text
+
+
+def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings):
+    stub.fail("cache", "500")
+    stub.fail("cache", "hang")
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.retries == 2 and backend.stats.fallbacks == {}
+    assert all(c.doc.text.startswith("Home | About") for c in candidates["1"])  # full pages, navigation included
+
+    stub.fail("cache", "401", times=10)
+    refused = ChatNoirBackend(ChatNoirSettings(api_key=KEY, base_url=stub.base_url, retries=0))
+    candidates = refused.retrieve(TOPICS[1:2], depth=5)
+    assert refused.stats.fallbacks == {"HTTP 401": 5}
+    assert all(c.doc.text for c in candidates["2"])
+
+
+# --- HTML to text --------------------------------------------------------------------------------------------
+
+
+def test_html_to_text_keeps_visible_text_one_block_per_line():
+    markup = ('<?xml version="1.0" encoding="utf-8"?><html><head><title>T</title><script>x=1</script></head>'
+              '<body><div>a<p>b <em>c</em>d</p><!-- note --><noscript>n</noscript>e<br>f&amp;g</div></body></html>')
+    assert html_to_text(markup) == "a\nb cd\ne\nf&g"
+    assert html_to_text("<em>Abortion</em> is a  right") == "Abortion is a right"
+    assert html_to_text("a < b and c > d") == "a < b and c > d"
+    assert html_to_text("   ") == ""
+
+
+# --- the real entrypoint -------------------------------------------------------------------------------------
+
+
+def _entrypoint_supports_chatnoir() -> bool:
+    help_text = subprocess.run([sys.executable, "-m", "app.cli", "run", "--help"], cwd=REPO, capture_output=True,
+                               text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    return "--backend" in help_text.stdout
+
+
+@pytest.fixture(scope="module")
+def entrypoint_ready():
+    if not _entrypoint_supports_chatnoir():
+        pytest.skip("`touche run` has no --backend option yet: wire app.chatnoir into app/cli.py and app/pipeline.py")
+
+
+@pytest.fixture
+def chatnoir_input(fixtures, tmp_path):
+    input_dir = tmp_path / "in"
+    input_dir.mkdir()
+    (input_dir / "topics.xml").write_bytes((fixtures / "chatnoir" / "topics.xml").read_bytes())
+    (input_dir / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY, "index": "clueweb22/b"}))
+    return input_dir
+
+
+def _entrypoint(input_dir: Path, output_dir: Path, base_url: str, *flags: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CHATNOIR_BASE_URL": base_url, "CHATNOIR_RETRIES": "1", "CHATNOIR_TIMEOUT_S": "2",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", str(REPO / "entrypoint.sh"), "-i", str(input_dir), "-o", str(output_dir), *flags],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_entrypoint_ranks_chatnoir_results(entrypoint_ready, stub, chatnoir_input, tmp_path):
+    stub.fail("search", "429")
+    output = tmp_path / "out"
+    result = _entrypoint(chatnoir_input, output, stub.base_url)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split() for line in (output / "run.txt").read_text().splitlines()]
+    known = {document.trec_id or str(document.uuid) for document in stub.documents}
+    assert {row[0] for row in rows} == {"1", "2", "3"} and {row[2] for row in rows} <= known
+    assert stub.count("search") == 4  # one per topic, plus the retried 429
+    assert_key_absent(result.stdout, result.stderr)
+    assert_key_absent_in_dir(output)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["401", "offline"])
+def test_entrypoint_fails_clearly_without_a_partial_run(entrypoint_ready, stub, chatnoir_input, tmp_path, fault):
+    base_url = f"http://127.0.0.1:{free_port()}/" if fault == "offline" else stub.base_url
+    stub.fail("search", "401")
+    output = tmp_path / "out"
+    result = _entrypoint(chatnoir_input, output, base_url)
+    assert result.returncode != 0
+    assert not (output / "run.txt").exists() and not (output / "run.txt.gz").exists()
+    assert ("rejected the API key" if fault == "401" else "cannot reach") in result.stderr
+    assert_key_absent(result.stdout, result.stderr)
+    if output.exists():
+        assert_key_absent_in_dir(output)
