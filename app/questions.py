@@ -1,0 +1,411 @@
+"""Question understanding: argumentative / factual / method, comparative or not, and the compared objects.
+
+Two classifiers share one interface. `rules` is the rule-based baseline of Ajjour et al. (SIGIR 2022,
+"Identifying Argumentative Questions in Web Search Logs") plus cue-word rules for comparisons and objects.
+`model` (the default) is learned from Webis-CompQuestions-22 and the Touché topic titles
+(`python -m app.training.questions`): two logistic regressions over hashed n-grams and the paper's cue
+features (comparative? argumentative or factual?) and a per-token logistic regression with Viterbi decoding
+that tags objects, aspects and predicates. Everything runs on numpy; the artefacts are
+`app/models/questions.npz` (weights) and `app/models/questions.json` (settings and measured scores).
+
+There is no labelled English data for the `method` type: the learned model decides argumentative versus not,
+and a non-argumentative question asking for instructions ("how to …", "how do I …") is called `method`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import zlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.errors import ToucheError
+
+log = logging.getLogger(__name__)
+
+MODEL_DIR = Path(__file__).resolve().parent / "models"
+WEIGHTS_FILE = "questions.npz"
+SETTINGS_FILE = "questions.json"
+
+TYPES = ("argumentative", "factual", "method")
+TAGS = ("O", "OBJ", "ASP", "PRED")
+HASH_BITS = 18
+
+_TOKEN = re.compile(r"\w+(?:\+\+|#)?")
+WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
+AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would",
+                         "will", "shall", "may", "might", "must", "has", "have", "had"})
+PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
+CONJUNCTIONS = frozenset({"or", "vs", "versus", "and"})
+COMPARATIVE_CUES = frozenset({"better", "worse", "best", "worst", "vs", "versus", "difference", "differences",
+                              "different", "compare", "compared", "comparison", "prefer", "than", "more",
+                              "less", "most", "least", "superior", "inferior", "pros", "cons", "advantages",
+                              "disadvantages"})
+# "how to ...", "how do I ...": a request for instructions (the paper's method questions mostly start with how).
+_METHOD = re.compile(r"^\s*how\s+(?:to\b|(?:do|can|could|should|would|shall)\s+(?:i|you|one)\b)", re.I)
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word of a question with its character span (objects keep the question's own spelling)."""
+
+    text: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+def tokenize(question: str) -> list[Token]:
+    """Split into word tokens like Webis-CompQuestions-22 does (punctuation and apostrophes split words)."""
+    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(question)]
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    """What a question asks for, whether it compares, and what it compares (in question order)."""
+
+    question: str
+    type: str
+    confidence: float
+    comparative: bool
+    objects: tuple[str, ...] = ()
+    aspect: str | None = None
+
+    def to_json(self) -> dict:
+        return {"question": self.question, "type": self.type, "comparative": self.comparative,
+                "objects": list(self.objects), "confidence": round(self.confidence, 4), "aspect": self.aspect}
+
+
+def format_line(a: QuestionAnalysis) -> str:
+    """The line `touche classify` prints: type (confidence), comparative with objects and aspect, question."""
+    kind = "comparative" if a.comparative else "not comparative"
+    if a.objects:
+        kind += ": " + " | ".join(a.objects)
+    if a.aspect:
+        kind += f" (aspect: {a.aspect})"
+    return f"{a.type:<13} {a.confidence:.2f}  {kind}  <- {a.question}"
+
+
+def read_questions(path: Path) -> list[str]:
+    """Questions from a file: the <title>s of a topics.xml, else one question per non-empty line."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
+    if raw.lstrip().startswith(b"<"):
+        from lxml import etree
+
+        try:
+            root = etree.fromstring(raw, parser=etree.XMLParser(recover=False))
+        except etree.XMLSyntaxError as e:
+            raise ToucheError(f"{path} looks like XML but does not parse: {e}") from e
+        titles = [" ".join(t.text.split()) for t in root.iter("title") if t.text and t.text.strip()]
+        if not titles:
+            raise ToucheError(f"{path} has no <title> elements")
+        return titles
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ToucheError(f"{path} is not UTF-8 text") from e
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Features (shared by training and inference: both hash feature strings the same way)
+# ---------------------------------------------------------------------------------------------------------
+
+def hash_features(features: list[str], bits: int = HASH_BITS) -> np.ndarray:
+    """Feature strings to column indices (crc32: stable across processes and Python versions)."""
+    mask = (1 << bits) - 1
+    return np.fromiter((zlib.crc32(f.encode("utf-8")) & mask for f in features), dtype=np.int64,
+                       count=len(features))
+
+
+def question_features(question: str) -> list[str]:
+    """Word 1-3-grams plus the paper's cues: first words, wh-word, yes/no form, 'will', persons, 'or'."""
+    words = [t.lower for t in tokenize(question)] or ["<empty>"]
+    padded = ["<s>", *words, "</s>"]
+    feats = [f"w:{w}" for w in words]
+    feats += [f"b:{a}_{b}" for a, b in zip(padded, padded[1:])]
+    feats += [f"t:{a}_{b}_{c}" for a, b, c in zip(padded, padded[1:], padded[2:])]
+    first = words[0]
+    feats += [f"first:{first}", f"first2:{'_'.join(words[:2])}"]
+    if first in WH_WORDS:
+        feats.append("form:wh")
+        if first == "how" and len(words) > 1 and words[1] in {"much", "many"}:
+            feats.append("form:how_much")
+    elif first in AUXILIARIES:
+        feats.append("form:yes_no")
+    else:
+        feats.append("form:other")
+    if "will" in words or "would" in words:
+        feats.append("cue:future")
+    if PERSONAL.intersection(words):
+        feats.append("cue:person")
+    if "or" in words:
+        feats.append("cue:or")
+    if COMPARATIVE_CUES.intersection(words):
+        feats.append("cue:comparative")
+    if any(w.endswith("est") and len(w) > 5 for w in words):
+        feats.append("cue:est")
+    feats.append("bias")
+    return feats
+
+
+def token_features(words: list[str], i: int) -> list[str]:
+    """Features of the i-th (lower-cased) word for the tagger: the word, its shape and a ±2 window."""
+    w = words[i]
+    at = lambda j: words[j] if 0 <= j < len(words) else ("<s>" if j < 0 else "</s>")  # noqa: E731
+    feats = [f"w:{w}", f"suf3:{w[-3:]}", f"pre2:{w[:2]}", f"len:{min(len(w), 8)}",
+             f"w-1:{at(i - 1)}", f"w+1:{at(i + 1)}", f"w-2:{at(i - 2)}", f"w+2:{at(i + 2)}",
+             f"w-1w:{at(i - 1)}_{w}", f"ww+1:{w}_{at(i + 1)}", f"w-1w+1:{at(i - 1)}_{at(i + 1)}",
+             f"pos:{min(i, 6)}", f"rpos:{min(len(words) - 1 - i, 6)}", "bias"]
+    if w.isdigit():
+        feats.append("shape:digit")
+    left, right = words[:i], words[i + 1:]
+    for cue in ("or", "vs", "than", "between", "and"):
+        if cue in left:
+            feats.append(f"after:{cue}")
+        if cue in right:
+            feats.append(f"before:{cue}")
+    if COMPARATIVE_CUES.intersection(left):
+        feats.append("after:cue")
+    if COMPARATIVE_CUES.intersection(right):
+        feats.append("before:cue")
+    return feats
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Object spans: shared post-processing of token tags
+# ---------------------------------------------------------------------------------------------------------
+
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def spans_of(tags: list[str], tag: str) -> list[tuple[int, int]]:
+    """Maximal runs [start, end) of `tag`."""
+    runs, start = [], None
+    for i, t in enumerate([*tags, "O"]):
+        if t == tag and start is None:
+            start = i
+        elif t != tag and start is not None:
+            runs.append((start, i))
+            start = None
+    return runs
+
+
+def objects_from_tags(question: str, tokens: list[Token], tags: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """Turn OBJ/ASP tags into object strings and an aspect.
+
+    A single OBJ run joined by "or"/"vs"/"and" is split there ("cats or dogs"), leading articles are dropped,
+    and an elided head noun is restored ("steel or ceramic knives" -> "steel knives", "ceramic knives").
+    """
+    words = [t.lower for t in tokens]
+    runs = []
+    for s, e in spans_of(tags, "OBJ"):
+        cut = s
+        for i in range(s, e):
+            if words[i] in CONJUNCTIONS and cut < i < e - 1:
+                runs.append((cut, i))
+                cut = i + 1
+        runs.append((cut, e))
+    runs = [(s + (words[s] in ARTICLES and e - s > 1), e) for s, e in runs]
+    texts = [question[tokens[s].start:tokens[e - 1].end] for s, e in runs]
+    for k in range(len(runs) - 1):
+        (s1, e1), (s2, e2) = runs[k], runs[k + 1]
+        joined = e1 < s2 and all(w in CONJUNCTIONS or w in ARTICLES for w in words[e1:s2])
+        if joined and e1 - s1 == 1 and e2 - s2 > 1 and words[e1] in CONJUNCTIONS:
+            texts[k] = f"{texts[k]} {question[tokens[s2 + 1].start:tokens[e2 - 1].end]}"
+    seen, objects = set(), []
+    for t in texts:
+        if t.lower() not in seen:
+            seen.add(t.lower())
+            objects.append(t)
+    aspects = spans_of(tags, "ASP")
+    aspect = " ".join(question[tokens[s].start:tokens[e - 1].end] for s, e in aspects) or None
+    return tuple(objects), aspect
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Classifiers
+# ---------------------------------------------------------------------------------------------------------
+
+class QuestionClassifier(ABC):
+    """Analyses questions; subclasses say how."""
+
+    name: str
+
+    @abstractmethod
+    def analyze(self, question: str) -> QuestionAnalysis:
+        """Type, comparativeness and objects of one question."""
+
+    @abstractmethod
+    def extract_objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
+        """The compared objects and the aspect, for a question already known to be comparative."""
+
+    def analyze_many(self, questions: list[str]) -> list[QuestionAnalysis]:
+        return [self.analyze(q) for q in questions]
+
+
+def rule_type(question: str) -> str:
+    """The paper's baseline: a wh-first question is factual, except how -> method and why -> argumentative;
+    any other first word -> argumentative."""
+    words = [t.lower for t in tokenize(question)]
+    first = words[0] if words else ""
+    if first == "how":
+        return "method"
+    if first == "why":
+        return "argumentative"
+    return "factual" if first in WH_WORDS else "argumentative"
+
+
+_STOP = frozenset({"is", "are", "was", "were", "be", "do", "does", "did", "i", "you", "we", "should", "which",
+                   "what", "who", "better", "best", "worse", "more", "less", "than", "for", "to", "in", "of",
+                   "buy", "prefer", "choose", "use", "between", "the", "a", "an", "it", "one", "and", "or",
+                   "vs", "versus", "why", "how", "when", "where", "with", "on", "at", "difference",
+                   "differences", "compare", "over"})
+
+
+class RuleClassifier(QuestionClassifier):
+    """The paper's rule-based type baseline plus cue-word rules for comparisons and "X or/vs/than Y" objects."""
+
+    name = "rules"
+
+    def analyze(self, question: str) -> QuestionAnalysis:
+        tokens = tokenize(question)
+        words = [t.lower for t in tokens]
+        comparative = bool(COMPARATIVE_CUES.intersection(words) or "or" in words
+                           or any(w.endswith("est") and len(w) > 5 for w in words))
+        objects = self.extract_objects(question)[0] if comparative else ()
+        return QuestionAnalysis(question, rule_type(question), 1.0, comparative, objects)
+
+    def extract_objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
+        tokens = tokenize(question)
+        return objects_from_tags(question, tokens, self.object_tags([t.lower for t in tokens]))
+
+    @staticmethod
+    def object_tags(words: list[str]) -> list[str]:
+        """OBJ on the content words right before and after the first "or"/"vs"/"versus"/"than"/"and"."""
+        tags = ["O"] * len(words)
+        pivots = [i for i, w in enumerate(words) if w in {"or", "vs", "versus", "than"}]
+        if not pivots and "between" in words and "and" in words:
+            pivots = [words.index("and", words.index("between"))]
+        if not pivots:
+            return tags
+        p = pivots[0]
+        i = p - 1
+        while i >= 0 and words[i] not in _STOP:
+            tags[i] = "OBJ"
+            i -= 1
+        j = p + 1
+        while j < len(words) and words[j] in ARTICLES:
+            j += 1
+        while j < len(words) and words[j] not in _STOP:
+            tags[j] = "OBJ"
+            j += 1
+        return tags
+
+
+class LinearHead:
+    """A logistic regression over hashed features: `weights` (classes x 2^bits, or one row for binary)."""
+
+    def __init__(self, weights: np.ndarray, bias: np.ndarray):
+        self.weights = weights
+        self.bias = bias
+
+    def scores(self, indices: np.ndarray) -> np.ndarray:
+        return self.weights[:, indices].sum(axis=1) + self.bias
+
+    def probability(self, indices: np.ndarray) -> float:
+        """P(positive class) of a binary head."""
+        return float(1.0 / (1.0 + np.exp(-self.scores(indices)[0])))
+
+
+class Tagger:
+    """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities."""
+
+    def __init__(self, head: LinearHead, transitions: np.ndarray, start: np.ndarray):
+        self.head = head
+        self.transitions = transitions
+        self.start = start
+
+    def tag(self, words: list[str]) -> list[str]:
+        if not words:
+            return []
+        emissions = np.stack([self.head.scores(hash_features(token_features(words, i)))
+                              for i in range(len(words))])
+        emissions = emissions - np.logaddexp.reduce(emissions, axis=1, keepdims=True)
+        best = self.start + emissions[0]
+        back = []
+        for row in emissions[1:]:
+            step = best[:, None] + self.transitions
+            back.append(step.argmax(axis=0))
+            best = step.max(axis=0) + row
+        path = [int(best.argmax())]
+        for pointers in reversed(back):
+            path.append(int(pointers[path[-1]]))
+        return [TAGS[t] for t in reversed(path)]
+
+
+class ModelClassifier(QuestionClassifier):
+    """The learned classifier: comparative and argumentative heads plus the object tagger."""
+
+    name = "model"
+
+    def __init__(self, comparative: LinearHead, argumentative: LinearHead, tagger: Tagger,
+                 threshold: float = 0.5):
+        self.comparative = comparative
+        self.argumentative = argumentative
+        self.tagger = tagger
+        self.threshold = threshold
+
+    @classmethod
+    def load(cls, model_dir: Path = MODEL_DIR) -> "ModelClassifier":
+        weights_path, settings_path = model_dir / WEIGHTS_FILE, model_dir / SETTINGS_FILE
+        if not weights_path.is_file() or not settings_path.is_file():
+            raise ToucheError(f"question model missing in {model_dir}; run `touche train questions`")
+        settings = json.loads(settings_path.read_text())
+        if settings.get("hash_bits") != HASH_BITS or tuple(settings.get("tags", ())) != TAGS:
+            raise ToucheError(f"{settings_path} was trained with other features; retrain it")
+        with np.load(weights_path) as z:
+            arrays = {k: z[k].astype(np.float32) for k in z.files}
+        return cls(LinearHead(arrays["comparative_w"], arrays["comparative_b"]),
+                   LinearHead(arrays["argumentative_w"], arrays["argumentative_b"]),
+                   Tagger(LinearHead(arrays["tagger_w"], arrays["tagger_b"]), arrays["transitions"],
+                          arrays["start"]),
+                   threshold=float(settings.get("comparative_threshold", 0.5)))
+
+    def analyze(self, question: str) -> QuestionAnalysis:
+        indices = hash_features(question_features(question))
+        p_comparative = self.comparative.probability(indices)
+        p_argumentative = self.argumentative.probability(indices)
+        if p_argumentative >= 0.5:
+            kind, confidence = "argumentative", p_argumentative
+        else:
+            kind = "method" if _METHOD.match(question) else "factual"
+            confidence = 1.0 - p_argumentative
+        comparative = p_comparative >= self.threshold
+        objects, aspect = self.extract_objects(question) if comparative else ((), None)
+        return QuestionAnalysis(question, kind, confidence, comparative, objects, aspect)
+
+    def extract_objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
+        tokens = tokenize(question)
+        return objects_from_tags(question, tokens, self.tagger.tag([t.lower for t in tokens]))
+
+
+def load_classifier(method: str = "model") -> QuestionClassifier:
+    """`model` (learned, the default) or `rules` (the paper's baseline)."""
+    if method == "rules":
+        return RuleClassifier()
+    if method == "model":
+        return ModelClassifier.load()
+    raise ToucheError(f"unknown question classifier {method!r}; choose 'model' or 'rules'")

@@ -1,0 +1,269 @@
+"""Train the question classifier (`app/models/questions.{npz,json}`) from ../shared/data.
+
+    python -m app.training.questions [DATA_DIR] [--out-dir app/models] [--seed 13]
+
+Data (Webis-CompQuestions-22 and the Touché topic files):
+- comparative head: all 33,511 questions of `comparative-opinion-fact-questions/full.tsv` (label `comp`);
+- argumentative head: the 1,590 comparative questions labelled either `opinion` (argumentative) or `factual`,
+  the titles of every Touché topics file (argumentative by construction) and, as weak factual examples, the
+  non-comparative Natural Questions (`dataset == g`: questions with a Wikipedia answer);
+- object tagger: the 3,530 questions with OBJ/ASP/PRED/O token tags of `comparative-questions-parsing/full.tsv`.
+
+Each part is first evaluated on a seeded, stratified random 20% held out from the labelled data (the rule
+baseline on the same rows), then retrained on all of it; the scores go into the JSON artefact and to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score, precision_recall_fscore_support
+from sklearn.model_selection import train_test_split
+
+from app.questions import (HASH_BITS, TAGS, LinearHead, ModelClassifier, RuleClassifier, Tagger,
+                           hash_features, question_features, rule_type, token_features)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "models"
+COMPQ = Path("comparative-questions") / "Webis-CompQuestions-22"
+TOPIC_FILES = ("touche-2020-task1/topics-task-1-2020.xml", "touche-2021-task1/topics-task-1-2021.xml",
+               "touche-2020-task2/topics-task-2.xml", "touche-2021-task2/topics-task-2-2021-only-titles.xml",
+               "touche-2022-task2/topics-task2.xml")
+GOLD_OBJECTS = "touche-2022-task2/topics-task2.xml"
+HEAD_C = 1.0
+TAGGER_C = 1.0
+WEAK_FACTUAL = 1500
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------------------
+
+def read_labelled_questions(data_dir: Path) -> list[dict]:
+    with open(data_dir / COMPQ / "comparative-opinion-fact-questions" / "full.tsv", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def read_tagged_questions(data_dir: Path) -> list[tuple[list[str], list[str]]]:
+    sentences: dict[str, tuple[list[str], list[str]]] = {}
+    with open(data_dir / COMPQ / "comparative-questions-parsing" / "full.tsv", newline="") as f:
+        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
+            words, tags = sentences.setdefault(row["sentence_id"], ([], []))
+            words.append(row["words"].lower())
+            tags.append(row["labels"])
+    return list(sentences.values())
+
+
+def read_topics(path: Path) -> list[dict]:
+    topics = []
+    for topic in etree.parse(str(path)).getroot().iter("topic"):
+        objects = topic.findtext("objects")
+        topics.append({"number": topic.findtext("number").strip(), "title": " ".join(topic.findtext("title").split()),
+                       "objects": [o.strip() for o in objects.split(",")] if objects else None})
+    return topics
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fitting
+# ---------------------------------------------------------------------------------------------------------
+
+def feature_matrix(feature_lists: list[list[str]]) -> sparse.csr_matrix:
+    rows, cols = [], []
+    for r, feats in enumerate(feature_lists):
+        idx = np.unique(hash_features(feats))
+        rows.append(np.full(len(idx), r))
+        cols.append(idx)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    return sparse.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                             shape=(len(feature_lists), 1 << HASH_BITS))
+
+
+def fit_head(questions: list[str], labels: list[int], seed: int, c: float = HEAD_C) -> LinearHead:
+    model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
+    model.fit(feature_matrix([question_features(q) for q in questions]), labels)
+    return LinearHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
+
+
+def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float = TAGGER_C) -> Tagger:
+    feats, labels = [], []
+    transitions, start = np.ones((len(TAGS), len(TAGS))), np.ones(len(TAGS))  # add-one smoothing
+    for words, tags in sentences:
+        ids = [TAGS.index(t) for t in tags]
+        start[ids[0]] += 1
+        for a, b in zip(ids, ids[1:]):
+            transitions[a, b] += 1
+        feats += [token_features(words, i) for i in range(len(words))]
+        labels += ids
+    model = LogisticRegression(C=c, max_iter=2000, random_state=seed)
+    model.fit(feature_matrix(feats), labels)
+    head = LinearHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
+    transitions = np.log(transitions / transitions.sum(axis=1, keepdims=True)).astype(np.float32)
+    return Tagger(head, transitions, np.log(start / start.sum()).astype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------------------------------------
+
+def macro_f1(gold: list, predicted: list, labels: list) -> float:
+    return round(float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0)), 4)
+
+
+def token_f1(gold: list[list[str]], predicted: list[list[str]]) -> dict:
+    flat_gold = [t for s in gold for t in s]
+    flat_pred = [t for s in predicted for t in s]
+    p, r, f, _ = precision_recall_fscore_support(flat_gold, flat_pred, labels=["OBJ", "ASP", "PRED"],
+                                                 zero_division=0)
+    scores = {tag: {"precision": round(float(p[i]), 4), "recall": round(float(r[i]), 4),
+                    "f1": round(float(f[i]), 4)} for i, tag in enumerate(["OBJ", "ASP", "PRED"])}
+    return scores
+
+
+def normalise_object(text: str) -> str:
+    words = re.findall(r"\w+", text.lower())
+    if len(words) > 1 and words[0] in {"a", "an", "the"}:
+        words = words[1:]
+    return " ".join(words)
+
+
+def exact_objects(classifier, topics: list[dict]) -> dict:
+    """Share of topics whose two objects come out exactly, in order (case, punctuation and a leading
+    article ignored), from `analyze` (gated by the comparative decision) and from `extract_objects`."""
+    analysed = sum(tuple(map(normalise_object, classifier.analyze(t["title"]).objects))
+                   == tuple(map(normalise_object, t["objects"])) for t in topics)
+    extracted = sum(tuple(map(normalise_object, classifier.extract_objects(t["title"])[0]))
+                    == tuple(map(normalise_object, t["objects"])) for t in topics)
+    return {"topics": len(topics), "exact_analyze": round(analysed / len(topics), 4),
+            "exact_extract": round(extracted / len(topics), 4)}
+
+
+def evaluate(data_dir: Path, seed: int) -> dict:
+    """Held-out scores of the learned parts and of the rule baseline on the same rows."""
+    rows = read_labelled_questions(data_dir)
+    rules = RuleClassifier()
+    report: dict = {"split": f"random stratified 20% held out, seed {seed}"}
+
+    train, test = train_test_split(rows, test_size=0.2, random_state=seed, stratify=[r["comp"] for r in rows])
+    head = fit_head([r["question"] for r in train], [int(r["comp"]) for r in train], seed)
+    gold = [int(r["comp"]) for r in test]
+    predicted = [int(head.probability(hash_features(question_features(r["question"]))) >= 0.5) for r in test]
+    baseline = [int(rules.analyze(r["question"]).comparative) for r in test]
+    report["comparative"] = {"test_questions": len(test), "model_macro_f1": macro_f1(gold, predicted, [0, 1]),
+                             "rules_macro_f1": macro_f1(gold, baseline, [0, 1])}
+
+    opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
+    train, test = train_test_split(opinion, test_size=0.2, random_state=seed, stratify=[r["opinion"] for r in opinion])
+    topics = argumentative_titles(data_dir)
+    weak = weak_factual(rows, seed)
+    gold = ["argumentative" if r["opinion"] == "1" else "factual" for r in test]
+    report["factual_vs_opinion"] = {"test_questions": len(test),
+                                    "rules_macro_f1": macro_f1(gold, [rule_type(r["question"]) for r in test],
+                                                               ["argumentative", "factual"])}
+    for name, extra_q, extra_y in (("model_macro_f1", topics + weak, [1] * len(topics) + [0] * len(weak)),
+                                   ("model_without_touche_and_weak_macro_f1", [], [])):
+        head = fit_head([r["question"] for r in train] + extra_q,
+                        [int(r["opinion"]) for r in train] + extra_y, seed)
+        predicted = ["argumentative" if head.probability(hash_features(question_features(r["question"]))) >= 0.5
+                     else "factual" for r in test]
+        report["factual_vs_opinion"][name] = macro_f1(gold, predicted, ["argumentative", "factual"])
+    report["factual_vs_opinion"]["note"] = ("rules predict 'method' for how-questions; those count as wrong "
+                                            "since the test rows are labelled argumentative or factual")
+
+    # Touché titles: each topics file held out in turn from the argumentative training data.
+    recalls = {}
+    for path in TOPIC_FILES:
+        held = {t["title"] for t in read_topics(data_dir / path)}
+        others = [t for t in topics if t not in held]
+        head = fit_head([r["question"] for r in opinion] + others + weak,
+                        [int(r["opinion"]) for r in opinion] + [1] * len(others) + [0] * len(weak), seed)
+        recalls[path] = round(float(np.mean([head.probability(hash_features(question_features(t))) >= 0.5
+                                             for t in held])), 4)
+    report["touche_titles_argumentative_leave_one_file_out"] = recalls
+    report["touche_titles_argumentative_rules"] = round(float(np.mean(
+        [rule_type(t) == "argumentative" for t in topics])), 4)
+
+    sentences = read_tagged_questions(data_dir)
+    train, test = train_test_split(sentences, test_size=0.2, random_state=seed)
+    tagger = fit_tagger(train, seed)
+    report["tagging"] = {"test_questions": len(test),
+                         "model": token_f1([t for _, t in test], [tagger.tag(w) for w, _ in test]),
+                         "rules": token_f1([t for _, t in test], [RuleClassifier.object_tags(w) for w, _ in test])}
+    return report
+
+
+def argumentative_titles(data_dir: Path) -> list[str]:
+    return sorted({t["title"] for path in TOPIC_FILES for t in read_topics(data_dir / path)})
+
+
+def weak_factual(rows: list[dict], seed: int) -> list[str]:
+    """A seeded sample of non-comparative Natural Questions, used as (weakly labelled) factual questions."""
+    pool = sorted(r["question"] for r in rows if r["dataset"] == "g" and r["comp"] == "0")
+    picks = np.random.default_rng(seed).choice(len(pool), size=min(WEAK_FACTUAL, len(pool)), replace=False)
+    return [pool[i] for i in sorted(picks)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Training the shipped model
+# ---------------------------------------------------------------------------------------------------------
+
+def train(data_dir: Path, seed: int) -> ModelClassifier:
+    rows = read_labelled_questions(data_dir)
+    comparative = fit_head([r["question"] for r in rows], [int(r["comp"]) for r in rows], seed)
+    opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
+    topics, weak = argumentative_titles(data_dir), weak_factual(rows, seed)
+    argumentative = fit_head([r["question"] for r in opinion] + topics + weak,
+                             [int(r["opinion"]) for r in opinion] + [1] * len(topics) + [0] * len(weak), seed)
+    return ModelClassifier(comparative, argumentative, fit_tagger(read_tagged_questions(data_dir), seed))
+
+
+def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out_dir / "questions.npz",
+                        comparative_w=model.comparative.weights.astype(np.float16),
+                        comparative_b=model.comparative.bias,
+                        argumentative_w=model.argumentative.weights.astype(np.float16),
+                        argumentative_b=model.argumentative.bias,
+                        tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
+                        transitions=model.tagger.transitions, start=model.tagger.start)
+    settings = {"hash_bits": HASH_BITS, "tags": list(TAGS), "comparative_threshold": model.threshold,
+                "seed": seed, "head_c": HEAD_C, "tagger_c": TAGGER_C, "weak_factual": WEAK_FACTUAL,
+                "trained_on": "Webis-CompQuestions-22 (comparative-opinion-fact-questions, "
+                              "comparative-questions-parsing) and the Touché topic titles",
+                "evaluation": report}
+    (out_dir / "questions.json").write_text(json.dumps(settings, indent=2) + "\n")
+
+
+def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int = 13) -> dict:
+    """Evaluate on held-out splits, retrain on everything, write the artefacts; returns the scores."""
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    log.info("evaluating on held-out splits")
+    report = evaluate(data_dir, seed)
+    log.info("training on all data")
+    model = train(data_dir, seed)
+    gold = [t for t in read_topics(data_dir / GOLD_OBJECTS) if t["objects"]]
+    report["touche_objects"] = {"model": exact_objects(model, gold), "rules": exact_objects(RuleClassifier(), gold),
+                                "file": GOLD_OBJECTS}
+    save(model, out_dir, report, seed)
+    return report
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    print(json.dumps(main(args.data_dir, args.out_dir, args.seed), indent=2))
