@@ -44,6 +44,7 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_TEXT_CHARS = 20_000  # far more than any MiniLM-based stage reads; bounds memory and cache size
 MAX_RETRY_AFTER_S = 60.0
+MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
@@ -368,6 +369,8 @@ class ChatNoirBackend:
         self.stats = ChatNoirStats()
         self.client = ChatNoirClient(settings, self.stats)
         self.cache = TextCache(settings.cache_dir, settings.index) if settings.cache_dir is not None else None
+        self._failures_in_a_row = 0
+        self._failures_lock = threading.Lock()
 
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
         """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
@@ -458,17 +461,27 @@ class ChatNoirBackend:
             if cached is not None:
                 self.stats.add("cache_hits")
                 return cached
+        if self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW:
+            self.stats.fallback("not asked, the cache endpoint kept failing")
+            return None
         try:
             text = self.client.cached_text(hit.uuid)[:MAX_TEXT_CHARS]
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
+            self._failed(error.reason != "HTTP 404")  # a missing page says nothing about the service
             return None
+        self._failed(False)
         if not text:
             self.stats.fallback("empty page")
             return None
         if self.cache is not None:
             self.cache.put(hit.doc_id, text)
         return text
+
+    def _failed(self, failed: bool) -> None:
+        """Track failures in a row, so a dead cache endpoint costs 20 documents' retries, not thousands."""
+        with self._failures_lock:
+            self._failures_in_a_row = self._failures_in_a_row + 1 if failed else 0
 
     def _log_summary(self) -> None:
         stats = self.stats

@@ -17,7 +17,7 @@ import base64
 import json
 import re
 import threading
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +68,7 @@ class ChatNoirStub:
 
     def __init__(self, documents: list[StubDocument], api_key: str, index: str = "cw22", hang_s: float = 2.0):
         self.documents = documents
+        self._terms = [(Counter(_words(document.title)), Counter(_words(document.text))) for document in documents]
         self.api_key = api_key
         self.index = index
         self.hang_s = hang_s
@@ -114,12 +115,10 @@ class ChatNoirStub:
 
     def search(self, query: str, start: int, size: int) -> tuple[int, list[tuple[float, StubDocument]]]:
         """Term-frequency ranking over title (weight 2) and text; ties by position in the corpus."""
-        terms = [term.lower() for term in _WORD.findall(query)]
+        terms = _words(query)
         scored = []
-        for position, document in enumerate(self.documents):
-            title = [word.lower() for word in _WORD.findall(document.title)]
-            text = [word.lower() for word in _WORD.findall(document.text)]
-            score = sum(2 * title.count(term) + text.count(term) for term in terms)
+        for position, (document, (title, text)) in enumerate(zip(self.documents, self._terms)):
+            score = sum(2 * title[term] + text[term] for term in terms)
             if score:
                 scored.append((-score, position, document))
         scored.sort(key=lambda item: item[:2])
@@ -157,9 +156,15 @@ class ChatNoirStub:
         return None
 
 
+def _words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
 def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        wbufsize = 1 << 16  # headers and body leave in one write: no Nagle / delayed-ACK stall on keep-alive
+        disable_nagle_algorithm = True
 
         def log_message(self, format, *args):  # keep test output clean
             pass

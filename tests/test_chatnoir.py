@@ -311,6 +311,16 @@ def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings)
     assert all(c.doc.text for c in candidates["2"])
 
 
+def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
+    monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 2)
+    stub.fail("cache", "500", times=100)
+    backend = ChatNoirBackend(ChatNoirSettings(api_key=KEY, base_url=stub.base_url, retries=0, concurrency=1))
+    candidates = backend.retrieve(TOPICS[1:2], depth=5)
+    assert stub.count("cache") == 2
+    assert backend.stats.fallbacks == {"HTTP 500": 2, "not asked, the cache endpoint kept failing": 3}
+    assert all(c.doc.text for c in candidates["2"])
+
+
 # --- HTML to text --------------------------------------------------------------------------------------------
 
 
@@ -327,7 +337,7 @@ def test_html_to_text_keeps_visible_text_one_block_per_line():
 
 
 def _entrypoint_supports_chatnoir() -> bool:
-    help_text = subprocess.run([sys.executable, "-m", "app.cli", "run", "--help"], cwd=REPO, capture_output=True,
+    help_text = subprocess.run([str(Path(sys.executable).parent / "touche"), "run", "--help"], cwd=REPO, capture_output=True,
                                text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
     return "--backend" in help_text.stdout
 
