@@ -266,8 +266,10 @@ class ChatNoirClient:
         for attempt in range(settings.retries + 1):
             if attempt:
                 delay = self._delay(attempt, retry_after)
-                logger.warning(
-                    "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, attempt, settings.retries, delay
+                # Searches are few and decisive; document retries are many and summed up in the run's summary.
+                logger.log(
+                    logging.WARNING if what == "search" else logging.DEBUG,
+                    "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, attempt, settings.retries, delay,
                 )
                 self.stats.add("retries")
                 time.sleep(delay)
