@@ -1,0 +1,104 @@
+"""Effectiveness of a run: nDCG (judged-only as Touché reports it, and trec_eval's) and stance macro-F1."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import ir_measures
+from sklearn.metrics import f1_score
+
+from .errors import ToucheError
+
+MEASURES = {
+    "nDCG@5 judged-only": ir_measures.nDCG(judged_only=True) @ 5,
+    "nDCG@10 judged-only": ir_measures.nDCG(judged_only=True) @ 10,
+    "nDCG@5": ir_measures.nDCG @ 5,
+    "nDCG@10": ir_measures.nDCG @ 10,
+}
+
+
+@dataclass
+class Evaluation:
+    """Mean scores by name (e.g. `relevance nDCG@5 judged-only`) and the same per topic."""
+
+    mean: dict[str, float]
+    per_topic: dict[str, dict[str, float]]
+
+
+def read_qrels(path: Path) -> list[ir_measures.Qrel]:
+    """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
+    try:
+        return [qrel._replace(relevance=max(int(qrel.relevance), 0))
+                for qrel in ir_measures.read_trec_qrels(str(path))]
+    except (OSError, ValueError, IndexError) as error:
+        raise ToucheError(f"{path}: not a TREC qrels file ({error})") from None
+
+
+def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
+    """The scored documents of a run and each one's stance label (column 2)."""
+    scored, stances = [], {}
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    qid, stance, doc_id, _rank, score, _tag = line.split()
+                    scored.append(ir_measures.ScoredDoc(qid, doc_id, float(score)))
+                    stances[(qid, doc_id)] = stance
+    except (OSError, ValueError) as error:
+        raise ToucheError(f"{path}: not a 6-column TREC run ({error})") from None
+    return scored, stances
+
+
+def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
+    labels = {}
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    qid, _, doc_id, label = line.split()
+                    labels[(qid, doc_id)] = label
+    except (OSError, ValueError) as error:
+        raise ToucheError(f"{path}: not a stance qrels file ({error})") from None
+    return labels
+
+
+def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,
+                 stance_qrels: Path | None = None) -> Evaluation:
+    if run.is_dir():
+        run = run / "run.txt"
+    scored, stances = read_run(run)
+    mean: dict[str, float] = {}
+    per_topic: dict[str, dict[str, float]] = defaultdict(dict)
+    for prefix, path in (("relevance", qrels), ("quality", quality_qrels)):
+        if path is None:
+            continue
+        judgements = read_qrels(path)
+        for name, measure in MEASURES.items():
+            key = f"{prefix} {name}"
+            values = {m.query_id: m.value for m in measure.iter_calc(judgements, scored)}
+            for qid, value in values.items():
+                per_topic[qid][key] = value
+            mean[key] = statistics.fmean(values.values()) if values else 0.0
+    if stance_qrels is not None:
+        truth = read_stance_qrels(stance_qrels)
+        pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
+        by_topic = defaultdict(list)
+        for (qid, doc_id), label in truth.items():
+            if (qid, doc_id) in stances:
+                by_topic[qid].append((label, stances[(qid, doc_id)]))
+        mean["stance macro-F1"] = _macro_f1(pairs)
+        mean["stance judged documents"] = float(len(pairs))
+        for qid, topic_pairs in by_topic.items():
+            per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs)
+    return Evaluation(mean, dict(per_topic))
+
+
+def _macro_f1(pairs: list[tuple[str, str]]) -> float:
+    """Macro-F1 over the labels of the judgements (a run's Q0 counts as a wrong label)."""
+    if not pairs:
+        return 0.0
+    truth, predicted = zip(*pairs)
+    return float(f1_score(truth, predicted, labels=sorted(set(truth)), average="macro", zero_division=0))

@@ -1,0 +1,184 @@
+"""TREC run files: writing them atomically with Touché's rules, and validating them as TIRA does."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import re
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ToucheError
+from .records import RunRow
+
+RUN_FILE = "run.txt"
+SCORE_DECIMALS = 6
+MAX_BYTES = 75 * 1024 * 1024
+STANCE_LABELS = {
+    "comparative": {"FIRST", "SECOND", "NEUTRAL", "NO"},
+    "controversial": {"PRO", "CON", "NEU", "NO"},
+}
+_SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
+
+
+def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
+                tag: str, depth: int) -> list[RunRow]:
+    """One topic's rows: sorted by score (ties by doc id), deduplicated, cut at `depth`, ranks 1..n.
+
+    Scores are made strictly decreasing at the printed precision, so trec_eval's sort by score
+    agrees with our ranks.
+    """
+    stances = stances or ["Q0"] * len(doc_ids)
+    order = sorted(range(len(doc_ids)), key=lambda i: (-scores[i], doc_ids[i]))
+    rows, seen, step = [], set(), 10 ** -SCORE_DECIMALS
+    previous = math.inf
+    for i in order:
+        if doc_ids[i] in seen:
+            continue
+        seen.add(doc_ids[i])
+        score = min(round(float(scores[i]), SCORE_DECIMALS), round(previous - step, SCORE_DECIMALS))
+        rows.append(RunRow(qid, stances[i], doc_ids[i], len(rows) + 1, score, tag))
+        previous = score
+        if len(rows) == depth:
+            break
+    return rows
+
+
+def format_row(row: RunRow) -> str:
+    return f"{row.qid} {row.stance} {row.doc_id} {row.rank} {row.score:.{SCORE_DECIMALS}f} {row.tag}\n"
+
+
+def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> Path:
+    """Write `run.txt` via a temporary file and a rename: readers never see a partial run."""
+    if not rows:
+        raise ToucheError("the run is empty: no topic retrieved any document")
+    if not re.fullmatch(r"\S+", rows[0].tag):
+        raise ToucheError(f"run tag {rows[0].tag!r} must be one word without spaces")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    target = output_dir / RUN_FILE
+    if (target.exists() or (output_dir / (RUN_FILE + ".gz")).exists()) and not overwrite:
+        raise ToucheError(f"{target} exists; pass --overwrite to replace it")
+    handle, temp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=output_dir)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.writelines(format_row(row) for row in rows)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+@dataclass
+class Validation:
+    """What `touche validate` found: errors make a run invalid, warnings are TIRA's warnings."""
+
+    path: Path | None = None
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    topics: int = 0
+    lines: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def _run_path(path: Path, result: Validation) -> Path | None:
+    if not path.is_dir():
+        if not path.is_file():
+            result.errors.append(f"{path}: no such file or directory")
+            return None
+        return path
+    found = [path / name for name in (RUN_FILE, RUN_FILE + ".gz") if (path / name).is_file()]
+    if len(found) != 1:
+        result.errors.append(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
+        return None
+    return found[0]
+
+
+def validate_run(path: Path, task: str | None = None) -> Validation:
+    """TIRA's check_format for run.txt plus Touché's rules on stance labels, ranks, score order and tag."""
+    result = Validation()
+    run_path = _run_path(path, result)
+    if run_path is None:
+        return result
+    result.path = run_path
+    if run_path.stat().st_size > MAX_BYTES:
+        result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB")
+    opener = gzip.open if run_path.suffix == ".gz" else open
+    by_topic: dict[str, list[tuple[int, float, str, int]]] = defaultdict(list)
+    tags, stances = set(), set()
+    try:
+        with opener(run_path, "rt", encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                result.lines += 1
+                _check_line(line, number, result, by_topic, tags, stances)
+    except (UnicodeDecodeError, OSError) as error:
+        result.errors.append(f"cannot read the run: {error}")
+        return result
+    result.topics = len(by_topic)
+    _check_run(result, by_topic, tags, stances, task)
+    return result
+
+
+def _check_line(line, number, result, by_topic, tags, stances) -> None:
+    columns = line.split()
+    if len(columns) != 6:
+        result.errors.append(f"line {number}: expected 6 columns, found {len(columns)}")
+        return
+    qid, stance, doc_id, rank_text, score_text, tag = columns
+    try:
+        rank = int(rank_text)
+    except ValueError:
+        result.errors.append(f"line {number}: rank {rank_text!r} is not an integer")
+        return
+    try:
+        score = float(score_text)
+    except ValueError:
+        result.errors.append(f"line {number}: score {score_text!r} is not a number")
+        return
+    if not math.isfinite(score):
+        result.errors.append(f"line {number}: score {score_text!r} is not finite")
+    if "e" in score_text.lower():
+        result.warnings.append(f"line {number}: score {score_text} is in scientific notation")
+    if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid):
+        result.warnings.append(f"line {number}: special characters in an id")
+    tags.add(tag)
+    stances.add(stance)
+    by_topic[qid].append((rank, score, doc_id, number))
+
+
+def _check_run(result, by_topic, tags, stances, task) -> None:
+    if result.lines < 5:
+        result.errors.append(f"the run has {result.lines} lines; at least 5 are required")
+    if len(by_topic) < 3:
+        result.errors.append(f"the run has {len(by_topic)} topics; at least 3 are required")
+    if len(tags) > 1:
+        result.errors.append(f"the run has {len(tags)} tags ({', '.join(sorted(tags))}); exactly one is allowed")
+    labels = stances - {"Q0"}
+    allowed = [STANCE_LABELS[task]] if task else list(STANCE_LABELS.values())
+    if labels and not any(labels <= choice for choice in allowed):
+        result.errors.append(f"stance labels {', '.join(sorted(labels))} are not one task's set "
+                             f"({' | '.join(', '.join(sorted(choice)) for choice in allowed)}, or Q0)")
+    for qid, entries in by_topic.items():
+        docs = [doc for _, _, doc, _ in entries]
+        if len(docs) != len(set(docs)):
+            result.errors.append(f"topic {qid}: a document appears more than once")
+        if len(entries) > 1000:
+            result.errors.append(f"topic {qid}: {len(entries)} documents; at most 1000 are allowed")
+        ranked = sorted(entries)
+        if [rank for rank, *_ in ranked] != list(range(1, len(ranked) + 1)):
+            result.errors.append(f"topic {qid}: ranks are not 1..{len(ranked)} without gaps")
+        for (rank_a, score_a, _, _), (rank_b, score_b, _, line) in zip(ranked, ranked[1:]):
+            if score_b > score_a:
+                result.errors.append(f"topic {qid}: score rises from rank {rank_a} to {rank_b} (line {line})")
+                break
+            if score_b == score_a:
+                result.warnings.append(f"topic {qid}: tied scores at ranks {rank_a} and {rank_b}")
+                break
