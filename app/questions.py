@@ -8,8 +8,9 @@ features (comparative? argumentative or factual?) and a per-token logistic regre
 that tags objects, aspects and predicates. Everything runs on numpy; the artefacts are
 `app/models/questions.npz` (weights) and `app/models/questions.json` (settings and measured scores).
 
-There is no labelled English data for the `method` type: the learned model decides argumentative versus not,
-and a non-argumentative question asking for instructions ("how to …", "how do I …") is called `method`.
+There is no labelled English data for the `method` type, so the learned heads never saw one: a question asking
+for instructions ("how to …", "how do I/you …", the paper's strongest method cue) is called `method` by rule
+(confidence 1.0, as for every rule decision); the learned head decides argumentative versus factual for the rest.
 """
 
 from __future__ import annotations
@@ -189,6 +190,14 @@ def token_features(words: list[str], i: int) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 ARTICLES = frozenset({"a", "an", "the"})
+PIVOTS = frozenset({"or", "vs", "versus", "than", "over"})
+PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "from", "during", "about", "as",
+                          "when", "while", "if", "and"})
+# Words that never start or end an object: function words, choice verbs and comparison cues.
+EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS
+              | frozenset({"it", "one", "ones", "prefer", "buy", "choose", "use", "take", "learn", "get", "pick",
+                           "between", "really", "better", "very", "much", "vice", "versa"}))
+_BREAK = re.compile(r"[,:;?!()\[\]]")
 
 
 def spans_of(tags: list[str], tag: str) -> list[tuple[int, int]]:
@@ -203,36 +212,110 @@ def spans_of(tags: list[str], tag: str) -> list[tuple[int, int]]:
     return runs
 
 
-def objects_from_tags(question: str, tokens: list[Token], tags: list[str]) -> tuple[tuple[str, ...], str | None]:
-    """Turn OBJ/ASP tags into object strings and an aspect.
+class ObjectSpans:
+    """Compared objects from token tags, robust to what the (punctuation-free, lower-cased) training data lacks.
 
-    A single OBJ run joined by "or"/"vs"/"and" is split there ("cats or dogs"), leading articles are dropped,
-    and an elided head noun is restored ("steel or ceramic knives" -> "steel knives", "ceramic knives").
+    OBJ runs are cut at punctuation and at "or"/"vs"/"than"/"over", trimmed of function words and trailing
+    prepositional phrases; the runs either side of a comparison pivot are the objects. When the tags miss one
+    side, the content words next to the pivot are taken ("Why is Linux better than Windows?"). An elided head is
+    restored ("steel or ceramic knives" -> "steel knives", "ceramic knives").
     """
-    words = [t.lower for t in tokens]
-    runs = []
-    for s, e in spans_of(tags, "OBJ"):
-        cut = s
-        for i in range(s, e):
-            if words[i] in CONJUNCTIONS and cut < i < e - 1:
-                runs.append((cut, i))
-                cut = i + 1
-        runs.append((cut, e))
-    runs = [(s + (words[s] in ARTICLES and e - s > 1), e) for s, e in runs]
-    texts = [question[tokens[s].start:tokens[e - 1].end] for s, e in runs]
-    for k in range(len(runs) - 1):
-        (s1, e1), (s2, e2) = runs[k], runs[k + 1]
-        joined = e1 < s2 and all(w in CONJUNCTIONS or w in ARTICLES for w in words[e1:s2])
-        if joined and e1 - s1 == 1 and e2 - s2 > 1 and words[e1] in CONJUNCTIONS:
-            texts[k] = f"{texts[k]} {question[tokens[s2 + 1].start:tokens[e2 - 1].end]}"
-    seen, objects = set(), []
+
+    def __init__(self, question: str, tokens: list[Token]):
+        self.question = question
+        self.tokens = tokens
+        self.words = [t.lower for t in tokens]
+        self.breaks = {i for i in range(1, len(tokens))
+                       if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
+        # the word before "than" is the comparison itself ("healthier than"), never part of an object
+        self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than"}
+
+    def edge(self, i: int) -> bool:
+        return self.words[i] in EDGE_WORDS or i in self.cues
+
+    def text(self, s: int, e: int) -> str:
+        return self.question[self.tokens[s].start:self.tokens[e - 1].end]
+
+    def pivots(self) -> list[int]:
+        found = [i for i, w in enumerate(self.words) if w in PIVOTS and 0 < i < len(self.words) - 1]
+        if "between" in self.words:
+            b = self.words.index("between")
+            found += [i for i, w in enumerate(self.words) if w == "and" and i > b + 1][:1]
+        return sorted(found)
+
+    def trim(self, s: int, e: int) -> tuple[int, int]:
+        while s < e and (self.edge(s) or self.words[s] == "s"):
+            s += 1
+        for i in range(s + 1, e):
+            if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS:
+                e = i
+                break
+        while e > s and self.edge(e - 1):
+            e -= 1
+        return s, e
+
+    def pieces(self, tags: list[str]) -> list[tuple[int, int]]:
+        cuts = self.breaks | {i for i, w in enumerate(self.words) if w in PIVOTS}
+        out = []
+        for s, e in spans_of(tags, "OBJ"):
+            bounds = [s, *sorted(c for c in cuts if s < c < e), e]
+            for a, b in zip(bounds, bounds[1:]):
+                a += self.words[a] in PIVOTS
+                a, b = self.trim(a, b)
+                if a < b:
+                    out.append((a, b))
+        return out
+
+    def walk(self, pivot: int, step: int) -> tuple[int, int] | None:
+        """Content words next to a pivot, skipping cue words and articles (at most two) first."""
+        i, skipped = pivot + step, 0
+        while 0 <= i < len(self.words) and self.edge(i) and skipped < 2:
+            if (i if step > 0 else i + 1) in self.breaks:
+                return None
+            i, skipped = i + step, skipped + 1
+        j = i
+        while 0 <= j < len(self.words) and not self.edge(j):
+            j += step
+            if (j if step > 0 else j + 1) in self.breaks:
+                break
+        lo, hi = (i, j) if step > 0 else (j + 1, i + 1)
+        return (lo, hi) if lo < hi else None
+
+    def objects(self, tags: list[str]) -> tuple[str, ...]:
+        pieces = self.pieces(tags)
+        for p in self.pivots():
+            left = [pc for pc in pieces if pc[1] <= p and all(self.edge(i) for i in range(pc[1], p))
+                    and not any(pc[1] < b <= p for b in self.breaks)]
+            right = [pc for pc in pieces if pc[0] > p and all(self.edge(i) for i in range(p + 1, pc[0]))
+                     and not any(p < b <= pc[0] for b in self.breaks)]
+            first = left[-1] if left else self.walk(p, -1)
+            second = right[0] if right else self.walk(p, +1)
+            if first and second:
+                return self.restore_head(first, second, p)
+        return _unique(self.text(s, e) for s, e in pieces)
+
+    def restore_head(self, first: tuple[int, int], second: tuple[int, int], pivot: int) -> tuple[str, ...]:
+        texts = [self.text(*first), self.text(*second)]
+        (s1, e1), (s2, e2) = first, second
+        if e1 - s1 == 1 and e2 - s2 > 1 and e1 == pivot and self.words[pivot] != "than":
+            texts[0] = f"{texts[0]} {self.text(s2 + 1, e2)}"
+        return _unique(texts)
+
+
+def _unique(texts) -> tuple[str, ...]:
+    seen, out = set(), []
     for t in texts:
         if t.lower() not in seen:
             seen.add(t.lower())
-            objects.append(t)
-    aspects = spans_of(tags, "ASP")
-    aspect = " ".join(question[tokens[s].start:tokens[e - 1].end] for s, e in aspects) or None
-    return tuple(objects), aspect
+            out.append(t)
+    return tuple(out)
+
+
+def objects_from_tags(question: str, tokens: list[Token], tags: list[str]) -> tuple[tuple[str, ...], str | None]:
+    """Object strings (see ObjectSpans) and the aspect (the ASP-tagged words) of a tagged question."""
+    objects = ObjectSpans(question, tokens).objects(tags)
+    aspect = " ".join(question[tokens[s].start:tokens[e - 1].end] for s, e in spans_of(tags, "ASP")) or None
+    return objects, aspect
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -268,13 +351,6 @@ def rule_type(question: str) -> str:
     return "factual" if first in WH_WORDS else "argumentative"
 
 
-_STOP = frozenset({"is", "are", "was", "were", "be", "do", "does", "did", "i", "you", "we", "should", "which",
-                   "what", "who", "better", "best", "worse", "more", "less", "than", "for", "to", "in", "of",
-                   "buy", "prefer", "choose", "use", "between", "the", "a", "an", "it", "one", "and", "or",
-                   "vs", "versus", "why", "how", "when", "where", "with", "on", "at", "difference",
-                   "differences", "compare", "over"})
-
-
 class RuleClassifier(QuestionClassifier):
     """The paper's rule-based type baseline plus cue-word rules for comparisons and "X or/vs/than Y" objects."""
 
@@ -290,28 +366,17 @@ class RuleClassifier(QuestionClassifier):
 
     def extract_objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
         tokens = tokenize(question)
-        return objects_from_tags(question, tokens, self.object_tags([t.lower for t in tokens]))
+        return objects_from_tags(question, tokens, ["O"] * len(tokens))
 
     @staticmethod
     def object_tags(words: list[str]) -> list[str]:
-        """OBJ on the content words right before and after the first "or"/"vs"/"versus"/"than"/"and"."""
+        """OBJ on the content words either side of the first "or"/"vs"/"than"/"over" (or "between X and Y")."""
+        spans = ObjectSpans(" ".join(words), tokenize(" ".join(words)))
         tags = ["O"] * len(words)
-        pivots = [i for i, w in enumerate(words) if w in {"or", "vs", "versus", "than"}]
-        if not pivots and "between" in words and "and" in words:
-            pivots = [words.index("and", words.index("between"))]
-        if not pivots:
-            return tags
-        p = pivots[0]
-        i = p - 1
-        while i >= 0 and words[i] not in _STOP:
-            tags[i] = "OBJ"
-            i -= 1
-        j = p + 1
-        while j < len(words) and words[j] in ARTICLES:
-            j += 1
-        while j < len(words) and words[j] not in _STOP:
-            tags[j] = "OBJ"
-            j += 1
+        for p in spans.pivots()[:1]:
+            for side in (spans.walk(p, -1), spans.walk(p, +1)):
+                if side:
+                    tags[side[0]:side[1]] = ["OBJ"] * (side[1] - side[0])
         return tags
 
 
@@ -388,11 +453,12 @@ class ModelClassifier(QuestionClassifier):
         indices = hash_features(question_features(question))
         p_comparative = self.comparative.probability(indices)
         p_argumentative = self.argumentative.probability(indices)
-        if p_argumentative >= 0.5:
+        if _METHOD.match(question):
+            kind, confidence = "method", 1.0  # a rule decision, as in RuleClassifier: no probability to give
+        elif p_argumentative >= 0.5:
             kind, confidence = "argumentative", p_argumentative
         else:
-            kind = "method" if _METHOD.match(question) else "factual"
-            confidence = 1.0 - p_argumentative
+            kind, confidence = "factual", 1.0 - p_argumentative
         comparative = p_comparative >= self.threshold
         objects, aspect = self.extract_objects(question) if comparative else ((), None)
         return QuestionAnalysis(question, kind, confidence, comparative, objects, aspect)

@@ -5,8 +5,7 @@
 Data (Webis-CompQuestions-22 and the Touché topic files):
 - comparative head: all 33,511 questions of `comparative-opinion-fact-questions/full.tsv` (label `comp`);
 - argumentative head: the 1,590 comparative questions labelled either `opinion` (argumentative) or `factual`,
-  the titles of every Touché topics file (argumentative by construction) and, as weak factual examples, the
-  non-comparative Natural Questions (`dataset == g`: questions with a Wikipedia answer);
+  and the titles of every Touché topics file (argumentative by construction);
 - object tagger: the 3,530 questions with OBJ/ASP/PRED/O token tags of `comparative-questions-parsing/full.tsv`.
 
 Each part is first evaluated on a seeded, stratified random 20% held out from the labelled data (the rule
@@ -42,9 +41,9 @@ TOPIC_FILES = ("touche-2020-task1/topics-task-1-2020.xml", "touche-2021-task1/to
                "touche-2020-task2/topics-task-2.xml", "touche-2021-task2/topics-task-2-2021-only-titles.xml",
                "touche-2022-task2/topics-task2.xml")
 GOLD_OBJECTS = "touche-2022-task2/topics-task2.xml"
+DEV_TOPICS = "touche-2022-task2/dev-topics.txt"
 HEAD_C = 1.0
 TAGGER_C = 1.0
-WEAK_FACTUAL = 1500
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -166,13 +165,12 @@ def evaluate(data_dir: Path, seed: int) -> dict:
     opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
     train, test = train_test_split(opinion, test_size=0.2, random_state=seed, stratify=[r["opinion"] for r in opinion])
     topics = argumentative_titles(data_dir)
-    weak = weak_factual(rows, seed)
     gold = ["argumentative" if r["opinion"] == "1" else "factual" for r in test]
     report["factual_vs_opinion"] = {"test_questions": len(test),
                                     "rules_macro_f1": macro_f1(gold, [rule_type(r["question"]) for r in test],
                                                                ["argumentative", "factual"])}
-    for name, extra_q, extra_y in (("model_macro_f1", topics + weak, [1] * len(topics) + [0] * len(weak)),
-                                   ("model_without_touche_and_weak_macro_f1", [], [])):
+    for name, extra_q, extra_y in (("model_macro_f1", topics, [1] * len(topics)),
+                                   ("model_without_touche_titles_macro_f1", [], [])):
         head = fit_head([r["question"] for r in train] + extra_q,
                         [int(r["opinion"]) for r in train] + extra_y, seed)
         predicted = ["argumentative" if head.probability(hash_features(question_features(r["question"]))) >= 0.5
@@ -186,8 +184,8 @@ def evaluate(data_dir: Path, seed: int) -> dict:
     for path in TOPIC_FILES:
         held = {t["title"] for t in read_topics(data_dir / path)}
         others = [t for t in topics if t not in held]
-        head = fit_head([r["question"] for r in opinion] + others + weak,
-                        [int(r["opinion"]) for r in opinion] + [1] * len(others) + [0] * len(weak), seed)
+        head = fit_head([r["question"] for r in opinion] + others,
+                        [int(r["opinion"]) for r in opinion] + [1] * len(others), seed)
         recalls[path] = round(float(np.mean([head.probability(hash_features(question_features(t))) >= 0.5
                                              for t in held])), 4)
     report["touche_titles_argumentative_leave_one_file_out"] = recalls
@@ -207,13 +205,6 @@ def argumentative_titles(data_dir: Path) -> list[str]:
     return sorted({t["title"] for path in TOPIC_FILES for t in read_topics(data_dir / path)})
 
 
-def weak_factual(rows: list[dict], seed: int) -> list[str]:
-    """A seeded sample of non-comparative Natural Questions, used as (weakly labelled) factual questions."""
-    pool = sorted(r["question"] for r in rows if r["dataset"] == "g" and r["comp"] == "0")
-    picks = np.random.default_rng(seed).choice(len(pool), size=min(WEAK_FACTUAL, len(pool)), replace=False)
-    return [pool[i] for i in sorted(picks)]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Training the shipped model
 # ---------------------------------------------------------------------------------------------------------
@@ -222,9 +213,9 @@ def train(data_dir: Path, seed: int) -> ModelClassifier:
     rows = read_labelled_questions(data_dir)
     comparative = fit_head([r["question"] for r in rows], [int(r["comp"]) for r in rows], seed)
     opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
-    topics, weak = argumentative_titles(data_dir), weak_factual(rows, seed)
-    argumentative = fit_head([r["question"] for r in opinion] + topics + weak,
-                             [int(r["opinion"]) for r in opinion] + [1] * len(topics) + [0] * len(weak), seed)
+    topics = argumentative_titles(data_dir)
+    argumentative = fit_head([r["question"] for r in opinion] + topics,
+                             [int(r["opinion"]) for r in opinion] + [1] * len(topics), seed)
     return ModelClassifier(comparative, argumentative, fit_tagger(read_tagged_questions(data_dir), seed))
 
 
@@ -238,7 +229,7 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                         tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
                         transitions=model.tagger.transitions, start=model.tagger.start)
     settings = {"hash_bits": HASH_BITS, "tags": list(TAGS), "comparative_threshold": model.threshold,
-                "seed": seed, "head_c": HEAD_C, "tagger_c": TAGGER_C, "weak_factual": WEAK_FACTUAL,
+                "seed": seed, "head_c": HEAD_C, "tagger_c": TAGGER_C,
                 "trained_on": "Webis-CompQuestions-22 (comparative-opinion-fact-questions, "
                               "comparative-questions-parsing) and the Touché topic titles",
                 "evaluation": report}
@@ -253,8 +244,12 @@ def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int =
     log.info("training on all data")
     model = train(data_dir, seed)
     gold = [t for t in read_topics(data_dir / GOLD_OBJECTS) if t["objects"]]
-    report["touche_objects"] = {"model": exact_objects(model, gold), "rules": exact_objects(RuleClassifier(), gold),
-                                "file": GOLD_OBJECTS}
+    dev = set((data_dir / DEV_TOPICS).read_text().replace(",", " ").split())
+    report["touche_objects"] = {"file": GOLD_OBJECTS}
+    for part, topics in (("all", gold), ("dev", [t for t in gold if t["number"] in dev]),
+                         ("test", [t for t in gold if t["number"] not in dev])):
+        report["touche_objects"][part] = {"model": exact_objects(model, topics),
+                                          "rules": exact_objects(RuleClassifier(), topics)}
     save(model, out_dir, report, seed)
     return report
 

@@ -1,0 +1,132 @@
+"""Question understanding: the paper's rule baseline, object spans, file reading and the shipped model."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from app.errors import ToucheError
+from app.questions import (QuestionAnalysis, RuleClassifier, format_line, load_classifier, objects_from_tags,
+                           read_questions, rule_type, tokenize)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Which countries legalized marijuana?", "factual"),
+    ("Why are people in favor of legalizing marijuana?", "argumentative"),
+    ("How to hold a referendum on legalizing marijuana?", "method"),
+    ("How much does a referendum cost?", "method"),  # the baseline's rule: every how-question is method
+    ("Should marijuana be legalized?", "argumentative"),
+    ("Will legalizing marijuana reduce crime?", "argumentative"),
+    ("who won the 2014 world cup", "factual"),
+    ("", "argumentative"),
+])
+def test_rule_type_follows_the_paper(question, expected):
+    assert rule_type(question) == expected
+
+
+def test_tokenize_splits_like_the_training_data():
+    assert [t.text for t in tokenize("What's better: C++ or C#?")] == ["What", "s", "better", "C++", "or", "C#"]
+
+
+@pytest.mark.parametrize("question, objects", [
+    ("Which is better, Canon or Nikon?", ("Canon", "Nikon")),
+    ("Why is Linux better than Windows?", ("Linux", "Windows")),
+    ("Is pasta healthier than pizza?", ("pasta", "pizza")),
+    ("Should I buy steel or ceramic knives?", ("steel knives", "ceramic knives")),
+    ("What is the difference between a vegan and a vegetarian?", ("vegan", "vegetarian")),
+    ("Which is better at reducing fever in children, Ibuprofen or Aspirin?", ("Ibuprofen", "Aspirin")),
+    ("Is OpenGL better than Direct3D in terms of portability?", ("OpenGL", "Direct3D")),
+])
+def test_rule_objects_around_the_comparison(question, objects):
+    assert RuleClassifier().extract_objects(question)[0] == objects
+
+
+def test_tagged_objects_are_cut_at_punctuation_and_keep_spelling():
+    question = "What is better for the environment, a real or a fake Christmas tree?"
+    tokens = tokenize(question)
+    tags = ["O", "O", "PRED", "O", "O", "OBJ", "OBJ", "OBJ", "O", "O", "OBJ", "OBJ", "OBJ"]
+    objects, aspect = objects_from_tags(question, tokens, tags)
+    assert objects == ("real Christmas tree", "fake Christmas tree")
+    assert aspect is None
+    tags[4:6] = ["ASP", "ASP"]
+    assert objects_from_tags(question, tokens, tags)[1] == "the environment"
+
+
+def test_rules_classifier_analysis_and_json():
+    a = RuleClassifier().analyze("Which is better, a laptop or a desktop?")
+    assert (a.type, a.comparative, a.objects) == ("factual", True, ("laptop", "desktop"))
+    doc = a.to_json()
+    assert {"question", "type", "comparative", "objects", "confidence", "aspect"} <= doc.keys()
+    assert json.loads(json.dumps(doc))["objects"] == ["laptop", "desktop"]
+    assert not RuleClassifier().analyze("Should marijuana be legalized?").comparative
+
+
+def test_format_line_shows_type_objects_and_question():
+    line = format_line(QuestionAnalysis("Cats or dogs?", "argumentative", 0.8, True, ("cats", "dogs"), "pets"))
+    assert line.startswith("argumentative 0.80")
+    assert "cats | dogs" in line and "aspect: pets" in line and line.endswith("Cats or dogs?")
+    assert "not comparative" in format_line(QuestionAnalysis("Is golf a sport?", "argumentative", 1.0, False))
+
+
+def test_read_questions_from_lines_and_topics_xml(fixtures):
+    assert read_questions(fixtures / "questions" / "questions.txt") == [
+        "Should marijuana be legalized?", "Which countries legalized marijuana?",
+        "How to hold a referendum on legalizing marijuana?"]
+    assert read_questions(fixtures / "questions" / "topics.xml") == [
+        "Which is better, a laptop or a desktop?", "Should recreational marijuana be legal?"]
+
+
+def test_read_questions_rejects_bad_input(fixtures, tmp_path):
+    with pytest.raises(ToucheError, match="does not parse"):
+        read_questions(fixtures / "questions" / "broken.xml")
+    with pytest.raises(ToucheError, match="cannot read"):
+        read_questions(tmp_path / "absent.txt")
+    (tmp_path / "latin1.txt").write_bytes("Caf\xe9 or tea?".encode("latin-1"))
+    with pytest.raises(ToucheError, match="UTF-8"):
+        read_questions(tmp_path / "latin1.txt")
+
+
+def test_unknown_method_is_a_user_error():
+    with pytest.raises(ToucheError, match="unknown question classifier"):
+        load_classifier("bert")
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_classifier("model")
+
+
+def test_model_types(model):
+    assert model.analyze("Should marijuana be legalized?").type == "argumentative"
+    assert model.analyze("Which countries legalized marijuana?").type == "factual"
+    method = model.analyze("How to hold a referendum on legalizing marijuana?")
+    assert method.type == "method" and method.confidence == 1.0
+    assert model.analyze("How can we combat cyberbullying?").type == "argumentative"
+    assert 0.5 <= model.analyze("Is golf a sport?").confidence <= 1.0
+
+
+def test_model_comparative_and_objects(model):
+    a = model.analyze("Which is better, a laptop or a desktop?")
+    assert a.comparative and a.objects == ("laptop", "desktop")
+    assert not model.analyze("Should teachers get tenure?").comparative
+    assert model.analyze("Is Kenya or Tanzania better for a safari?").objects == ("Kenya", "Tanzania")
+
+
+def test_model_is_fast(model):
+    questions = [f"Which is better for topic {i}, coffee or tea?" for i in range(50)]
+    start = time.perf_counter()
+    analyses = model.analyze_many(questions)
+    assert time.perf_counter() - start < 1.0
+    assert len(analyses) == 50 and all(a.objects == ("coffee", "tea") for a in analyses)
+
+
+@pytest.mark.slow
+def test_model_extracts_most_touche_objects(model, shared_data):
+    from app.training.questions import GOLD_OBJECTS, normalise_object, read_topics
+
+    topics = [t for t in read_topics(shared_data / GOLD_OBJECTS) if t["objects"]]
+    exact = [tuple(map(normalise_object, model.extract_objects(t["title"])[0]))
+             == tuple(map(normalise_object, t["objects"])) for t in topics]
+    assert len(topics) == 50 and sum(exact) >= 40
