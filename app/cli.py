@@ -71,6 +71,9 @@ def run(
     candidates: int = typer.Option(1000, min=1, help="First-stage candidates per topic."),
     depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
+    backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
+    index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
+    cache_dir: Optional[Path] = typer.Option(None, help="Cache for fetched documents (default: under the output)."),
     overwrite: bool = typer.Option(False, help="Replace an existing run.txt."),
     quiet: bool = typer.Option(False, help="Warnings only, no progress bars."),
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
@@ -92,8 +95,11 @@ def run(
             raise ToucheError(f"input directory {input_dir} does not exist")
         if device not in ("auto", "cpu", "cuda"):
             raise ToucheError(f"--device must be auto, cpu or cuda, not {device!r}")
+        if backend not in ("auto", "local", "chatnoir"):
+            raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
-                               depth=depth, overwrite=overwrite, device=device, progress=not quiet)
+                               depth=depth, overwrite=overwrite, device=device, progress=not quiet,
+                               backend=backend, index=index, cache_dir=cache_dir)
         report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import encoder, fusion, runfile
+from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import detect_corpus, read_documents, read_rerank
 from .errors import ToucheError
 from .lexical import LexicalIndex
@@ -24,6 +25,8 @@ from .topics import read_topics
 log = logging.getLogger(__name__)
 
 DEMO_INPUT = Path(__file__).parent / "demo"
+# Full texts fetched per topic from ChatNoir's cache; deeper candidates keep title + snippet.
+CHATNOIR_TEXT_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class RunSettings:
     overwrite: bool = False
     device: str = "auto"
     progress: bool = True
+    backend: str = "auto"
+    index: str | None = None
+    cache_dir: Path | None = None
 
 
 @dataclass
@@ -84,8 +90,16 @@ def run(settings: RunSettings) -> RunReport:
 
 def first_stage(settings: RunSettings, topics: list[Topic],
                 timer: _Timer) -> tuple[dict[str, list[Candidate]], int]:
-    """Candidates per topic: from a re-rank file as given, or BM25 over the local corpus."""
-    source = detect_corpus(settings.input_dir)
+    """Candidates per topic: from ChatNoir, from a re-rank file as given, or BM25 over the local corpus."""
+    source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
+    if settings.backend == "chatnoir" or (settings.backend == "auto" and source is None
+                                          and has_credentials(settings.input_dir)):
+        with timer.stage("first-stage retrieval"):
+            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index,
+                                                settings.cache_dir or settings.output_dir / "chatnoir-cache")
+            candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
+                                                            text_depth=CHATNOIR_TEXT_DEPTH)
+        return candidates, sum(len(found) for found in candidates.values())
     if source is None:
         raise ToucheError(f"no corpus in {settings.input_dir}: expected args.me JSON, passages.jsonl[.gz], "
                           "documents.jsonl[.gz] or rerank.jsonl[.gz]")
