@@ -1,0 +1,77 @@
+"""The CLI's own duties: where input and output come from, and one-line errors with nothing written."""
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, resolve_dir
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    for name in INPUT_VARIABLES + OUTPUT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_flag_wins_then_tira_variables_in_order(monkeypatch):
+    monkeypatch.setenv("TIRA_INPUT_DIRECTORY", "/old")
+    assert resolve_dir(None, INPUT_VARIABLES) == Path("/old")
+    monkeypatch.setenv("TIRA_INPUT_DATASET", "/tira")
+    assert resolve_dir(None, INPUT_VARIABLES) == Path("/tira")
+    monkeypatch.setenv("inputDataset", "/current")
+    assert resolve_dir(None, INPUT_VARIABLES) == Path("/current")
+    assert resolve_dir(Path("/flag"), INPUT_VARIABLES) == Path("/flag")
+    monkeypatch.setenv("inputDataset", "")
+    assert resolve_dir(None, INPUT_VARIABLES) == Path("/tira")
+
+
+@pytest.mark.parametrize("files, message", [
+    ({}, "no topics"),
+    ({"topics.xml": "<topics><topic><number>1</number><title>t</title></topic></topics>"}, "no corpus"),
+    ({"topics.xml": "<topics><topic>", "passages.jsonl": '{"id": "a", "contents": "b"}'}, "malformed XML"),
+    ({"topics.xml": "<topics><topic><number>1</number><title>t</title></topic></topics>",
+      "passages.jsonl": "garbage\n"}, "no usable documents"),
+])
+def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, message):
+    inputs, outputs = tmp_path / "in", tmp_path / "out"
+    inputs.mkdir()
+    for name, content in files.items():
+        (inputs / name).write_text(content)
+    result = runner.invoke(app, ["run", "-i", str(inputs), "-o", str(outputs), "--quiet"])
+    assert result.exit_code == 1
+    lines = [line for line in result.stderr.splitlines() if line.startswith("touche:")]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.output
+    assert not (outputs / "run.txt").exists()
+
+
+def test_missing_input_directory_and_bad_options(tmp_path):
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "nope"), "-o", str(tmp_path)])
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+    result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--device", "tpu"])
+    assert result.exit_code == 1 and "--device" in result.stderr
+
+
+def test_output_directory_is_required_with_an_input(tmp_path):
+    result = runner.invoke(app, ["run", "-i", str(tmp_path)])
+    assert result.exit_code == 1 and "no output directory" in result.stderr
+
+
+def test_validate_command_exit_codes(tmp_path):
+    (tmp_path / "run.txt").write_text("".join(f"{q} Q0 d{r} {r} {9 - r}.0 t\n" for q in (1, 2, 3) for r in (1, 2)))
+    ok = runner.invoke(app, ["validate", str(tmp_path)])
+    assert ok.exit_code == 0 and ok.stdout.startswith("valid:")
+    (tmp_path / "run.txt").write_text("1 Q0 d 1 x t\n")
+    bad = runner.invoke(app, ["validate", str(tmp_path / "run.txt")])
+    assert bad.exit_code == 1 and "not a number" in bad.stdout and "invalid:" in bad.stdout
+
+
+def test_evaluate_prints_json(tmp_path):
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 0\n1 0 b 1\n")
+    result = runner.invoke(app, ["evaluate", str(tmp_path), "--qrels", str(tmp_path / "qrels"), "--json"])
+    assert result.exit_code == 0
+    assert '"relevance nDCG@5 judged-only"' in result.stdout

@@ -1,0 +1,29 @@
+"""The real entrypoint, called the way TIRA calls it, on a fixture input directory."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.runfile import validate_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_entrypoint_writes_a_valid_run_from_tira_variables(fixtures, tmp_path):
+    touche = shutil.which("touche")
+    assert touche, "the touche console script must be installed (make setup)"
+    inputs, outputs = tmp_path / "input", tmp_path / "output"
+    shutil.copytree(fixtures / "passages", inputs)
+    os.chmod(inputs, 0o555)
+    environment = {**os.environ, "inputDataset": str(inputs), "outputDir": str(outputs),
+                   "PATH": f"{Path(touche).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "-c", f"{ROOT / 'entrypoint.sh'} -i $inputDataset -o $outputDir --quiet"],
+                          env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""  # stdout stays clean
+    assert validate_run(outputs).ok
+    assert sorted(p.name for p in outputs.iterdir()) == ["run.txt"]

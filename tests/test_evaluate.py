@@ -1,0 +1,47 @@
+import pytest
+
+from app.errors import ToucheError
+from app.evaluate import evaluate_run
+
+QRELS = ["1 0 a 2", "1 0 b 0", "1 0 c -2", "2 0 x 1", "2 0 y 2"]
+RUN = ["1 NO u 1 3.0 t", "1 FIRST a 2 2.0 t", "1 SECOND b 3 1.0 t", "1 NO c 4 0.5 t",
+       "2 NEUTRAL y 1 2.0 t", "2 FIRST x 2 1.0 t"]
+STANCE = ["1 0 a FIRST", "1 0 b FIRST", "2 0 y NEUTRAL", "2 0 x SECOND"]
+
+
+def write(tmp_path, name, lines):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_ndcg_judged_only_and_standard_with_spam_as_zero(tmp_path):
+    result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
+    topic1 = result.per_topic["1"]
+    assert topic1["relevance nDCG@5 judged-only"] == pytest.approx(1.0)  # unjudged u is dropped
+    assert topic1["relevance nDCG@5"] < 1.0  # trec_eval counts u as non-relevant
+    assert result.per_topic["2"]["relevance nDCG@5"] == pytest.approx(1.0)
+    assert result.mean["relevance nDCG@5 judged-only"] == pytest.approx(1.0)
+
+
+def test_stance_macro_f1_over_judged_documents(tmp_path):
+    result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
+                          stance_qrels=write(tmp_path, "s", STANCE))
+    # truth FIRST, FIRST, NEUTRAL, SECOND vs predicted FIRST, SECOND, NEUTRAL, FIRST
+    assert result.mean["stance judged documents"] == 4
+    # F1: FIRST 1/2 (one hit, one false, one missed), NEUTRAL 1, SECOND 0
+    assert result.mean["stance macro-F1"] == pytest.approx(0.5)
+
+
+def test_quality_qrels_are_scored_separately(tmp_path):
+    quality = write(tmp_path, "qq", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0"])
+    result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS), quality)
+    assert result.mean["quality nDCG@5 judged-only"] < result.mean["relevance nDCG@5 judged-only"]
+
+
+def test_bad_files_are_clear_errors(tmp_path):
+    with pytest.raises(ToucheError, match="6-column"):
+        evaluate_run(write(tmp_path, "run.txt", ["1 Q0 a"]), write(tmp_path, "q", QRELS))
+    with pytest.raises(ToucheError, match="stance qrels"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
+                     stance_qrels=write(tmp_path, "s", ["1 0 a"]))

@@ -1,0 +1,46 @@
+"""The whole pipeline on small inputs of each layout and on the real TIRA-style input (slow: real models)."""
+
+import pytest
+
+from app.pipeline import DEMO_INPUT, RunSettings, run
+from app.runfile import validate_run
+
+
+def run_on(input_dir, output_dir, **options):
+    report = run(RunSettings(input_dir=input_dir, output_dir=output_dir, progress=False, **options))
+    lines = report.run_path.read_text().splitlines()
+    return report, [line.split() for line in lines]
+
+
+@pytest.mark.slow
+def test_passages_rank_on_topic_arguments_first(fixtures, tmp_path):
+    report, rows = run_on(fixtures / "passages", tmp_path)
+    assert validate_run(tmp_path).ok
+    top = {qid: next(r[2] for r in rows if r[0] == qid) for qid in ("11", "12", "13")}
+    assert top["11"].startswith("p-cat") and top["12"].startswith("p-train") and top["13"].startswith("p-tea")
+    assert report.documents == 11 and set(report.stages) >= {"index build", "dense encoding", "write"}
+
+
+@pytest.mark.slow
+def test_argsme_and_rerank_layouts(fixtures, tmp_path):
+    _, rows = run_on(fixtures / "argsme", tmp_path / "argsme", depth=2)
+    assert validate_run(tmp_path / "argsme").ok
+    assert max(int(r[3]) for r in rows) == 2
+    _, rows = run_on(fixtures / "rerank", tmp_path / "rerank", tag="rr")
+    assert {r[2] for r in rows if r[0] == "13"} == {"p-tea-1", "p-tea-2", "p-tea-3"}  # only the given candidates
+    assert {r[5] for r in rows} == {"rr"}
+
+
+@pytest.mark.slow
+def test_demo_input_ships_in_the_package(tmp_path):
+    report, rows = run_on(DEMO_INPUT, tmp_path)
+    assert report.topics == 12 and report.documents == 100
+    assert validate_run(tmp_path).ok
+
+
+@pytest.mark.slow
+def test_full_pipeline_on_the_touche_2022_tira_input(shared_data, tmp_path):
+    report, rows = run_on(shared_data / "touche-2022-task2" / "tira-input", tmp_path)
+    result = validate_run(tmp_path, "comparative")
+    assert result.ok, result.errors
+    assert report.topics == 50 and result.topics == 50 and report.documents == 2587

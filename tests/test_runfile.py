@@ -1,0 +1,100 @@
+import gzip
+
+import pytest
+
+from app.errors import ToucheError
+from app.records import RunRow
+from app.runfile import format_row, ranked_rows, validate_run, write_run
+
+
+def rows_for(topics=3, per_topic=3, stance="Q0", tag="t"):
+    return [row for q in range(1, topics + 1)
+            for row in ranked_rows(str(q), [f"d{i}" for i in range(per_topic)], [3.0 - i for i in range(per_topic)],
+                                   [stance] * per_topic, tag, 1000)]
+
+
+def test_ranked_rows_sort_break_ties_dedupe_and_cut():
+    rows = ranked_rows("1", ["b", "a", "c", "a", "d"], [1.0, 1.0, 2.0, 0.5, 0.1], None, "tag", depth=3)
+    assert [r.doc_id for r in rows] == ["c", "a", "b"]
+    assert [r.rank for r in rows] == [1, 2, 3]
+    scores = [r.score for r in rows]
+    assert scores[0] > scores[1] > scores[2]  # the tie between a and b is broken
+    assert all(r.stance == "Q0" for r in rows)
+
+
+def test_scores_stay_strictly_decreasing_at_printed_precision():
+    rows = ranked_rows("1", [f"d{i}" for i in range(5)], [1e-9] * 5, None, "t", 10)
+    printed = [format_row(r).split()[4] for r in rows]
+    assert len(set(printed)) == 5 and "e" not in "".join(printed)
+
+
+def test_write_is_atomic_and_refuses_to_overwrite(tmp_path):
+    path = write_run(rows_for(), tmp_path)
+    assert path.read_text().splitlines()[0] == "1 Q0 d0 1 3.000000 t"
+    with pytest.raises(ToucheError, match="exists"):
+        write_run(rows_for(), tmp_path)
+    write_run(rows_for(topics=4), tmp_path, overwrite=True)
+    assert len(path.read_text().splitlines()) == 12
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_empty_run_and_bad_tag_are_errors(tmp_path):
+    with pytest.raises(ToucheError, match="empty"):
+        write_run([], tmp_path)
+    with pytest.raises(ToucheError, match="tag"):
+        write_run([RunRow("1", "Q0", "d", 1, 1.0, "two words")], tmp_path)
+    assert not (tmp_path / "run.txt").exists()
+
+
+def test_a_valid_run_validates(tmp_path):
+    write_run(rows_for(stance="FIRST"), tmp_path)
+    result = validate_run(tmp_path, "comparative")
+    assert result.ok and result.lines == 9 and result.topics == 3 and not result.warnings
+
+
+def write_lines(tmp_path, lines, name="run.txt"):
+    (tmp_path / name).write_text("".join(line + "\n" for line in lines))
+    return tmp_path
+
+
+GOOD = [f"{q} Q0 d{r} {r} {10 - r}.0 t" for q in (1, 2, 3) for r in (1, 2)]
+
+
+@pytest.mark.parametrize("lines, problem", [
+    (GOOD[:4], "at least 5"),
+    (GOOD[:2] + [l.replace("2 Q0", "1 Q0") for l in GOOD[2:]] , "at least 3 are required"),
+    (GOOD + ["4 Q0 d1 1 1.0"], "expected 6 columns"),
+    (GOOD + ["4 Q0 d1 one 1.0 t"], "not an integer"),
+    (GOOD + ["4 Q0 d1 1 high t"], "not a number"),
+    (GOOD + ["4 Q0 d1 1 1.0 other"], "tags"),
+    (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d1 2 0.5 t"], "more than once"),
+    (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d2 3 0.5 t"], "ranks are not"),
+    (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d2 2 2.0 t"], "score rises"),
+    (GOOD + ["4 PRO d1 1 1.0 t", "4 FIRST d2 2 0.5 t"], "not one task's set"),
+    (GOOD + ["4 MAYBE d1 1 1.0 t"], "not one task's set"),
+])
+def test_each_broken_rule_is_reported(tmp_path, lines, problem):
+    result = validate_run(write_lines(tmp_path, lines))
+    assert not result.ok
+    assert any(problem in error for error in result.errors), result.errors
+
+
+def test_task_restricts_stance_labels(tmp_path):
+    lines = [line.replace("Q0", "PRO") for line in GOOD]
+    assert validate_run(write_lines(tmp_path, lines)).ok
+    assert not validate_run(tmp_path, "comparative").ok
+
+
+def test_ties_and_scientific_notation_are_warnings(tmp_path):
+    result = validate_run(write_lines(tmp_path, GOOD + ["4 Q0 d1 1 1e-3 t", "4 Q0 d2 2 1e-3 t"]))
+    assert result.ok
+    assert any("tied" in w for w in result.warnings) and any("scientific" in w for w in result.warnings)
+
+
+def test_output_dir_needs_exactly_one_run(tmp_path):
+    assert "found 0" in validate_run(tmp_path).errors[0]
+    write_lines(tmp_path, GOOD)
+    (tmp_path / "run.txt.gz").write_bytes(gzip.compress("\n".join(GOOD).encode()))
+    assert "found 2" in validate_run(tmp_path).errors[0]
+    (tmp_path / "run.txt").unlink()
+    assert validate_run(tmp_path).ok

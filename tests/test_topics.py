@@ -1,0 +1,54 @@
+from pathlib import Path
+
+import pytest
+
+from app.errors import ToucheError
+from app.topics import parse_objects, read_topics
+
+
+def test_reads_touche_xml_with_objects(fixtures):
+    topics = read_topics(fixtures / "passages")
+    assert [t.number for t in topics] == ["11", "12", "13"]
+    assert topics[0].objects == ("cat", "dog")
+    assert topics[0].title == "Which is better for a first pet, a cat or a dog?"
+
+
+def test_optional_fields_default_to_empty(fixtures):
+    topics = read_topics(fixtures / "argsme" / "topics.xml")
+    assert topics[0].description.startswith("A parent")
+    assert topics[1].description == "" and topics[1].narrative == "" and topics[1].objects is None
+
+
+def test_bom_and_whitespace_are_tolerated(fixtures):
+    topics = read_topics(fixtures / "topics" / "bom.xml")
+    assert topics[0].number == "5" and topics[0].title == "Is it good?"
+    assert topics[1].objects == ("A", "B")
+
+
+def test_tirex_queries_xml_and_jsonl(fixtures):
+    assert read_topics(fixtures / "topics" / "queries.xml")[0].title == "From a TIREx export"
+    jsonl = read_topics(fixtures / "topics" / "queries.jsonl")
+    assert [(t.number, t.title) for t in jsonl] == [("8", "jsonl query one"), ("9", "jsonl query two")]
+
+
+@pytest.mark.parametrize("name, message", [("malformed.xml", "malformed XML"), ("duplicate.xml", "duplicate"),
+                                           ("empty.xml", "no topics")])
+def test_bad_topics_give_clear_errors(fixtures, name, message):
+    with pytest.raises(ToucheError, match=message):
+        read_topics(fixtures / "topics" / name)
+
+
+def test_directory_without_topics(tmp_path: Path):
+    with pytest.raises(ToucheError, match="no topics"):
+        read_topics(tmp_path)
+
+
+def test_objects_need_exactly_two():
+    assert parse_objects(" laptop ,desktop ") == ("laptop", "desktop")
+    assert parse_objects("a, b, c") is None and parse_objects("") is None
+
+
+@pytest.mark.slow
+def test_every_official_topics_file_parses(shared_data):
+    for path in shared_data.glob("touche-*/**/*.xml"):
+        assert read_topics(path), path
