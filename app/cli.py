@@ -156,5 +156,50 @@ def evaluate(
         typer.echo(f"all\t{name}\t{value:.4f}")
 
 
+@app.command()
+def classify(
+    questions: Optional[list[str]] = typer.Argument(None, help="Questions to classify."),
+    file: Optional[Path] = typer.Option(None, "--file", help="One question per line, or a topics.xml."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+    method: str = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
+) -> None:
+    """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
+    from .questions import format_line, load_classifier, read_questions
+
+    with _errors(False):
+        texts = list(questions or []) + (read_questions(file) if file else [])
+        if not texts:
+            raise ToucheError("no questions: pass them as arguments or with --file")
+        results = load_classifier(method).analyze_many(texts)
+    for result in results:
+        typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
+
+
+train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from ../shared/data (fixed seeds).")
+app.add_typer(train_app, name="train")
+
+DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "data", "--data",
+                           help="The shared data folder.")
+MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", help="Where the artefacts go.")
+
+
+@train_app.command("questions")
+def train_questions(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+    """The question-type, comparative and object-tagging heads."""
+    from .training.questions import main as train
+
+    with _errors(False):
+        train(data, out, seed)
+
+
+@train_app.command("quality")
+def train_quality(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+    """The argument-quality head."""
+    from .training.quality import main as train
+
+    with _errors(False):
+        train(data, out, seed)
+
+
 def main() -> None:
     app()
