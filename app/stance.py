@@ -1,0 +1,308 @@
+"""Stance of a document toward a topic, for comparative and controversial topics, behind one interface.
+
+Comparative topics (Touché 2022 Task 2) get FIRST / SECOND / NEUTRAL / NO toward the two objects; controversial
+topics (Touché 2023 Task 1, args.me) get PRO / CON / NEU / NO toward the topic's question. Both heads are linear
+classifiers on frozen all-MiniLM-L6-v2 embeddings, trained by `python -m app.training.stance` and shipped as one
+small `.npz` file:
+
+- comparative: the passage embedding, object-aware lexical features around the mentions of the two objects
+  (comparative words, "A ... better than ... B" patterns, who is praised alone) and the passage's similarity to
+  the topic. Embedding the passage with the objects masked by marker words scored lower in cross-validation
+  (0.39 vs 0.44 macro-F1) and costs an extra encode, so it is not used. No extra encode per passage.
+- controversial: products and differences of the document and topic embeddings. No extra encode per document.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from app.errors import ToucheError
+from app.records import StancePrediction, Topic
+
+log = logging.getLogger(__name__)
+
+COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
+CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
+TASKS = ("comparative", "controversial")
+DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "stance.npz"
+
+POSITIVE_WORDS = frozenset("""
+better best faster fastest superior prefer prefers preferred preferable recommend recommended easier easiest
+cheaper cheapest stronger safer healthier smarter nicer superb excellent great greater win wins winner beats
+outperforms advantage advantages pros favour favor favorite favourite love quicker reliable powerful
+""".split())
+NEGATIVE_WORDS = frozenset("""
+worse worst slower slowest inferior harder weaker expensive pricier disadvantage disadvantages cons lacks lack
+problem problems hate avoid bad poor poorer loses lose fails unreliable overpriced riskier
+""".split())
+_WORD = re.compile(r"[A-Za-z']+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+SpanList = list[tuple[int, int]]
+
+
+def task_kind(topics: list[Topic], override: str | None = None,
+              comparative: Callable[[Topic], bool] | None = None) -> str:
+    """Say which stance labels a run needs: "comparative" or "controversial".
+
+    An explicit `override` (the CLI's `--task`) wins. Otherwise the topics are comparative when any of them names
+    two objects or, when given, the `comparative` predicate (e.g. a question classifier) says so for any of them.
+    """
+    if override is not None:
+        if override not in TASKS:
+            raise ToucheError(f"unknown task {override!r}: choose one of {', '.join(TASKS)}")
+        return override
+    for topic in topics:
+        if topic.objects is not None or (comparative is not None and comparative(topic)):
+            return "comparative"
+    return "controversial"
+
+
+def balance_stance(labels: list[str], k: int = 10, pool: int | None = None) -> list[int]:
+    """Reorder a ranking so that its top `k` alternates between the two sides; returns a permutation of indices.
+
+    `labels` are the stances in ranked order. Pro documents are PRO or FIRST, con documents CON or SECOND; any
+    other label is neutral. The top `k` slots are filled one by one: the next slot takes the highest-ranked
+    document not yet placed, unless it has the same side as the last sided document placed and a document of the
+    other side is waiting within the first `pool` positions (default `2 * k`); then the best-ranked waiting
+    document of the other side moves up into the slot. Each side keeps its internal order and neutral documents
+    keep theirs; after the top `k`, the remaining documents follow in their original order.
+    """
+    pool = 2 * k if pool is None else pool
+    sides = [_side(label) for label in labels]
+    placed: list[int] = []
+    taken = [False] * len(labels)
+    last_side = None
+    for _ in range(min(k, len(labels))):
+        best = next(i for i, done in enumerate(taken) if not done)
+        if sides[best] is not None and sides[best] == last_side:
+            other = next((i for i in range(min(pool, len(labels)))
+                          if not taken[i] and sides[i] is not None and sides[i] != last_side), None)
+            if other is not None:
+                best = other
+        taken[best] = True
+        placed.append(best)
+        if sides[best] is not None:
+            last_side = sides[best]
+    return placed + [i for i, done in enumerate(taken) if not done]
+
+
+def _side(label: str) -> str | None:
+    if label in ("PRO", "FIRST"):
+        return "pro"
+    if label in ("CON", "SECOND"):
+        return "con"
+    return None
+
+
+def find_mentions(text: str, obj: str) -> SpanList:
+    """Character spans of an object's mentions: whole words, any case, optional plural `s`/`es`."""
+    obj = obj.strip()
+    if not obj:
+        return []
+    pattern = r"(?<![\w])" + re.escape(obj) + r"(?:e?s)?(?![\w])"
+    return [match.span() for match in re.finditer(pattern, text, flags=re.IGNORECASE)]
+
+
+def lexical_features(text: str, spans_first: SpanList, spans_second: SpanList) -> np.ndarray:
+    """Hand-made features around the object mentions: per object, then shared ones (see FEATURE_NAMES)."""
+    per_object = [[0.0] * 5 for _ in range(2)]
+    length = max(len(text), 1)
+    for role, spans in enumerate((spans_first, spans_second)):
+        per_object[role][0] = np.log1p(len(spans))
+        per_object[role][1] = spans[0][0] / length if spans else 1.0
+    positive = negative = 0
+    for start, sentence in _sentences(text):
+        end = start + len(sentence)
+        inside = [[s - start for s, e in spans if start <= s < end] for spans in (spans_first, spans_second)]
+        words = [(m.start(), m.group().lower()) for m in _WORD.finditer(sentence)]
+        pos = [at for at, word in words if word in POSITIVE_WORDS]
+        neg = [at for at, word in words if word in NEGATIVE_WORDS]
+        positive, negative = positive + len(pos), negative + len(neg)
+        for role in (0, 1):
+            if inside[role] and not inside[1 - role]:
+                per_object[role][2] += len(pos)
+                per_object[role][3] += len(neg)
+        if inside[0] and inside[1]:
+            # "A ... better ... B" favours A, "A ... worse ... B" favours B (and mirrored for B before A).
+            for role in (0, 1):
+                first_at, other_at = inside[role][0], inside[1 - role][-1]
+                if first_at < other_at:
+                    per_object[role][4] += sum(first_at < at < other_at for at in pos)
+                    per_object[1 - role][4] += sum(first_at < at < other_at for at in neg)
+    for role in (0, 1):
+        for column in (2, 3, 4):
+            per_object[role][column] = np.log1p(per_object[role][column])
+    both = float(bool(spans_first) and bool(spans_second))
+    neither = float(not spans_first and not spans_second)
+    shared = [np.log1p(length) / 8.0, both, neither, np.log1p(positive), np.log1p(negative),
+              np.log1p(text.lower().count(" than ")), np.log1p(text.count("?"))]
+    return np.asarray(per_object[0] + per_object[1] + shared, dtype=np.float32)
+
+
+FEATURE_NAMES = tuple(f"{role}_{name}" for role in ("first", "second")
+                      for name in ("mentions", "first_position", "alone_positive", "alone_negative", "favoured")
+                      ) + ("length", "both", "neither", "positive", "negative", "than", "questions")
+
+
+def _sentences(text: str):
+    start = 0
+    for piece in _SENTENCE.split(text):
+        at = text.find(piece, start)
+        yield at, piece
+        start = at + len(piece)
+
+
+def comparative_lexical(texts: Sequence[str], objects: tuple[str, str],
+                        spans: Sequence[tuple[SpanList, SpanList]] | None = None) -> np.ndarray:
+    """Lexical features of passages on a comparative topic (object mentions found unless given)."""
+    rows = [lexical_features(text, *(spans[i] if spans is not None else
+                                     (find_mentions(text, objects[0]), find_mentions(text, objects[1]))))
+            for i, text in enumerate(texts)]
+    return np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
+
+
+def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, topic_embedding: np.ndarray) -> np.ndarray:
+    """The comparative head's input: passage embedding, lexical features, similarity to the topic title.
+
+    `topic_embedding` is one vector, or one row per passage. The embedding is the same whichever object comes
+    first, so (trained on object-swapped copies) it only tells stance from no stance; which side comes from the
+    object-aware lexical features.
+    """
+    similarity = (embeddings * topic_embedding).sum(axis=1)
+    return np.hstack([embeddings, lexical, similarity[:, None]]).astype(np.float32)
+
+
+def controversial_features(embeddings: np.ndarray, topic_embedding: np.ndarray) -> np.ndarray:
+    """The controversial head's input: document embedding, its product with the topic's, and their similarity.
+
+    `topic_embedding` is one vector, or one row per document.
+    """
+    similarity = (embeddings * topic_embedding).sum(axis=1)
+    return np.hstack([embeddings, embeddings * topic_embedding * 10.0,
+                      similarity[:, None]]).astype(np.float32)
+
+
+class LinearHead:
+    """A standardised multinomial logistic regression: softmax(((x - mean) / scale) @ weights + bias)."""
+
+    def __init__(self, labels: Sequence[str], mean: np.ndarray, scale: np.ndarray, weights: np.ndarray,
+                 bias: np.ndarray):
+        self.labels = tuple(labels)
+        self.mean, self.scale, self.weights, self.bias = mean, scale, weights, bias
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        logits = ((features - self.mean) / self.scale) @ self.weights + self.bias
+        logits -= logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {f"{prefix}_{name}": getattr(self, name) for name in ("mean", "scale", "weights", "bias")}
+
+    @classmethod
+    def from_arrays(cls, arrays, prefix: str, labels: Sequence[str]) -> "LinearHead":
+        return cls(labels, *(np.asarray(arrays[f"{prefix}_{name}"], dtype=np.float32)
+                             for name in ("mean", "scale", "weights", "bias")))
+
+
+class StanceModel:
+    """Predicts Touché stance labels for passages on a topic, for either kind of topic."""
+
+    def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
+                 metadata: dict | None = None, device: str = "auto"):
+        self.comparative = comparative
+        self.controversial = controversial
+        self.neutral_margin = neutral_margin
+        self.metadata = metadata or {}
+        self.device = device
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, device: str = "auto") -> "StanceModel":
+        """Load the trained heads (default: the artefact shipped in app/models/stance.npz)."""
+        path = Path(path) if path is not None else DEFAULT_MODEL
+        if not path.is_file():
+            raise ToucheError(f"stance model not found: {path} (train it with `python -m app.training.stance`)")
+        with np.load(path, allow_pickle=False) as arrays:
+            metadata = json.loads(str(arrays["metadata"]))
+            comparative = LinearHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
+            controversial = LinearHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
+        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device)
+
+    def save(self, path: str | Path) -> None:
+        """Write both heads and the metadata into one `.npz` (no pickle)."""
+        metadata = dict(self.metadata, comparative_labels=list(self.comparative.labels),
+                        controversial_labels=list(self.controversial.labels),
+                        neutral_margin=self.neutral_margin)
+        np.savez_compressed(path, metadata=np.asarray(json.dumps(metadata, sort_keys=True)),
+                            **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
+
+    def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
+                task: str = "comparative") -> list[StancePrediction]:
+        """Label each text's stance toward the topic; `embeddings` are `app.encoder.encode(texts)` rows if known."""
+        if task not in TASKS:
+            raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
+        if not texts:
+            return []
+        if embeddings is None:
+            embeddings = self._encode(list(texts))
+        topic_embedding = self._encode([topic.title])[0]
+        if task == "controversial":
+            return self._predict_controversial(embeddings, topic_embedding)
+        objects = topic.objects or _objects_from_question(topic.title)
+        if objects is None:
+            log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
+            return [StancePrediction("NO", 1.0) for _ in texts]
+        lexical = comparative_lexical(texts, objects)
+        probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, topic_embedding))
+        return _decode(probabilities, self.comparative.labels)
+
+    def _predict_controversial(self, embeddings: np.ndarray, topic_embedding: np.ndarray) -> list[StancePrediction]:
+        """PRO / CON / NO from the head; NEU when it leans to a side by less than `neutral_margin`."""
+        labels = self.controversial.labels
+        probabilities = self.controversial.probabilities(controversial_features(embeddings, topic_embedding))
+        predictions = []
+        for row in probabilities:
+            label = labels[int(row.argmax())]
+            pro, con = float(row[labels.index("PRO")]), float(row[labels.index("CON")])
+            if label in ("PRO", "CON") and abs(pro - con) < self.neutral_margin:
+                predictions.append(StancePrediction("NEU", 1.0 - abs(pro - con)))
+            else:
+                predictions.append(StancePrediction(label, float(row.max())))
+        return predictions
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        from app.encoder import encode
+
+        return encode(texts, device=self.device)
+
+
+def _decode(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:
+    best = probabilities.argmax(axis=1)
+    return [StancePrediction(labels[i], float(row[i])) for i, row in zip(best, probabilities)]
+
+
+@lru_cache(maxsize=1)
+def _question_analyzer():
+    try:
+        from app.questions import load_classifier
+    except ImportError:
+        log.warning("app.questions is not available; objects of comparative topics without <objects> are unknown")
+        return None
+    return load_classifier()
+
+
+def _objects_from_question(title: str) -> tuple[str, str] | None:
+    """The two compared objects of a question, from the question classifier (app.questions) when present."""
+    analyzer = _question_analyzer()
+    if analyzer is None:
+        return None
+    objects = analyzer.analyze(title).objects
+    return tuple(objects[:2]) if objects and len(objects) >= 2 else None

@@ -1,0 +1,321 @@
+"""Train the stance heads of app/stance.py from ../shared/data and write app/models/stance.npz.
+
+Comparative head: the Touché 2022 Task 2 training set (956 question-answer pairs, Webis-CompQuestions-22) plus the
+2022 dev topics' stance qrels over the tira-input passages. Reported: stance macro-F1 on the dev passages,
+leave-topics-out (5 folds of dev topics; the other dev topics and the QA pairs train each fold), and, as a clean
+reference, the head trained on the QA pairs alone.
+
+Controversial head: IBM Claim Stance (train split) and Perspectrum (train and dev claims) for PRO/CON, and on-topic
+vs. unrelated pairs for NO (a Perspectrum perspective paired with another claim). Reported: accuracy and PRO/CON
+macro-F1 on the IBM Claim Stance test split, which is never trained on.
+
+    python -m app.training.stance [--data-dir ../shared/data] [--out-dir app/models] [--seed 13]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import gzip
+import hashlib
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score
+
+from app.encoder import encode
+from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
+                        controversial_features, find_mentions)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "models"
+QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
+SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO"}
+FOLDS = 5
+# Chosen by leave-topics-out cross-validation on the dev passages (C in 0.001-0.01, dev weight 1 or 3).
+COMPARATIVE_C = 0.001
+DEV_WEIGHT = 3.0
+CONTROVERSIAL_C = 0.01
+NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU (no training data for NEU exists here)
+
+
+@dataclass
+class ComparativeExample:
+    """A passage on a comparative question, its two objects, the mentions of each, and its stance label."""
+
+    group: str  # dev topic number, or "qa" for the QA pairs
+    question: str
+    text: str
+    objects: tuple[str, str]
+    spans: tuple[list[tuple[int, int]], list[tuple[int, int]]]
+    label: str
+
+
+class EmbeddingCache:
+    """Encodes texts with MiniLM, remembering vectors on disk by text hash (training is re-run while tuning)."""
+
+    def __init__(self, directory: Path | None):
+        self.directory = directory
+        self.memory: dict[str, np.ndarray] = {}
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            for path in directory.glob("*.npz"):
+                with np.load(path) as arrays:
+                    self.memory.update(zip(arrays["keys"].tolist(), arrays["vectors"]))
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        keys = [hashlib.sha1(text.encode()).hexdigest() for text in texts]
+        missing = sorted({key: text for key, text in zip(keys, texts) if key not in self.memory}.items())
+        if missing:
+            log.info("encoding %d texts", len(missing))
+            vectors = encode([text for _, text in missing], progress=True)
+            self.memory.update(zip([key for key, _ in missing], vectors))
+            if self.directory is not None:
+                name = hashlib.sha1("".join(key for key, _ in missing).encode()).hexdigest()[:16]
+                np.savez(self.directory / f"{name}.npz", keys=np.asarray([k for k, _ in missing]), vectors=vectors)
+        return np.vstack([self.memory[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
+
+
+def load_qa_pairs(data_dir: Path) -> list[ComparativeExample]:
+    """The Touché 2022 Task 2 training set, with the annotated object mentions (plus literal matches)."""
+    path = data_dir / "comparative-questions" / "Webis-CompQuestions-22" / "comparative-stance-dataset" / "stance-dataset.tsv"
+    csv.field_size_limit(sys.maxsize)
+    examples = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            objects = (row["object_1"].strip(), row["object_2"].strip())
+            spans = tuple(_merge(_annotated_spans(row[column]) + find_mentions(row["answer"], obj))
+                          for column, obj in (("mask_pos_1", objects[0]), ("mask_pos_2", objects[1])))
+            examples.append(ComparativeExample("qa", row["question"], row["answer"], objects, spans,
+                                               QA_LABELS[row["answer_stance"]]))
+    return examples
+
+
+def _annotated_spans(value: str) -> list[tuple[int, int]]:
+    value = value.strip()
+    return [tuple(span) for span in ast.literal_eval(value)] if value else []
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(set(spans)):
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def load_dev_passages(data_dir: Path) -> list[ComparativeExample]:
+    """Judged (topic, passage) stance pairs of the 2022 dev topics whose passage is in the tira-input subset."""
+    from lxml import etree
+
+    task_dir = data_dir / "touche-2022-task2"
+    topics = {}
+    for node in etree.parse(str(task_dir / "tira-input" / "topics.xml")).getroot().iter("topic"):
+        first, second = (part.strip() for part in node.findtext("objects").split(",", 1))
+        topics[node.findtext("number").strip()] = (node.findtext("title").strip(), (first, second))
+    with gzip.open(task_dir / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as handle:
+        passages = {record["id"]: record["contents"] for record in map(json.loads, handle)}
+    examples = []
+    for line in (task_dir / "touche-task2-2022-stance-dev.qrels").read_text().splitlines():
+        qid, _, doc_id, label = line.split()
+        if doc_id in passages:
+            title, objects = topics[qid]
+            text = passages[doc_id]
+            spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
+            examples.append(ComparativeExample(qid, title, text, objects, spans, label))
+    return examples
+
+
+def swap(example: ComparativeExample) -> ComparativeExample:
+    """The same passage with the objects' roles exchanged (and FIRST/SECOND with them): free symmetric data."""
+    return ComparativeExample(example.group, example.question, example.text, example.objects[::-1],
+                              example.spans[::-1], SWAPPED[example.label])
+
+
+def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache) -> np.ndarray:
+    """The comparative head's features for examples, built exactly as StanceModel.predict builds them."""
+    lexical = np.vstack([comparative_lexical([e.text], e.objects, [e.spans]) for e in examples])
+    return comparative_features(embed([e.text for e in examples]), lexical, embed([e.question for e in examples]))
+
+
+def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...], c: float, seed: int,
+             sample_weight: np.ndarray | None = None) -> LinearHead:
+    """Fit a class-balanced multinomial logistic regression on standardised features."""
+    mean = features.mean(axis=0)
+    scale = features.std(axis=0) + 1e-6
+    y = np.asarray([label_set.index(label) for label in labels])
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=3000, random_state=seed)
+    model.fit((features - mean) / scale, y, sample_weight=sample_weight)
+    weights = np.zeros((features.shape[1], len(label_set)), np.float32)
+    bias = np.full(len(label_set), -1e4, np.float32)  # a class absent from training is never predicted
+    for column, class_index in enumerate(model.classes_):
+        weights[:, class_index] = model.coef_[column] if len(model.classes_) > 2 else 0.0
+        bias[class_index] = model.intercept_[column] if len(model.classes_) > 2 else 0.0
+    return LinearHead(label_set, mean.astype(np.float32), scale.astype(np.float32), weights, bias)
+
+
+def train_comparative(qa: list[ComparativeExample], dev: list[ComparativeExample], embed: EmbeddingCache,
+                      c: float, dev_weight: float, seed: int) -> LinearHead:
+    """Fit the comparative head on examples and their object-swapped copies."""
+    examples = qa + dev
+    examples = examples + [swap(example) for example in examples]
+    weights = np.asarray([dev_weight if example.group != "qa" else 1.0 for example in examples])
+    return fit_head(comparative_matrix(examples, embed), [e.label for e in examples], COMPARATIVE_LABELS, c, seed,
+                    weights)
+
+
+def predict_labels(head: LinearHead, features: np.ndarray) -> list[str]:
+    return [head.labels[i] for i in head.probabilities(features).argmax(axis=1)]
+
+
+def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int) -> tuple[float, dict]:
+    """Leave-topics-out macro-F1 on the dev passages: each fold's topics are predicted by a head trained without them."""
+    topics = sorted({example.group for example in dev}, key=int)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(topics))
+    fold_of = {topics[i]: n % FOLDS for n, i in enumerate(order)}
+    gold, predicted = [], []
+    for fold in range(FOLDS):
+        held = [e for e in dev if fold_of[e.group] == fold]
+        head = train_comparative(qa, [e for e in dev if fold_of[e.group] != fold], embed, c, dev_weight, seed)
+        gold += [e.label for e in held]
+        predicted += predict_labels(head, comparative_matrix(held, embed))
+    return f1_score(gold, predicted, labels=list(COMPARATIVE_LABELS), average="macro"), _per_label(gold, predicted)
+
+
+def _per_label(gold: list[str], predicted: list[str]) -> dict:
+    labels = sorted(set(gold))
+    scores = f1_score(gold, predicted, labels=labels, average=None)
+    return {label: round(float(score), 3) for label, score in zip(labels, scores)}
+
+
+@dataclass
+class ControversialExample:
+    """A text and the topic (claim or debate motion) it takes a stance on: PRO, CON, or NO (unrelated)."""
+
+    topic: str
+    text: str
+    label: str
+
+
+def load_ibm_claims(data_dir: Path, split: str) -> list[ControversialExample]:
+    """IBM Claim Stance claims of one split, with their PRO/CON stance toward the debate motion."""
+    path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        return [ControversialExample(row["topicText"], row["claims.claimCorrectedText"], row["claims.stance"])
+                for row in csv.DictReader(handle) if row["split"] == split]
+
+
+def load_perspectrum(data_dir: Path, splits: tuple[str, ...] = ("train", "dev")) -> list[ControversialExample]:
+    """Perspectrum perspectives (one per cluster of paraphrases) with SUPPORT -> PRO, UNDERMINE -> CON."""
+    folder = data_dir / "stance" / "perspectrum"
+    split_of = json.loads((folder / "dataset_split_v1.0.json").read_text())
+    pool = {item["pId"]: item["text"] for item in json.loads((folder / "perspective_pool_v1.0.json").read_text())}
+    examples = []
+    for claim in json.loads((folder / "perspectrum_with_answers_v1.0.json").read_text()):
+        if split_of.get(str(claim["cId"])) not in splits:
+            continue
+        for cluster in claim["perspectives"]:
+            label = {"SUPPORT": "PRO", "UNDERMINE": "CON"}.get(cluster["stance_label_3"])
+            if label is not None:
+                examples.append(ControversialExample(claim["text"], pool[cluster["pids"][0]], label))
+    return examples
+
+
+def unrelated_pairs(examples: list[ControversialExample], count: int, seed: int) -> list[ControversialExample]:
+    """NO examples: texts paired with a different topic, drawn with a fixed seed."""
+    rng = np.random.default_rng(seed)
+    topics = sorted({example.topic for example in examples})
+    pairs = []
+    for i in rng.choice(len(examples), size=min(count, len(examples)), replace=False):
+        topic = topics[rng.integers(len(topics))]
+        if topic != examples[i].topic:
+            pairs.append(ControversialExample(topic, examples[i].text, "NO"))
+    return pairs
+
+
+def controversial_matrix(examples: list[ControversialExample], embed: EmbeddingCache) -> np.ndarray:
+    return controversial_features(embed([e.text for e in examples]), embed([e.topic for e in examples]))
+
+
+def train_controversial(examples: list[ControversialExample], embed: EmbeddingCache, c: float,
+                        seed: int) -> LinearHead:
+    return fit_head(controversial_matrix(examples, embed), [e.label for e in examples], ("PRO", "CON", "NO"), c, seed)
+
+
+def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int = 13,
+         cache_dir: Path | None = None) -> dict:
+    """Train both heads, measure them, and write `stance.npz` (heads + metrics) into `out_dir`."""
+    started = time.time()
+    embed = EmbeddingCache(cache_dir)
+    qa, dev = load_qa_pairs(data_dir), load_dev_passages(data_dir)
+    cv_f1, cv_per_label = cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+    qa_only = train_comparative(qa, [], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+    dev_gold = [e.label for e in dev]
+    qa_only_f1 = f1_score(dev_gold, predict_labels(qa_only, comparative_matrix(dev, embed)),
+                          labels=list(COMPARATIVE_LABELS), average="macro")
+    comparative = train_comparative(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+
+    ibm_test = load_ibm_claims(data_dir, "test")
+    stance = load_ibm_claims(data_dir, "train") + _without_topics(load_perspectrum(data_dir), ibm_test, embed)
+    stance += unrelated_pairs(stance, len(stance) // 3, seed)
+    controversial = train_controversial(stance, embed, CONTROVERSIAL_C, seed)
+    probabilities = controversial.probabilities(controversial_matrix(ibm_test, embed))
+    pro, con = (probabilities[:, controversial.labels.index(label)] for label in ("PRO", "CON"))
+    ibm_predicted = np.where(pro >= con, "PRO", "CON").tolist()
+    ibm_gold = [e.label for e in ibm_test]
+
+    metrics = {
+        "dev_stance_macro_f1_leave_topics_out": round(float(cv_f1), 4),
+        "dev_stance_f1_per_label_leave_topics_out": cv_per_label,
+        "dev_stance_macro_f1_trained_on_qa_pairs_only": round(float(qa_only_f1), 4),
+        "dev_judged_passages": len(dev),
+        "ibm_test_accuracy": round(float(accuracy_score(ibm_gold, ibm_predicted)), 4),
+        "ibm_test_macro_f1": round(float(f1_score(ibm_gold, ibm_predicted, average="macro")), 4),
+        "ibm_test_claims": len(ibm_test),
+    }
+    metadata = {"seed": seed, "comparative_c": COMPARATIVE_C, "dev_weight": DEV_WEIGHT,
+                "controversial_c": CONTROVERSIAL_C, "training_examples": {
+                    "comparative": len(qa) + len(dev), "controversial": len(stance)}, "metrics": metrics}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata).save(out_dir / "stance.npz")
+    log.info("wrote %s in %.0f s: %s", out_dir / "stance.npz", time.time() - started, json.dumps(metrics))
+    return metrics
+
+
+def _without_topics(examples: list[ControversialExample], held_out: list[ControversialExample],
+                    embed: EmbeddingCache, threshold: float = 0.8) -> list[ControversialExample]:
+    """Drop training claims that restate a held-out (IBM test) motion, so the test figures stay clean."""
+    claims = sorted({e.topic for e in examples})
+    motions = sorted({e.topic for e in held_out})
+    near = (embed(claims) @ embed(motions).T).max(axis=1) >= threshold
+    dropped = {claim for claim, is_near in zip(claims, near) if is_near}
+    log.info("dropping %d Perspectrum claims close to IBM test motions", len(dropped))
+    return [e for e in examples if e.topic not in dropped]
+
+
+def cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="remember embeddings here between runs (e.g. /tmp/stance-cache)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    print(json.dumps(main(args.data_dir, args.out_dir, args.seed, args.cache_dir), indent=2))
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,123 @@
+import numpy as np
+import pytest
+
+from app.errors import ToucheError
+from app.records import Topic
+from app.stance import (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, FEATURE_NAMES, LinearHead, StanceModel,
+                        balance_stance, find_mentions, lexical_features, task_kind)
+
+LAPTOP = Topic("2", "Which is better, a laptop or a desktop?", objects=("laptop", "desktop"))
+TENURE = Topic("51", "Should teachers get tenure?")
+
+
+def test_task_kind_from_objects_override_and_hook():
+    assert task_kind([TENURE, LAPTOP]) == "comparative"
+    assert task_kind([TENURE]) == "controversial"
+    assert task_kind([TENURE], comparative=lambda topic: "better" in topic.title) == "controversial"
+    assert task_kind([Topic("1", "Is tea better than coffee?")], comparative=lambda t: "better" in t.title) \
+        == "comparative"
+    assert task_kind([LAPTOP], override="controversial") == "controversial"
+    with pytest.raises(ToucheError):
+        task_kind([LAPTOP], override="argumentative")
+
+
+def test_find_mentions():
+    text = "Laptops are better than a desktop. A laptop-bag? No desktops."
+    first, second = find_mentions(text, "laptop"), find_mentions(text, "desktop")
+    assert [text[s:e] for s, e in first] == ["Laptops", "laptop"]
+    assert [text[s:e] for s, e in second] == ["desktop", "desktops"]
+    assert find_mentions("C++ or C#", "C++") == [(0, 3)]
+
+
+def test_lexical_features_see_which_object_is_favoured():
+    text = "The laptop is better than the desktop."
+    spans = find_mentions(text, "laptop"), find_mentions(text, "desktop")
+    forward = dict(zip(FEATURE_NAMES, lexical_features(text, *spans)))
+    backward = dict(zip(FEATURE_NAMES, lexical_features(text, *spans[::-1])))
+    assert forward["first_favoured"] > 0 and forward["second_favoured"] == 0
+    assert backward["second_favoured"] > 0 and backward["first_favoured"] == 0
+    assert forward["both"] == 1.0
+
+
+@pytest.mark.parametrize("labels, expected", [
+    (["PRO", "PRO", "CON", "PRO", "CON"], [0, 2, 1, 4, 3]),
+    (["FIRST", "NO", "FIRST", "SECOND"], [0, 1, 3, 2]),
+    (["PRO", "PRO", "PRO"], [0, 1, 2]),
+    (["NEU", "CON", "CON", "PRO"], [0, 1, 3, 2]),
+])
+def test_balance_stance_alternates_within_top_k(labels, expected):
+    assert balance_stance(labels, k=10) == expected
+
+
+def test_balance_stance_leaves_the_tail_and_respects_pool():
+    labels = ["PRO"] * 4 + ["NO"] * 30 + ["CON"]
+    assert balance_stance(labels, k=3) == list(range(len(labels)))  # the CON is beyond the default pool of 6
+    order = balance_stance(labels, k=3, pool=len(labels))
+    assert order[:3] == [0, 34, 1] and order[3:] == [2, 3] + list(range(4, 34))
+    assert sorted(order) == list(range(len(labels)))
+
+
+def _toy_model():
+    rng = np.random.default_rng(0)
+    comparative_dim, controversial_dim = 384 + len(FEATURE_NAMES) + 1, 2 * 384 + 1  # see app.stance
+
+    def head(labels, dim):
+        return LinearHead(labels, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                          rng.normal(size=(dim, len(labels))).astype(np.float32),
+                          np.zeros(len(labels), np.float32))
+
+    return StanceModel(head(COMPARATIVE_LABELS, comparative_dim), head(("PRO", "CON", "NO"), controversial_dim),
+                       metadata={"note": "toy"})
+
+
+def test_save_load_round_trip(tmp_path):
+    model = _toy_model()
+    model.save(tmp_path / "stance.npz")
+    loaded = StanceModel.load(tmp_path / "stance.npz")
+    features = np.ones((2, model.comparative.mean.shape[0]), np.float32)
+    np.testing.assert_allclose(loaded.comparative.probabilities(features), model.comparative.probabilities(features),
+                               rtol=1e-6)
+    assert loaded.metadata["note"] == "toy" and loaded.controversial.labels == ("PRO", "CON", "NO")
+
+
+def test_load_missing_file_is_a_user_error(tmp_path):
+    with pytest.raises(ToucheError):
+        StanceModel.load(tmp_path / "absent.npz")
+
+
+def test_predict_with_given_embeddings_without_objects_mentioned(monkeypatch):
+    model = _toy_model()
+    monkeypatch.setattr(model, "_encode", lambda texts: _unit(len(texts), seed=len(texts)))
+    texts = ["Nothing about either machine here.", "Weather is nice today."]
+    predictions = model.predict(LAPTOP, texts, embeddings=_unit(2, seed=5))
+    assert [p.label in COMPARATIVE_LABELS for p in predictions] == [True, True]
+    assert all(0.0 <= p.confidence <= 1.0 for p in predictions)
+    controversial = model.predict(TENURE, texts, embeddings=_unit(2, seed=5), task="controversial")
+    assert all(p.label in CONTROVERSIAL_LABELS for p in controversial)
+    assert model.predict(LAPTOP, []) == []
+
+
+def _unit(n, seed):
+    vectors = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.slow
+def test_shipped_model_reads_clear_comparisons():
+    model = StanceModel.load()
+    predictions = model.predict(LAPTOP, [
+        "A laptop is much better than a desktop: you can carry a laptop everywhere, so I prefer laptops.",
+        "Desktops are far better than laptops. A desktop is faster, cheaper and easier to upgrade than a laptop.",
+    ])
+    assert [p.label for p in predictions] == ["FIRST", "SECOND"]
+
+
+@pytest.mark.slow
+def test_shipped_model_reads_clear_stances():
+    model = StanceModel.load()
+    topic = Topic("1", "Should the death penalty be abolished?")
+    predictions = model.predict(topic, [
+        "The death penalty should be abolished because innocent people are executed.",
+        "The death penalty deters murderers and must be kept.",
+    ], task="controversial")
+    assert [p.label for p in predictions] == ["PRO", "CON"]
