@@ -1,0 +1,271 @@
+"""Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
+
+    python -m app.bench [--sizes 10k,100k,868k,tira-input] [--device auto] [--data ../shared/data]
+
+Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
+and whose words are drawn from their unigram distribution, plus the 50 real topics. Every input is measured
+in its own child process (so peak RSS is that input's), cold (no cache), and the same process then times
+the two floors: bm25s indexing the same texts alone, and the bi-encoder encoding the candidates the
+pipeline re-ranked alone. Writes bench/results.json (merged by input name) and bench/results.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import logging
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+SIZES = {"10k": 10_000, "100k": 100_000, "868k": 868_000}
+CHUNK = 10_000
+
+
+def parse_size(name: str) -> int | None:
+    """Passages for a size name (`10k`, `868k`, `2500`); None for the real `tira-input`."""
+    if name == "tira-input":
+        return None
+    match = re.fullmatch(r"(\d+)(k?)", name)
+    if not match:
+        raise ValueError(f"size {name!r}: expected e.g. 10k, 868k, 2500 or tira-input")
+    return int(match.group(1)) * (1000 if match.group(2) else 1)
+
+
+class PassageModel:
+    """Passage lengths (in words) and word frequencies of real passages, to sample look-alikes from."""
+
+    def __init__(self, lengths: np.ndarray, words: list[str], counts: np.ndarray):
+        self.lengths, self.words = lengths, words
+        self.cumulative = np.cumsum(counts / counts.sum())
+
+    @classmethod
+    def from_passages(cls, path: Path) -> "PassageModel":
+        lengths, counts = [], Counter()
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                words = json.loads(line)["contents"].split()
+                lengths.append(len(words))
+                counts.update(words)
+        words, frequencies = zip(*counts.most_common())
+        return cls(np.array(lengths), list(words), np.array(frequencies, dtype=np.float64))
+
+    def sample(self, count: int, rng: np.random.Generator) -> list[str]:
+        """`count` passages: lengths resampled from the real ones, words i.i.d. from the unigram model."""
+        lengths = rng.choice(self.lengths, size=count)
+        picks = np.searchsorted(self.cumulative, rng.random(int(lengths.sum())), side="right")
+        picks = np.minimum(picks, len(self.words) - 1).tolist()
+        texts, start = [], 0
+        for length in lengths.tolist():
+            texts.append(" ".join(map(self.words.__getitem__, picks[start:start + length])))
+            start += length
+        return texts
+
+
+def write_synthetic(target: Path, passages: int, data: Path, seed: int = 13, progress: bool = True) -> Path:
+    """A Touché 2022 Task 2 input with `passages` synthetic passages; reused when already complete."""
+    done = target / ".complete"
+    if done.exists():
+        return target
+    from tqdm import tqdm
+
+    task = data / "touche-2022-task2"
+    model = PassageModel.from_passages(task / "tira-input" / "passages.jsonl.gz")
+    rng = np.random.default_rng(seed)
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(task / "topics-task2.xml", target / "topics.xml")
+    with gzip.open(target / "passages.jsonl.gz", "wt", encoding="utf-8", compresslevel=1) as out, \
+            tqdm(total=passages, desc=f"writing {target.name}", unit="passage", disable=not progress) as bar:
+        for start in range(0, passages, CHUNK):
+            texts = model.sample(min(CHUNK, passages - start), rng)
+            out.writelines(json.dumps({"id": f"clueweb12-synth{(start + i) // 100:07d}___{(start + i) % 100}",
+                                       "contents": text}) + "\n" for i, text in enumerate(texts))
+            bar.update(len(texts))
+    done.touch()
+    return target
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress: bool) -> dict:
+    """Run the pipeline cold on one input, then time the floors in the same process."""
+    from . import encoder
+    from .corpus import detect_corpus, read_documents
+    from .lexical import LexicalIndex
+    from .pipeline import RunSettings, run
+
+    shutil.rmtree(output_dir, ignore_errors=True)
+    settings = RunSettings(input_dir=input_dir, output_dir=output_dir, overwrite=True, device=device,
+                           progress=progress, cache_dir=output_dir / "cache")
+    start = time.perf_counter()
+    report = run(settings)
+    wall = time.perf_counter() - start
+    peak = _peak_rss_mb()
+
+    texts = [document.text for document in read_documents(detect_corpus(input_dir))]
+    start = time.perf_counter()
+    LexicalIndex.build(texts, size=len(texts), progress=progress)
+    index_floor = time.perf_counter() - start
+    del texts
+    reranked = _reranked_texts(report.run_path, input_dir, settings.rerank_depth)
+    start = time.perf_counter()
+    encoder.encode(reranked, device=device, progress=progress)
+    encode_floor = time.perf_counter() - start
+
+    floor = index_floor + encode_floor
+    return {"input": name, "passages": report.documents, "topics": report.topics, "wall_s": round(wall, 2),
+            "peak_rss_mb": round(peak, 1), "stages": {k: round(v, 2) for k, v in report.stages.items()},
+            "floor_s": round(floor, 2), "floor_stages": {"bm25s index": round(index_floor, 2),
+                                                         "bi-encoder": round(encode_floor, 2)},
+            "encoded_candidates": len(reranked), "rerank_depth": settings.rerank_depth,
+            "ratio": round(wall / floor, 3), "device": encoder.resolve_device(device),
+            "load_avg": [round(load, 2) for load in os.getloadavg()]}
+
+
+def _reranked_texts(run_path: Path, input_dir: Path, depth: int) -> list[str]:
+    """Texts of the distinct documents ranked within `depth` for some topic: the set the pipeline encoded."""
+    from .corpus import detect_corpus, read_documents
+
+    wanted = set()
+    with run_path.open() as lines:
+        for line in lines:
+            _, _, doc_id, rank, _, _ = line.split()
+            if int(rank) <= depth:
+                wanted.add(doc_id)
+    return [document.text for document in read_documents(detect_corpus(input_dir)) if document.doc_id in wanted]
+
+
+def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), lengths: tuple[int, ...] = (128, 256),
+                  device: str = "auto") -> list[dict]:
+    """Judged-only relevance and quality nDCG@5 on the 25 dev topics per re-rank depth and max_seq_length."""
+    import statistics
+
+    from . import fusion
+    from .evaluate import read_qrels
+    from .pipeline import RunSettings, _Timer, encode_candidates, first_stage, score_features
+    from .quality import QualityModel
+    from .topics import read_topics
+    from .training.fusion import per_topic_ndcg
+
+    task = data / "touche-2022-task2"
+    dev = set(task.joinpath("dev-topics.txt").read_text().replace(",", " ").split())
+    qrels = {name: read_qrels(task / f"touche-task2-2022-{name}-dev.qrels") for name in ("relevance", "quality")}
+    rows = []
+    for length in lengths:
+        settings = RunSettings(input_dir=task / "tira-input", output_dir=Path("/nonexistent"), device=device,
+                               progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
+                               cache_dir=BENCH / "work" / "cache")
+        topics = [topic for topic in read_topics(settings.input_dir) if topic.number in dev]
+        candidates, _ = first_stage(settings, topics, _Timer())
+        ids = {qid: [candidate.doc.doc_id for candidate in found] for qid, found in candidates.items()}
+        encoded = encode_candidates(candidates, settings)
+        quality = QualityModel.load().score(encoded.texts, encoded.vectors)
+        full = score_features(topics, candidates, encoded, quality, settings)
+        for depth in depths:
+            features = {qid: {name: np.concatenate([values[:depth], np.full(max(len(values) - depth, 0),
+                                                                             values[:depth].min())])
+                              if name != "lexical" else values for name, values in topic.items()}
+                        for qid, topic in full.items()}
+            row = {"max_seq_length": length, "rerank_depth": depth}
+            for name, judged in qrels.items():
+                row[f"{name} nDCG@5 judged-only"] = round(statistics.fmean(
+                    per_topic_ndcg(ids, features, fusion.WEIGHTS, judged).values()), 4)
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    return rows
+
+
+def plot(results: list[dict], path: Path) -> None:
+    """Wall time and peak RSS against corpus size (log x), one point per measured input."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted(results, key=lambda result: result["passages"])
+    sizes = [row["passages"] for row in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    left.plot(sizes, [row["wall_s"] for row in rows], "o-", label="pipeline (wall)")
+    left.plot(sizes, [row["floor_s"] for row in rows], "s--", label="floor: bm25s index + encoding")
+    left.axhline(600, color="grey", linestyle=":", label="target 10 min")
+    left.set(xscale="log", yscale="log", xlabel="passages", ylabel="seconds", title="Time, 50 topics")
+    left.legend(fontsize=8)
+    right.plot(sizes, [row["peak_rss_mb"] / 1024 for row in rows], "o-", label="peak RSS")
+    right.axhline(4, color="grey", linestyle=":", label="target 4 GB")
+    right.set(xscale="log", xlabel="passages", ylabel="GB", title="Peak memory")
+    right.legend(fontsize=8)
+    for row in rows:
+        left.annotate(row["input"], (row["passages"], row["wall_s"]), fontsize=7)
+    fig.suptitle(f"touche run on {rows[0]['device']} (load average {rows[-1]['load_avg'][0]} at the end)",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def merge(path: Path, result: dict) -> list[dict]:
+    """Replace the entry for the same input in results.json, keep the others."""
+    results = json.loads(path.read_text()) if path.exists() else []
+    results = [entry for entry in results if entry["input"] != result["input"]] + [result]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10k,100k,868k,tira-input", help="comma-separated: 10k, 868k, tira-input")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--effectiveness", action="store_true",
+                        help="print dev-topic nDCG@5 per re-rank depth and max_seq_length instead")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--name", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("sentence_transformers", "transformers", "bm25s"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    work = args.out / "work"
+    if args.effectiveness:
+        effectiveness(args.data, device=args.device)
+        return
+    if args.measure:  # child process: one input, result as the last stdout line
+        result = measure(args.measure, args.name, work / "out" / args.name, args.device, not args.quiet)
+        print(json.dumps(result))
+        return
+    for name in args.sizes.split(","):
+        size = parse_size(name)
+        if size is None:
+            input_dir = args.data / "touche-2022-task2" / "tira-input"
+        else:
+            name = f"synthetic-{name}"
+            input_dir = write_synthetic(work / name, size, args.data, args.seed, not args.quiet)
+        command = [sys.executable, "-m", "app.bench", "--measure", str(input_dir), "--name", name,
+                   "--device", args.device, "--out", str(args.out)] + (["--quiet"] if args.quiet else [])
+        child = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+        log.info("%s: %s", name, json.dumps(result))
+        results = merge(args.out / "results.json", result)
+        plot(results, args.out / "results.png")
+
+
+if __name__ == "__main__":
+    main()

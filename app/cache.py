@@ -1,0 +1,117 @@
+"""On-disk cache of what a run computes from a local corpus: the BM25 index and document embeddings.
+
+Entries live under `<cache dir>/<corpus fingerprint>/`, so a second run on the same corpus skips index
+building and re-encoding, and a changed corpus never reads stale entries. Arrays are plain .npy/.npz/JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .corpus import CorpusSource
+
+log = logging.getLogger(__name__)
+
+FINGERPRINT_BYTES = 1 << 20
+
+
+def fingerprint(source: CorpusSource) -> str:
+    """A short key for a corpus: kind, fields, and per file its name, size and first and last MiB.
+
+    Cheap on a 1 GB file, and unlike mtime it survives copying the input elsewhere.
+    """
+    digest = hashlib.sha256(f"{source.kind}|{source.id_field}|{source.text_field}".encode())
+    for path in source.paths:
+        size = path.stat().st_size
+        digest.update(f"|{path.name}|{size}|".encode())
+        with path.open("rb") as stream:
+            digest.update(stream.read(FINGERPRINT_BYTES))
+            stream.seek(max(size - FINGERPRINT_BYTES, 0))
+            digest.update(stream.read(FINGERPRINT_BYTES))
+    return digest.hexdigest()[:16]
+
+
+class CorpusCache:
+    """The cache entries of one corpus; every method tolerates a missing or damaged entry (it recomputes)."""
+
+    def __init__(self, root: Path, key: str):
+        self.directory = root / key
+
+    def load_index(self):
+        """The cached LexicalIndex and document ids, or None."""
+        from .lexical import LexicalIndex, make_tokenizer
+        import bm25s
+
+        path = self.directory / "index"
+        if not (path / "complete").exists():
+            return None
+        try:
+            retriever = bm25s.BM25.load(str(path), mmap=True, show_progress=False)
+            tokenizer = make_tokenizer()
+            tokenizer.load_vocab(str(path))
+            doc_ids = np.load(path / "doc_ids.npy", allow_pickle=False).tolist()
+        except (OSError, ValueError, KeyError) as error:
+            log.warning("ignoring the damaged index cache in %s (%s)", path, error)
+            return None
+        log.info("BM25 index of %d documents loaded from %s", len(doc_ids), path)
+        return LexicalIndex(retriever, tokenizer, len(doc_ids)), doc_ids
+
+    def save_index(self, index, doc_ids: list[str]) -> None:
+        path = self.directory / "index"
+        path.mkdir(parents=True, exist_ok=True)
+        index.retriever.save(str(path), show_progress=False)
+        index.tokenizer.save_vocab(str(path))
+        np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
+        (path / "complete").touch()
+
+    def embeddings(self, name: str) -> "EmbeddingStore":
+        """The document embeddings made under `name` (the encoder and its settings)."""
+        return EmbeddingStore(self.directory / f"embeddings-{name}.npz")
+
+
+class EmbeddingStore:
+    """Document id -> embedding, grown across runs; `missing` then `add` then `save`."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.rows: dict[str, int] = {}
+        self.vectors = np.zeros((0, 384), dtype=np.float32)
+        if path.exists():
+            try:
+                with np.load(path, allow_pickle=False) as arrays:
+                    ids, self.vectors = arrays["ids"].tolist(), arrays["vectors"]
+                self.rows = {doc_id: row for row, doc_id in enumerate(ids)}
+            except (OSError, ValueError, KeyError) as error:
+                log.warning("ignoring the damaged embedding cache %s (%s)", path, error)
+        self.added = False
+
+    def missing(self, doc_ids: list[str]) -> list[str]:
+        return [doc_id for doc_id in doc_ids if doc_id not in self.rows]
+
+    def add(self, doc_ids: list[str], vectors: np.ndarray) -> None:
+        if not doc_ids:
+            return
+        start = len(self.rows)
+        self.rows.update((doc_id, start + i) for i, doc_id in enumerate(doc_ids))
+        self.vectors = np.concatenate([self.vectors, vectors.astype(np.float32, copy=False)])
+        self.added = True
+
+    def get(self, doc_ids: list[str]) -> np.ndarray:
+        return self.vectors[[self.rows[doc_id] for doc_id in doc_ids]]
+
+    def save(self) -> None:
+        """Write atomically (temporary file, then rename) when something was added."""
+        if not self.added:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(suffix=".npz", dir=self.path.parent)
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, ids=np.array(list(self.rows), dtype=str), vectors=self.vectors)
+        os.replace(temp, self.path)
+        self.added = False
