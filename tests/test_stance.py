@@ -102,22 +102,49 @@ def _unit(n, seed):
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+CLEAR = [
+    "A laptop is much better than a desktop: you can carry a laptop everywhere, so I prefer laptops.",
+    "Desktops are far better than laptops. A desktop is faster, cheaper and easier to upgrade than a laptop.",
+    "Our store sells furniture, lamps and garden tools at low prices.",
+]
+
+
 @pytest.mark.slow
-def test_shipped_model_reads_clear_comparisons():
+def test_shipped_comparative_head_reads_direction_and_is_symmetric():
+    from app.encoder import encode
+    from app.stance import comparative_features, comparative_lexical
+
     model = StanceModel.load()
-    predictions = model.predict(LAPTOP, [
-        "A laptop is much better than a desktop: you can carry a laptop everywhere, so I prefer laptops.",
-        "Desktops are far better than laptops. A desktop is faster, cheaper and easier to upgrade than a laptop.",
-    ])
-    assert [p.label for p in predictions] == ["FIRST", "SECOND"]
+    embeddings, topic = encode(CLEAR), encode([LAPTOP.title])[0]
+    forward = model.comparative.probabilities(
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop")), topic))
+    backward = model.comparative.probabilities(
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop")), topic))
+    first, second = COMPARATIVE_LABELS.index("FIRST"), COMPARATIVE_LABELS.index("SECOND")
+    assert forward[0, first] > forward[0, second] and forward[1, second] > forward[1, first]
+    np.testing.assert_allclose(forward[:, [first, second]], backward[:, [second, first]], atol=1e-5)
+    assert [p.label for p in model.predict(LAPTOP, CLEAR)][2] == "NO"
 
 
 @pytest.mark.slow
-def test_shipped_model_reads_clear_stances():
+def test_shipped_controversial_head_says_no_for_unrelated_text():
     model = StanceModel.load()
     topic = Topic("1", "Should the death penalty be abolished?")
     predictions = model.predict(topic, [
         "The death penalty should be abolished because innocent people are executed.",
-        "The death penalty deters murderers and must be kept.",
+        "Our store sells furniture, lamps and garden tools at low prices.",
     ], task="controversial")
-    assert [p.label for p in predictions] == ["PRO", "CON"]
+    assert predictions[0].label in ("PRO", "CON", "NEU") and predictions[1].label == "NO"
+
+
+@pytest.mark.parametrize("labels", [("PRO", "CON"), ("PRO", "CON", "NO")])
+def test_fit_head_learns_separable_classes(labels):
+    from app.training.stance import fit_head
+
+    rng = np.random.default_rng(1)
+    centres = np.eye(len(labels), 4) * 5
+    y = [labels[i % len(labels)] for i in range(60)]
+    x = np.vstack([centres[labels.index(label)] for label in y]) + rng.normal(size=(60, 4))
+    head = fit_head(x.astype(np.float32), y, labels, c=1.0, seed=0)
+    predicted = [head.labels[i] for i in head.probabilities(x.astype(np.float32)).argmax(axis=1)]
+    assert np.mean([p == g for p, g in zip(predicted, y)]) > 0.95

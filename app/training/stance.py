@@ -159,9 +159,12 @@ def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...]
     model.fit((features - mean) / scale, y, sample_weight=sample_weight)
     weights = np.zeros((features.shape[1], len(label_set)), np.float32)
     bias = np.full(len(label_set), -1e4, np.float32)  # a class absent from training is never predicted
-    for column, class_index in enumerate(model.classes_):
-        weights[:, class_index] = model.coef_[column] if len(model.classes_) > 2 else 0.0
-        bias[class_index] = model.intercept_[column] if len(model.classes_) > 2 else 0.0
+    if len(model.classes_) == 2:  # sklearn keeps one row for the second class; the first gets zero logits
+        weights[:, model.classes_[1]], bias[model.classes_[1]] = model.coef_[0], model.intercept_[0]
+        bias[model.classes_[0]] = 0.0
+    else:
+        for row, class_index in enumerate(model.classes_):
+            weights[:, class_index], bias[class_index] = model.coef_[row], model.intercept_[row]
     return LinearHead(label_set, mean.astype(np.float32), scale.astype(np.float32), weights, bias)
 
 
