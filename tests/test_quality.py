@@ -99,11 +99,11 @@ def test_head_trainer_learns_points_and_pairs():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 3))
     targets = (x[:, 0] > 0).astype(float)
-    w, b = training.HeadTrainer(l2=1e-3, pair_weight=0.0).fit(x, targets, np.zeros((0, 3)))
+    w, b = training.HeadTrainer(1e-3, 1e-3, pair_weight=0.0, n_features=3).fit(x, targets, np.zeros((0, 3)))
     assert w[0] > 1 and abs(w[1]) < w[0] / 3
     # pairs alone say the second column matters; with pair loss the head learns it too
     diffs = np.column_stack([np.zeros(100), rng.uniform(0.1, 1, 100), np.zeros(100)])
-    w_pairs, _ = training.HeadTrainer(l2=1e-3, pair_weight=1.0).fit(x, targets, diffs)
+    w_pairs, _ = training.HeadTrainer(1e-3, 1e-3, pair_weight=1.0, n_features=3).fit(x, targets, diffs)
     assert w_pairs[1] > 1 and w_pairs[0] > 1
 
 
