@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# Build the submission image from the Dockerfile and run it the way TIRA does: network off, input mounted
+# read-only, an empty output dir, the command `/entrypoint.sh -i $inputDataset -o $outputDir` through `sh -c`.
+# Each run must pass `touche validate` inside the image, leave the container's filesystem untouched outside the
+# output dir, and rank the same documents in the same order as the host-side `touche run` on the same input.
+#
+# Uses docker when an engine answers, else rootful podman (installed from Debian's packages when missing) on a
+# base image made with debootstrap, since no registry can be pulled from on the build machines.
+# Settings (environment): IMAGE (tag to build), BASE_IMAGE (local base for podman), SHARED_INPUT (the Touché 2022
+# TIRA input), HOST_TOUCHE (the host-side CLI), HOST_PYTHON (whose pip settings the build copies), KEEP_WORK=1
+# (keep the temp dir with the runs and logs).
+set -Eeuo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+IMAGE=${IMAGE:-localhost/touche:smoke}
+BASE_IMAGE=${BASE_IMAGE:-localhost/python-base}
+SHARED_INPUT=${SHARED_INPUT:-$REPO/../shared/data/touche-2022-task2/tira-input}
+HOST_TOUCHE=${HOST_TOUCHE:-$REPO/.venv/bin/touche}
+HOST_PYTHON=${HOST_PYTHON:-$REPO/.venv/bin/python}
+TIRA_COMMAND='/entrypoint.sh -i $inputDataset -o $outputDir'
+TIRA_INPUT=/tira-data/input
+TIRA_OUTPUT=/tira-data/output
+# Without these, runc cannot set the default rlimits inside this machine's sandbox.
+ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
+STEP=setup
+WORK=$(mktemp -d /tmp/container-smoke.XXXXXX)
+CONTAINERS=()
+SUMMARY=()
+
+say() { echo "container-smoke: $*" >&2; }
+fail() { say "FAILED in step '$STEP': $*"; exit 1; }
+trap 'say "FAILED in step '"'"'$STEP'"'"': command exited with $? (line $LINENO)"' ERR
+
+cleanup() {
+    local status=$?
+    for name in "${CONTAINERS[@]}"; do
+        "${ENGINE[@]}" rm -f "$name" >/dev/null 2>&1 || true
+    done
+    if [[ $status -ne 0 || ${KEEP_WORK:-0} == 1 ]]; then
+        say "outputs and logs kept in $WORK"
+    else
+        rm -rf "$WORK"
+    fi
+}
+trap cleanup EXIT
+
+seconds_since() { echo $((SECONDS - $1)); }
+
+# --- engine -------------------------------------------------------------------------------------------------
+
+install_podman() {
+    local missing=()
+    for tool in podman buildah runc debootstrap; do
+        command -v "$tool" >/dev/null || missing+=("$tool")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return
+    [[ $(id -u) -eq 0 ]] || fail "rootful podman needs root to install ${missing[*]}"
+    say "installing ${missing[*]} from Debian's packages"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$WORK/apt.log" 2>&1 \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            podman buildah runc debootstrap >>"$WORK/apt.log" 2>&1 \
+        || fail "apt-get install failed, see $WORK/apt.log"
+}
+
+choose_engine() {
+    if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+        ENGINE=(docker)
+    else
+        [[ $(id -u) -eq 0 ]] || fail "no docker engine answers and rootful podman needs root"
+        install_podman
+        ENGINE=(podman --storage-driver vfs --runtime runc)
+    fi
+    say "engine: ${ENGINE[*]}"
+}
+
+# --- base image (podman only) ---------------------------------------------------------------------------------
+
+debian_mirror() {
+    local uri
+    uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null \
+        | grep -E '^[[:space:]]*(URIs:|deb )' | grep -oE 'https?://[^[:space:]]+/debian/?' | head -n1 || true)
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+
+make_base_image() {
+    if "${ENGINE[@]}" image exists "$BASE_IMAGE"; then
+        say "base image $BASE_IMAGE already present"
+        return
+    fi
+    local rootfs="$WORK/rootfs" mirror start=$SECONDS
+    mirror=$(debian_mirror)
+    say "making $BASE_IMAGE with debootstrap (bookworm, python3.11) from $mirror"
+    debootstrap --variant=minbase --include=python3,python3-venv bookworm "$rootfs" "$mirror" \
+        >"$WORK/debootstrap.log" 2>&1 || fail "debootstrap failed, see $WORK/debootstrap.log"
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/*
+    tar -C "$rootfs" -c . | "${ENGINE[@]}" import - "$BASE_IMAGE" >/dev/null
+    rm -rf "$rootfs"
+    say "base image made in $(seconds_since "$start") s"
+}
+
+# --- build --------------------------------------------------------------------------------------------------
+
+# pip's effective value for a setting on this machine: its PIP_* variable, else its configuration files.
+pip_setting() {
+    local variable="PIP_$(tr 'a-z-' 'A-Z_' <<<"$1")"
+    if [[ -n ${!variable:-} ]]; then
+        echo "${!variable}"
+    else
+        "$HOST_PYTHON" -m pip config get "global.$1" 2>/dev/null || true
+    fi
+}
+
+# Build arguments and mounts that hand this machine's pip settings (local wheel folders and indexes, CA bundle)
+# to the build, so pip inside it finds the CPU torch wheel and gets through the network's proxy.
+pip_build_options() {
+    local find_links index_url extra_index item path cert
+    find_links=$(pip_setting find-links)
+    index_url=$(pip_setting index-url)
+    extra_index=$(pip_setting extra-index-url)
+    for item in $find_links; do
+        path=${item#file://}
+        [[ $path == /* && -d $path ]] && BUILD_OPTIONS+=(-v "$path:$path:ro")
+    done
+    # A local index (file:///x/simple) links to wheels beside it, so the folder above it goes in.
+    for item in $index_url $extra_index; do
+        path=$(dirname "${item#file://}")
+        [[ $item == file://* && -d $path ]] && BUILD_OPTIONS+=(-v "$path:$path:ro")
+    done
+    BUILD_OPTIONS+=(--build-arg "PIP_FIND_LINKS=$find_links" --build-arg "PIP_EXTRA_INDEX_URL=$extra_index")
+    [[ -n $index_url ]] && BUILD_OPTIONS+=(--build-arg "PIP_INDEX_URL=$index_url")
+    cert=$(pip_setting cert)
+    cert=${cert:-/etc/ssl/certs/ca-certificates.crt}
+    [[ -f $cert ]] && BUILD_OPTIONS+=(-v "$cert:/host-ca.crt:ro" --build-arg PIP_CERT=/host-ca.crt)
+    # A CPU torch wheel among the find-links: let pip's settings resolve torch instead of the PyTorch index.
+    for item in $find_links; do
+        if compgen -G "${item#file://}/torch-2.13.0+cpu-*.whl" >/dev/null; then
+            BUILD_OPTIONS+=(--build-arg TORCH_INDEX_URL=)
+            break
+        fi
+    done
+}
+
+build_image() {
+    BUILD_OPTIONS=()
+    if [[ ${ENGINE[0]} == podman ]]; then
+        make_base_image
+        pip_build_options
+        # One commit at the end: on the vfs driver every intermediate layer is a full copy of the tree.
+        BUILD_OPTIONS+=(--isolation chroot --network host --pull=never --layers=false --build-arg "BASE=$BASE_IMAGE")
+    fi
+    local start=$SECONDS previous
+    previous=$("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+    say "building $IMAGE from $REPO/Dockerfile"
+    "${ENGINE[@]}" build "${BUILD_OPTIONS[@]}" -t "$IMAGE" -f "$REPO/Dockerfile" "$REPO" >"$WORK/build.log" 2>&1 \
+        || { tail -n 30 "$WORK/build.log" >&2; fail "image build failed, see $WORK/build.log"; }
+    BUILD_SECONDS=$(seconds_since "$start")
+    # The image this tag named before is now unnamed; drop it rather than let copies pile up on disk.
+    if [[ -n $previous ]] && [[ $previous != $("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE") ]]; then
+        "${ENGINE[@]}" rmi "$previous" >/dev/null 2>&1 || true
+    fi
+    local bytes
+    bytes=$("${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE")
+    IMAGE_SIZE=$(awk -v b="$bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }')
+    say "built $IMAGE ($IMAGE_SIZE) in $BUILD_SECONDS s"
+}
+
+# --- runs ---------------------------------------------------------------------------------------------------
+
+# Run the image on INPUT as TIRA does; NAME labels the run in the temp dir and the summary.
+run_like_tira() {
+    local name=$1 input=$2
+    STEP="run $name"
+    [[ -d $input ]] || fail "input directory $input is missing"
+    input=$(cd "$input" && pwd)
+    local output="$WORK/$name/container" host_output="$WORK/$name/host" container="touche-smoke-$name-$$"
+    mkdir -p "$output"
+    local command=${TIRA_COMMAND//'$inputDataset'/$TIRA_INPUT}
+    command=${command//'$outputDir'/$TIRA_OUTPUT}
+    CONTAINERS+=("$container")
+    local start=$SECONDS
+    "${ENGINE[@]}" run --name "$container" --network none "${ULIMITS[@]}" \
+        -v "$input:$TIRA_INPUT:ro" -v "$output:$TIRA_OUTPUT" \
+        -e "inputDataset=$TIRA_INPUT" -e "outputDir=$TIRA_OUTPUT" \
+        -e "TIRA_INPUT_DATASET=$TIRA_INPUT" -e "TIRA_OUTPUT_DIR=$TIRA_OUTPUT" -e "TIRA_DATASET_ID=smoke-$name" \
+        --entrypoint sh "$IMAGE" -c "$command" >"$WORK/$name/container.log" 2>&1 \
+        || { tail -n 20 "$WORK/$name/container.log" >&2; fail "the container exited with an error"; }
+    local run_seconds
+    run_seconds=$(seconds_since "$start")
+
+    STEP="validate $name"
+    "${ENGINE[@]}" run --rm --network none "${ULIMITS[@]}" -v "$output:$TIRA_OUTPUT:ro" \
+        --entrypoint touche "$IMAGE" validate "$TIRA_OUTPUT" >"$WORK/$name/validate.log" 2>&1 \
+        || { cat "$WORK/$name/validate.log" >&2; fail "touche validate rejects the run"; }
+
+    STEP="sandbox $name"
+    local written
+    written=$("${ENGINE[@]}" diff "$container" | awk '{ print $2 }' | grep -vxE "$RUNTIME_PATHS" || true)
+    [[ -z $written ]] || fail "the run wrote outside the output dir: $(echo $written)"
+    local extra
+    extra=$(find "$output" -mindepth 1 ! -name run.txt ! -name run.txt.gz)
+    [[ -z $extra ]] || say "note: the output dir holds more than the run: $(echo $extra)"
+
+    STEP="host run $name"
+    start=$SECONDS
+    "$HOST_TOUCHE" run --quiet -i "$input" -o "$host_output" >"$WORK/$name/host.log" 2>&1 \
+        || { tail -n 20 "$WORK/$name/host.log" >&2; fail "the host-side touche run failed"; }
+    local host_seconds
+    host_seconds=$(seconds_since "$start")
+
+    STEP="compare $name"
+    ranking "$output" >"$WORK/$name/container.ranking"
+    ranking "$host_output" >"$WORK/$name/host.ranking"
+    diff -q "$WORK/$name/host.ranking" "$WORK/$name/container.ranking" >/dev/null \
+        || { diff "$WORK/$name/host.ranking" "$WORK/$name/container.ranking" | head -n 10 >&2
+             fail "the container ranks other documents or another order than the host-side run"; }
+    local lines
+    lines=$(wc -l <"$WORK/$name/container.ranking")
+    SUMMARY+=("run $name: container ${run_seconds} s (host ${host_seconds} s), $lines lines, valid, same ranking as the host")
+    say "${SUMMARY[-1]}"
+}
+
+# Topic, document and rank of every line of the run in OUTPUT_DIR.
+ranking() {
+    local run="$1/run.txt"
+    if [[ -f $run ]]; then awk '{ print $1, $3, $4 }' "$run"; else gzip -dc "$run.gz" | awk '{ print $1, $3, $4 }'; fi
+}
+
+# What every container changes by merely running: its mount points and the files the engine provides.
+RUNTIME_PATHS='/tira-data(/input|/output)?|/etc|/etc/(hosts|hostname|resolv\.conf|mtab)|/run|/run/\.containerenv|/run/secrets|/dev(/.*)?|/proc|/sys'
+
+main() {
+    cd "$REPO"
+    choose_engine
+    STEP=build
+    build_image
+    STEP=inputs
+    local fixture
+    for fixture in argsme passages; do
+        [[ -d tests/fixtures/$fixture ]] || fail "fixture input tests/fixtures/$fixture is missing"
+    done
+    [[ -x $HOST_TOUCHE ]] || fail "no host-side CLI at $HOST_TOUCHE (run make setup)"
+    run_like_tira argsme tests/fixtures/argsme
+    run_like_tira passages tests/fixtures/passages
+    run_like_tira touche-2022-task2 "$SHARED_INPUT"
+    STEP=summary
+    say "image $IMAGE: $IMAGE_SIZE, built in $BUILD_SECONDS s"
+    printf 'container-smoke: %s\n' "${SUMMARY[@]}" >&2
+    say "OK"
+}
+
+main "$@"
