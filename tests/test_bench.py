@@ -1,0 +1,80 @@
+"""The benchmark's synthetic inputs and its results schema (the pipeline-running part is slow)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from app import bench
+from app.corpus import detect_corpus, read_documents
+
+WORDS = "the a should we use python or java for beginners cats dogs pets better loyal".split()
+
+
+@pytest.fixture
+def data(tmp_path):
+    """A stand-in for ../shared/data: 60 real-layout passages of 5..40 words and a topics file."""
+    rng = np.random.default_rng(0)
+    task = tmp_path / "data" / "touche-2022-task2"
+    (task / "tira-input").mkdir(parents=True)
+    with gzip.open(task / "tira-input" / "passages.jsonl.gz", "wt", encoding="utf-8") as out:
+        for i in range(60):
+            text = " ".join(rng.choice(WORDS, size=5 + i % 36))
+            out.write(json.dumps({"id": f"p{i}", "contents": text}) + "\n")
+    (task / "topics-task2.xml").write_text(
+        "<topics><topic><number>1</number><title>Python or Java for beginners?</title>"
+        "<objects>Python, Java</objects></topic></topics>")
+    return tmp_path / "data"
+
+
+def test_parse_size():
+    assert bench.parse_size("10k") == 10_000
+    assert bench.parse_size("868k") == 868_000
+    assert bench.parse_size("200") == 200
+    assert bench.parse_size("tira-input") is None
+    with pytest.raises(ValueError):
+        bench.parse_size("ten")
+
+
+def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):
+    target = bench.write_synthetic(tmp_path / "synthetic-200", 200, data, seed=1, progress=False)
+    documents = list(read_documents(detect_corpus(target)))
+    assert len(documents) == 200 and len({document.doc_id for document in documents}) == 200
+    lengths = [len(document.text.split()) for document in documents]
+    assert min(lengths) >= 5 and max(lengths) <= 40
+    assert {word for document in documents for word in document.text.split()} <= set(WORDS)
+    assert (target / "topics.xml").read_text().count("<topic>") == 1
+
+
+def test_synthetic_input_is_reproducible_and_reused(data, tmp_path):
+    first = bench.write_synthetic(tmp_path / "a", 50, data, seed=3, progress=False)
+    second = bench.write_synthetic(tmp_path / "b", 50, data, seed=3, progress=False)
+    assert gzip.open(first / "passages.jsonl.gz").read() == gzip.open(second / "passages.jsonl.gz").read()
+    stamp = (first / "passages.jsonl.gz").stat().st_mtime_ns
+    bench.write_synthetic(first, 50, data, seed=3, progress=False)
+    assert (first / "passages.jsonl.gz").stat().st_mtime_ns == stamp
+
+
+def test_merge_replaces_the_same_input(tmp_path):
+    path = tmp_path / "results.json"
+    bench.merge(path, {"input": "synthetic-10k", "wall_s": 1})
+    bench.merge(path, {"input": "tira-input", "wall_s": 2})
+    results = bench.merge(path, {"input": "synthetic-10k", "wall_s": 3})
+    assert json.loads(path.read_text()) == results
+    assert sorted((entry["input"], entry["wall_s"]) for entry in results) == [("synthetic-10k", 3), ("tira-input", 2)]
+
+
+@pytest.mark.slow
+def test_measure_reports_the_schema(data, tmp_path):
+    target = bench.write_synthetic(tmp_path / "synthetic-200", 200, data, seed=1, progress=False)
+    result = bench.measure(target, "synthetic-200", tmp_path / "out", "cpu", progress=False)
+    assert {"input", "passages", "topics", "wall_s", "peak_rss_mb", "stages", "floor_s", "ratio", "device",
+            "load_avg"} <= set(result)
+    assert result["passages"] == 200 and result["topics"] == 1 and result["device"] == "cpu"
+    assert {"corpus read", "index build", "first-stage retrieval", "dense encoding", "write"} <= set(result["stages"])
+    assert result["ratio"] == pytest.approx(result["wall_s"] / result["floor_s"], rel=0.01)
+    bench.plot([result], tmp_path / "results.png")
+    assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"

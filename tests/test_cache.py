@@ -1,0 +1,63 @@
+"""The per-corpus cache: fingerprints, the BM25 index round trip and the embedding store."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import numpy as np
+
+from app.cache import CorpusCache, EmbeddingStore, fingerprint
+from app.corpus import CorpusSource
+from app.lexical import LexicalIndex
+
+TEXTS = ["cats are better pets than dogs", "dogs are loyal and friendly", "python is a programming language",
+         "java or python for beginners"]
+
+
+def _passages(path, texts):
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        out.writelines(f'{{"id": "d{i}", "contents": "{text}"}}\n' for i, text in enumerate(texts))
+    return CorpusSource("jsonl", (path,))
+
+
+def test_fingerprint_follows_content_not_location(tmp_path):
+    source = _passages(tmp_path / "passages.jsonl.gz", TEXTS)
+    (tmp_path / "copy").mkdir()
+    shutil.copy(source.paths[0], tmp_path / "copy" / "passages.jsonl.gz")
+    copy = CorpusSource("jsonl", (tmp_path / "copy" / "passages.jsonl.gz",))
+    changed = _passages(tmp_path / "copy" / "passages.jsonl.gz", TEXTS[:-1] + ["something else"])
+    assert fingerprint(source) == fingerprint(CorpusSource("jsonl", (source.paths[0],)))
+    assert fingerprint(source) != fingerprint(changed)
+    _passages(copy.paths[0], TEXTS)
+    assert fingerprint(source) == fingerprint(copy)
+
+
+def test_index_round_trip_gives_the_same_ranking(tmp_path):
+    index = LexicalIndex.build(TEXTS, size=len(TEXTS))
+    cache = CorpusCache(tmp_path, "key")
+    assert cache.load_index() is None
+    cache.save_index(index, [f"d{i}" for i in range(len(TEXTS))])
+    loaded, doc_ids = cache.load_index()
+    assert doc_ids == ["d0", "d1", "d2", "d3"]
+    for query in ("python beginners", "loyal dogs"):
+        (rows, scores), (cached_rows, cached_scores) = index.search([query], 3)[0], loaded.search([query], 3)[0]
+        assert rows.tolist() == cached_rows.tolist()
+        np.testing.assert_allclose(scores, cached_scores)
+
+
+def test_embedding_store_grows_and_persists(tmp_path):
+    store = EmbeddingStore(tmp_path / "e.npz")
+    assert store.missing(["a", "b"]) == ["a", "b"]
+    vectors = np.eye(2, 384, dtype=np.float32)
+    store.add(["a", "b"], vectors)
+    store.save()
+    again = EmbeddingStore(tmp_path / "e.npz")
+    assert again.missing(["b", "c"]) == ["c"]
+    again.add(["c"], np.full((1, 384), 0.5, dtype=np.float32))
+    np.testing.assert_array_equal(again.get(["c", "a"]), np.stack([np.full(384, 0.5), vectors[0]]))
+
+
+def test_damaged_embedding_cache_is_ignored(tmp_path):
+    (tmp_path / "e.npz").write_bytes(b"not a zip")
+    assert EmbeddingStore(tmp_path / "e.npz").missing(["a"]) == ["a"]
