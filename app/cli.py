@@ -69,11 +69,16 @@ def run(
     output_dir: Optional[Path] = typer.Option(None, "-o", "--output", help="Output directory (TIRA's $outputDir)."),
     tag: str = typer.Option("touche", help="Run tag (6th column)."),
     candidates: int = typer.Option(1000, min=1, help="First-stage candidates per topic."),
+    rerank_depth: int = typer.Option(100, min=1, help="Candidates per topic scored by the dense, quality and "
+                                     "stance models; the rest follow in BM25 order."),
     depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Cache for fetched documents (default: under the output)."),
+    stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
+    task: Optional[str] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
+    balance_stance: bool = typer.Option(False, help="Alternate pro and con near the top of argumentative topics."),
     overwrite: bool = typer.Option(False, help="Replace an existing run.txt."),
     quiet: bool = typer.Option(False, help="Warnings only, no progress bars."),
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
@@ -95,11 +100,14 @@ def run(
             raise ToucheError(f"input directory {input_dir} does not exist")
         if device not in ("auto", "cpu", "cuda"):
             raise ToucheError(f"--device must be auto, cpu or cuda, not {device!r}")
+        if task is not None and task not in ("comparative", "controversial"):
+            raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, progress=not quiet,
-                               backend=backend, index=index, cache_dir=cache_dir)
+                               backend=backend, index=index, cache_dir=cache_dir, rerank_depth=rerank_depth,
+                               stance=stance, task=task, balance_stance=balance_stance)
         report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "

@@ -6,20 +6,24 @@ Each step calls one stage module with plain records in and out; `run` reads top 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from . import encoder, fusion, runfile
+from . import encoder, fusion, runfile, stance
+from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import detect_corpus, read_documents, read_rerank
 from .errors import ToucheError
 from .lexical import LexicalIndex
-from .records import Candidate, RunRow, Topic
+from .quality import QualityModel
+from .questions import load_classifier
+from .records import Candidate, Topic
 from .topics import read_topics
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,13 @@ class RunSettings:
     backend: str = "auto"
     index: str | None = None
     cache_dir: Path | None = None
+    # Dense scoring (and quality, stance) for the top `rerank_depth` BM25 candidates per topic; the rest follow
+    # them in BM25 order.
+    rerank_depth: int = 100
+    max_seq_length: int = encoder.MAX_SEQ_LENGTH
+    stance: bool = True
+    task: str | None = None
+    balance_stance: bool = False
 
 
 @dataclass
@@ -73,19 +84,47 @@ def run(settings: RunSettings) -> RunReport:
     timer = _Timer()
     with timer.stage("topics"):
         topics = read_topics(settings.input_dir)
-    log.info("%d topics from %s", len(topics), settings.input_dir)
+        questions = load_classifier()
+        task = stance.task_kind(topics, settings.task, lambda topic: questions.analyze(topic.title).comparative)
+        if task == "comparative":
+            topics = [with_objects(topic, questions) for topic in topics]
+    log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
 
     candidates, corpus_size = first_stage(settings, topics, timer)
 
     with timer.stage("dense encoding"):
-        features = score_features(topics, candidates, settings)
+        encoded = encode_candidates(candidates, settings)
+    with timer.stage("quality"):
+        quality = QualityModel.load().score(encoded.texts, encoded.vectors)
     with timer.stage("fusion"):
-        scores = {qid: fusion.fuse(topic_features) for qid, topic_features in features.items()}
+        features = score_features(topics, candidates, encoded, quality, settings)
+        ranked = {qid: rank(candidates[qid], fusion.fuse(topic_features), settings.depth)
+                  for qid, topic_features in features.items()}
+
+    with timer.stage("stance"):
+        stances = detect_stances(topics, ranked, encoded, task, settings)
+    if settings.balance_stance:
+        argumentative = {topic.number for topic in topics
+                         if questions.analyze(topic.title).type == "argumentative"}
+        ranked, stances = balance(ranked, stances, argumentative)
 
     with timer.stage("write"):
-        rows = run_rows(topics, candidates, scores, settings)
+        rows = [row for topic in topics if topic.number in ranked
+                for row in runfile.ranked_rows(topic.number, *ranked[topic.number], stances.get(topic.number),
+                                               settings.tag, settings.depth)]
         path = runfile.write_run(rows, settings.output_dir, settings.overwrite)
     return RunReport(path, len(topics), len(rows), corpus_size, timer.stages)
+
+
+def with_objects(topic: Topic, questions) -> Topic:
+    """A comparative topic without <objects> (2020/21 Task 2) gets the objects its question names."""
+    if topic.objects is not None:
+        return topic
+    objects, _ = questions.extract_objects(topic.title)
+    if len(objects) < 2:
+        log.warning("topic %s: no two compared objects found in %r", topic.number, topic.title)
+        return topic
+    return replace(topic, objects=(objects[0], objects[1]))
 
 
 def first_stage(settings: RunSettings, topics: list[Topic],
@@ -109,59 +148,139 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         wanted = {topic.number for topic in topics}
         candidates = {qid: found[: settings.candidates] for qid, found in candidates.items() if qid in wanted}
         return candidates, sum(len(found) for found in candidates.values())
-    with timer.stage("corpus read"):
-        documents = list(read_documents(source))
-    log.info("%d documents in %s", len(documents), source.name)
-    with timer.stage("index build"):
-        index = LexicalIndex.build((document.text for document in documents), size=len(documents),
-                                   progress=settings.progress)
+    # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
+    # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
+    store = CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
+    cached = store.load_index()
+    if cached is None:
+        doc_ids: list[str] = []
+
+        def texts() -> Iterator[str]:
+            for document in read_documents(source):
+                doc_ids.append(document.doc_id)
+                yield document.text
+
+        with timer.stage("index build"):
+            # The count is unknown while streaming; an infinite size makes the progress bar count without a total.
+            index = LexicalIndex.build(texts(), size=math.inf, progress=settings.progress)
+            store.save_index(index, doc_ids)
+    else:
+        index, doc_ids = cached
+    log.info("%d documents in %s", len(doc_ids), source.name)
     with timer.stage("first-stage retrieval"):
         hits = index.search([topic.title for topic in topics], settings.candidates)
+    with timer.stage("corpus read"):
+        wanted = {doc_ids[row] for rows, _ in hits for row in rows}
+        documents = {document.doc_id: document for document in read_documents(source) if document.doc_id in wanted}
     candidates = {
-        topic.number: [Candidate(topic.number, documents[row], float(score)) for row, score in zip(rows, scores)]
+        topic.number: [Candidate(topic.number, documents[doc_ids[row]], float(score))
+                       for row, score in zip(rows, scores)]
         for topic, (rows, scores) in zip(topics, hits)
     }
-    return candidates, len(documents)
+    return candidates, len(doc_ids)
 
 
-def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
-                   settings: RunSettings) -> dict[str, dict[str, np.ndarray]]:
-    """Per topic, the fusion features of its candidates; each distinct document is encoded once."""
-    distinct: dict[str, int] = {}
-    texts: list[str] = []
+@dataclass(frozen=True)
+class Encoded:
+    """The distinct candidates that get reranked (each topic's top `rerank_depth`), their texts and vectors."""
+
+    ids: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+
+    @property
+    def rows(self) -> dict[str, int]:
+        return {doc_id: row for row, doc_id in enumerate(self.ids)}
+
+
+def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSettings) -> Encoded:
+    """Encode each distinct head candidate once across topics, reusing the corpus's embedding cache."""
+    texts: dict[str, str] = {}
     for found in candidates.values():
-        for candidate in found:
-            if candidate.doc.doc_id not in distinct:
-                distinct[candidate.doc.doc_id] = len(texts)
-                texts.append(candidate.doc.text)
-    log.info("encoding %d distinct candidates", len(texts))
-    doc_vectors = encoder.encode(texts, device=settings.device, progress=settings.progress)
-    query_vectors = encoder.encode([topic.title for topic in topics], device=settings.device)
-    word_counts = np.array([len(text.split()) for text in texts])
+        for candidate in found[: settings.rerank_depth]:
+            texts.setdefault(candidate.doc.doc_id, candidate.doc.text)
+    ids = list(texts)
+    source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
+    store = None
+    if source is not None:
+        store = CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
+        store = store.embeddings(f"minilm-{settings.max_seq_length}")
+    missing = store.missing(ids) if store is not None else ids
+    log.info("encoding %d distinct candidates (%d cached)", len(missing), len(ids) - len(missing))
+    vectors = encoder.encode([texts[doc_id] for doc_id in missing], device=settings.device,
+                             progress=settings.progress, max_seq_length=settings.max_seq_length)
+    if store is not None:
+        store.add(missing, vectors)
+        store.save()
+        vectors = store.get(ids)
+    return Encoded(ids, [texts[doc_id] for doc_id in ids], vectors)
+
+
+def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], encoded: Encoded,
+                   quality: np.ndarray, settings: RunSettings) -> dict[str, dict[str, np.ndarray]]:
+    """Per topic, the fusion features of its candidates.
+
+    Only the top `rerank_depth` candidates have dense, length and quality scores; the tail gets the head's
+    minimum of each, so with non-negative weights it fuses below the head, in BM25 order.
+    """
+    rows = encoded.rows
+    query_vectors = encoder.encode([topic.title for topic in topics], device=settings.device,
+                                   max_seq_length=settings.max_seq_length)
+    word_counts = np.array([len(text.split()) for text in encoded.texts])
+
+    def padded(head: np.ndarray, size: int) -> np.ndarray:
+        return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
+
     features = {}
     for topic, query_vector in zip(topics, query_vectors):
         found = candidates.get(topic.number, [])
         if not found:
+            log.warning("topic %s: no candidates", topic.number)
             continue
-        rows = np.array([distinct[candidate.doc.doc_id] for candidate in found])
+        head = np.array([rows[candidate.doc.doc_id] for candidate in found[: settings.rerank_depth]])
         lexical = np.array([candidate.score for candidate in found], dtype=np.float64)
         top = np.abs(lexical).max()
         features[topic.number] = {
             "lexical": lexical / top if top > 0 else lexical,
-            "dense": doc_vectors[rows] @ query_vector,
-            "length": fusion.length_prior(word_counts[rows]),
+            "dense": padded(encoded.vectors[head] @ query_vector, len(found)),
+            "length": padded(fusion.length_prior(word_counts[head]), len(found)),
+            "quality": padded(quality[head], len(found)),
         }
     return features
 
 
-def run_rows(topics: list[Topic], candidates: dict[str, list[Candidate]], scores: dict[str, np.ndarray],
-             settings: RunSettings) -> list[RunRow]:
-    rows: list[RunRow] = []
+def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
+    """A topic's document ids and fused scores, best first (ties by id), cut at `depth`."""
+    order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i].doc.doc_id))[:depth]
+    return [found[i].doc.doc_id for i in order], [float(scores[i]) for i in order]
+
+
+def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]], encoded: Encoded,
+                   task: str, settings: RunSettings) -> dict[str, list[str]]:
+    """Stance labels for each topic's reranked documents; Q0 (no label) below the rerank depth or with --no-stance."""
+    if not settings.stance:
+        return {}
+    model = stance.StanceModel.load(device=settings.device)
+    rows = encoded.rows
+    labels = {}
     for topic in topics:
-        found = candidates.get(topic.number, [])
-        if not found:
-            log.warning("topic %s: no candidates", topic.number)
+        if topic.number not in ranked:
             continue
-        rows += runfile.ranked_rows(topic.number, [candidate.doc.doc_id for candidate in found],
-                                    list(scores[topic.number]), None, settings.tag, settings.depth)
-    return rows
+        doc_ids = ranked[topic.number][0]
+        head = [rows[doc_id] for doc_id in doc_ids if doc_id in rows]
+        predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task)
+        found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
+        labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
+    return labels
+
+
+def balance(ranked: dict[str, tuple[list[str], list[float]]], stances: dict[str, list[str]],
+            argumentative: set[str]) -> tuple[dict, dict]:
+    """--balance-stance: alternate pro and con near the top of argumentative topics; scores stay decreasing."""
+    balanced_ranked, balanced_stances = dict(ranked), dict(stances)
+    for qid in argumentative & set(stances):
+        (doc_ids, scores), labels = ranked[qid], stances[qid]
+        order = stance.balance_stance(labels)
+        balanced_ranked[qid] = ([doc_ids[i] for i in order], scores)
+        balanced_stances[qid] = [labels[i] for i in order]
+    return balanced_ranked, balanced_stances

@@ -22,6 +22,28 @@ def test_passages_rank_on_topic_arguments_first(fixtures, tmp_path):
 
 
 @pytest.mark.slow
+def test_stance_labels_follow_the_task(fixtures, tmp_path):
+    _, rows = run_on(fixtures / "passages", tmp_path / "comparative")
+    assert {r[1] for r in rows} <= {"FIRST", "SECOND", "NEUTRAL", "NO", "Q0"}
+    assert {r[1] for r in rows} - {"Q0"}  # the reranked head is labelled
+    _, rows = run_on(fixtures / "argsme", tmp_path / "controversial")
+    assert {r[1] for r in rows} <= {"PRO", "CON", "NEU", "NO", "Q0"}
+    _, rows = run_on(fixtures / "passages", tmp_path / "off", stance=False)
+    assert {r[1] for r in rows} == {"Q0"}
+    _, rows = run_on(fixtures / "passages", tmp_path / "forced", task="controversial")
+    assert {r[1] for r in rows} <= {"PRO", "CON", "NEU", "NO", "Q0"}
+
+
+@pytest.mark.slow
+def test_balance_stance_keeps_the_documents_and_a_valid_run(fixtures, tmp_path):
+    _, plain = run_on(fixtures / "argsme", tmp_path / "plain")
+    _, balanced = run_on(fixtures / "argsme", tmp_path / "balanced", balance_stance=True)
+    assert validate_run(tmp_path / "balanced").ok
+    for qid in ("1", "2", "3"):
+        assert sorted(r[2] for r in plain if r[0] == qid) == sorted(r[2] for r in balanced if r[0] == qid)
+
+
+@pytest.mark.slow
 def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     _, rows = run_on(fixtures / "argsme", tmp_path / "argsme", depth=2)
     assert validate_run(tmp_path / "argsme").ok
