@@ -150,7 +150,7 @@ def _reranked_texts(run_path: Path, input_dir: Path, depth: int) -> list[str]:
     return [document.text for document in read_documents(detect_corpus(input_dir)) if document.doc_id in wanted]
 
 
-def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), lengths: tuple[int, ...] = (128, 256),
+def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), lengths: tuple[int, ...] = (256, 128),
                   device: str = "auto") -> list[dict]:
     """Judged-only relevance and quality nDCG@5 on the 25 dev topics per re-rank depth and max_seq_length."""
     import statistics
@@ -237,6 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--effectiveness", action="store_true",
                         help="print dev-topic nDCG@5 per re-rank depth and max_seq_length instead")
+    parser.add_argument("--max-seq-lengths", default="256,128", help="with --effectiveness: lengths to compare")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     work = args.out / "work"
     if args.effectiveness:
-        effectiveness(args.data, device=args.device)
+        effectiveness(args.data, lengths=tuple(int(n) for n in args.max_seq_lengths.split(",")), device=args.device)
         return
     if args.measure:  # child process: one input, result as the last stdout line
         result = measure(args.measure, args.name, work / "out" / args.name, args.device, not args.quiet)
