@@ -8,7 +8,7 @@
 # base image made with debootstrap, since no registry can be pulled from on the build machines.
 # Settings (environment): IMAGE (tag to build), BASE_IMAGE (local base for podman), SHARED_INPUT (the Touché 2022
 # TIRA input), HOST_TOUCHE (the host-side CLI), HOST_PYTHON (whose pip settings the build copies), KEEP_WORK=1
-# (keep the temp dir with the runs and logs).
+# (keep the temp dir with the runs and logs), REUSE_IMAGE=1 (skip the build when IMAGE exists: to iterate on runs).
 set -Eeuo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -159,22 +159,30 @@ build_image() {
     if [[ -n $previous ]] && [[ $previous != $("${ENGINE[@]}" image inspect --format '{{.Id}}' "$IMAGE") ]]; then
         "${ENGINE[@]}" rmi "$previous" >/dev/null 2>&1 || true
     fi
-    local bytes
-    bytes=$("${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE")
-    IMAGE_SIZE=$(awk -v b="$bytes" 'BEGIN { printf "%.2f GB", b / 1e9 }')
-    say "built $IMAGE ($IMAGE_SIZE) in $BUILD_SECONDS s"
+    say "built $IMAGE in $BUILD_SECONDS s"
+}
+
+image_size() {
+    "${ENGINE[@]}" image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%.2f GB (%d bytes)", $1 / 1e9, $1 }'
 }
 
 # --- runs ---------------------------------------------------------------------------------------------------
 
-# Run the image on INPUT as TIRA does; NAME labels the run in the temp dir and the summary.
+# What every container changes by merely running: its mount points and the files the engine provides.
+# /tmp is scratch space in any sandbox: writes there are reported, not failed (torch's import makes
+# /tmp/torchinductor_$USER); anything else outside the output dir fails the run.
+RUNTIME_PATHS='/tira-data(/input|/output)?|/etc|/etc/(hosts|hostname|resolv\.conf|mtab)|/run|/run/\.containerenv|/run/secrets|/dev(/.*)?|/proc|/sys'
+
+# Run the image on INPUT as TIRA does, check what it wrote, and compare it with the host-side run.
+# NAME labels the run: its output is $WORK/runs/NAME, the host's $WORK/host/NAME, the logs $WORK/logs/NAME.*.
 run_like_tira() {
     local name=$1 input=$2
     STEP="run $name"
     [[ -d $input ]] || fail "input directory $input is missing"
     input=$(cd "$input" && pwd)
-    local output="$WORK/$name/container" host_output="$WORK/$name/host" container="touche-smoke-$name-$$"
-    mkdir -p "$output"
+    local output="$WORK/runs/$name" host_output="$WORK/host/$name" log="$WORK/logs/$name"
+    local container="touche-smoke-$name-$$"
+    mkdir -p "$output" "$WORK/host" "$WORK/logs"
     local command=${TIRA_COMMAND//'$inputDataset'/$TIRA_INPUT}
     command=${command//'$outputDir'/$TIRA_OUTPUT}
     CONTAINERS+=("$container")
@@ -183,40 +191,35 @@ run_like_tira() {
         -v "$input:$TIRA_INPUT:ro" -v "$output:$TIRA_OUTPUT" \
         -e "inputDataset=$TIRA_INPUT" -e "outputDir=$TIRA_OUTPUT" \
         -e "TIRA_INPUT_DATASET=$TIRA_INPUT" -e "TIRA_OUTPUT_DIR=$TIRA_OUTPUT" -e "TIRA_DATASET_ID=smoke-$name" \
-        --entrypoint sh "$IMAGE" -c "$command" >"$WORK/$name/container.log" 2>&1 \
-        || { tail -n 20 "$WORK/$name/container.log" >&2; fail "the container exited with an error"; }
+        --entrypoint sh "$IMAGE" -c "$command" >"$log.container.log" 2>&1 \
+        || { tail -n 20 "$log.container.log" >&2; fail "the container exited with an error, see $log.container.log"; }
     local run_seconds
     run_seconds=$(seconds_since "$start")
 
-    STEP="validate $name"
-    "${ENGINE[@]}" run --rm --network none "${ULIMITS[@]}" -v "$output:$TIRA_OUTPUT:ro" \
-        --entrypoint touche "$IMAGE" validate "$TIRA_OUTPUT" >"$WORK/$name/validate.log" 2>&1 \
-        || { cat "$WORK/$name/validate.log" >&2; fail "touche validate rejects the run"; }
-
     STEP="sandbox $name"
-    local written
-    written=$("${ENGINE[@]}" diff "$container" | awk '{ print $2 }' | grep -vxE "$RUNTIME_PATHS" || true)
+    local changed written scratch extra
+    changed=$("${ENGINE[@]}" diff "$container" | awk '{ print $2 }' | grep -vxE "$RUNTIME_PATHS" || true)
+    "${ENGINE[@]}" rm "$container" >/dev/null
+    written=$(grep -vE '^/tmp(/|$)' <<<"$changed" || true)
+    scratch=$(grep -E '^/tmp/' <<<"$changed" || true)
     [[ -z $written ]] || fail "the run wrote outside the output dir: $(echo $written)"
-    local extra
     extra=$(find "$output" -mindepth 1 ! -name run.txt ! -name run.txt.gz)
-    [[ -z $extra ]] || say "note: the output dir holds more than the run: $(echo $extra)"
+    [[ -z $extra ]] || fail "the output dir holds more than the run: $(echo $extra)"
 
     STEP="host run $name"
     start=$SECONDS
-    "$HOST_TOUCHE" run --quiet -i "$input" -o "$host_output" >"$WORK/$name/host.log" 2>&1 \
-        || { tail -n 20 "$WORK/$name/host.log" >&2; fail "the host-side touche run failed"; }
+    "$HOST_TOUCHE" run --quiet -i "$input" -o "$host_output" >"$log.host.log" 2>&1 \
+        || { tail -n 20 "$log.host.log" >&2; fail "the host-side touche run failed, see $log.host.log"; }
     local host_seconds
     host_seconds=$(seconds_since "$start")
 
     STEP="compare $name"
-    ranking "$output" >"$WORK/$name/container.ranking"
-    ranking "$host_output" >"$WORK/$name/host.ranking"
-    diff -q "$WORK/$name/host.ranking" "$WORK/$name/container.ranking" >/dev/null \
-        || { diff "$WORK/$name/host.ranking" "$WORK/$name/container.ranking" | head -n 10 >&2
-             fail "the container ranks other documents or another order than the host-side run"; }
-    local lines
-    lines=$(wc -l <"$WORK/$name/container.ranking")
-    SUMMARY+=("run $name: container ${run_seconds} s (host ${host_seconds} s), $lines lines, valid, same ranking as the host")
+    ranking "$output" >"$log.container.ranking"
+    ranking "$host_output" >"$log.host.ranking"
+    diff -q "$log.host.ranking" "$log.container.ranking" >/dev/null \
+        || { diff "$log.host.ranking" "$log.container.ranking" | head -n 10 >&2
+             fail "the container ranks other documents or in another order than the host-side run"; }
+    SUMMARY+=("run $name: container ${run_seconds} s (host ${host_seconds} s), $(wc -l <"$log.container.ranking") lines, same ranking as the host${scratch:+; scratch left in /tmp: $(echo $scratch)}")
     say "${SUMMARY[-1]}"
 }
 
@@ -226,25 +229,36 @@ ranking() {
     if [[ -f $run ]]; then awk '{ print $1, $3, $4 }' "$run"; else gzip -dc "$run.gz" | awk '{ print $1, $3, $4 }'; fi
 }
 
-# What every container changes by merely running: its mount points and the files the engine provides.
-RUNTIME_PATHS='/tira-data(/input|/output)?|/etc|/etc/(hosts|hostname|resolv\.conf|mtab)|/run|/run/\.containerenv|/run/secrets|/dev(/.*)?|/proc|/sys'
+# `touche validate` inside the image on every run, in one container (each start copies the image on vfs).
+validate_runs() {
+    STEP=validate
+    local start=$SECONDS
+    "${ENGINE[@]}" run --rm --network none "${ULIMITS[@]}" -v "$WORK/runs:/runs:ro" --entrypoint sh "$IMAGE" \
+        -c 'status=0; for run in /runs/*; do touche validate "$run" || status=1; done; exit $status' \
+        >"$WORK/logs/validate.log" 2>&1 \
+        || { cat "$WORK/logs/validate.log" >&2; fail "touche validate rejects a run"; }
+    cat "$WORK/logs/validate.log" >&2
+    SUMMARY+=("validate: all runs valid inside the image ($(seconds_since "$start") s)")
+}
 
 main() {
     cd "$REPO"
     choose_engine
     STEP=build
-    build_image
-    STEP=inputs
-    local fixture
-    for fixture in argsme passages; do
-        [[ -d tests/fixtures/$fixture ]] || fail "fixture input tests/fixtures/$fixture is missing"
-    done
+    if [[ ${REUSE_IMAGE:-0} == 1 ]] && "${ENGINE[@]}" image inspect "$IMAGE" >/dev/null 2>&1; then
+        say "reusing the image $IMAGE (REUSE_IMAGE=1)"
+        BUILD_SECONDS="(not built)"
+    else
+        build_image
+    fi
+    IMAGE_SIZE=$(image_size)
     [[ -x $HOST_TOUCHE ]] || fail "no host-side CLI at $HOST_TOUCHE (run make setup)"
     run_like_tira argsme tests/fixtures/argsme
     run_like_tira passages tests/fixtures/passages
     run_like_tira touche-2022-task2 "$SHARED_INPUT"
+    validate_runs
     STEP=summary
-    say "image $IMAGE: $IMAGE_SIZE, built in $BUILD_SECONDS s"
+    say "image $IMAGE: $IMAGE_SIZE, build $BUILD_SECONDS s"
     printf 'container-smoke: %s\n' "${SUMMARY[@]}" >&2
     say "OK"
 }
