@@ -19,7 +19,10 @@ $(VENV)/.installed: pyproject.toml requirements.txt
 	touch $@
 
 demo: setup
-	$(BIN)/touche run --output out/demo --overwrite
+	$(BIN)/touche run --output out/demo --overwrite --quiet
+	@echo "run: out/demo/run.txt ($$(wc -l < out/demo/run.txt) lines); the top 3 of the first topic:"
+	@head -3 out/demo/run.txt
+	@$(BIN)/touche validate out/demo
 
 test: setup
 	$(BIN)/pytest
