@@ -1,11 +1,18 @@
-"""Tune the fusion weights on the Touché 2022 Task 2 dev topics, with leave-one-topic-out cross-validation.
+"""Tune the fusion weights (lexical, dense, length prior, quality, relevance) by topic-held-out cross-validation.
 
-    python -m app.training.fusion [--data ../shared/data] [--cache /tmp/fusion-cache]
+    python -m app.training.fusion [DATA_DIR] [--seed 13] [--folds 5] [--cache-dir DIR]
 
-Computes every candidate's features once with the real pipeline stages (cached), then grid-searches the
-weights (dense fixed at 1: only ratios matter) for judged-only relevance nDCG@5. Prints the weights that are
-best on all 25 topics, the leave-one-topic-out estimate (weights chosen on 24 topics, scored on the 25th),
-and relevance and quality nDCG@5 of the baselines. Put the printed weights into app/fusion.py.
+Replays the pipeline's scoring on the Touché 2022 Task 2 dev topics over tira-input/passages.jsonl.gz: BM25 over
+the passages (topic titles as queries), then for each topic's top `rerank_depth` candidates MiniLM cosine, the
+length prior, the quality head and the relevance head; the tail gets the head's minimum of each. The quality and
+relevance scores of a fold's topics come from heads trained without those topics (the quality head with the
+shipped hyperparameters, the relevance head with its own nested choice), so no score has seen its test topic.
+
+For every weight combination of a grid it computes per-topic judged-only nDCG@5 against the relevance and the
+quality qrels; each fold picks the combination with the best mean of the two on the other folds' topics and is
+scored on its own. Weights are chosen with the qrels restricted to the judged passages in tira-input (about 40%
+of them: the best possible ranking scores 1.0); both that and the scoring against all dev qrels are printed, per
+fold and mean, before (no relevance head) and after (with it). Adapted from the quality engineer's tuner.
 """
 
 from __future__ import annotations
@@ -13,86 +20,228 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
-import pickle
-import statistics
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-import ir_measures
 import numpy as np
 
-from .. import fusion
-from ..evaluate import read_qrels
-from ..pipeline import RunSettings, _Timer, first_stage, score_features
-from ..topics import read_topics
+from app.fusion import WEIGHTS, FusionWeights, fuse, length_prior
+from app.quality import FEATURE_NAMES as QUALITY_FEATURES
+from app.quality import QualityModel
+from app.training import quality as quality_training
+from app.training import relevance as relevance_training
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-MEASURE = ir_measures.nDCG(judged_only=True) @ 5
+log = logging.getLogger(__name__)
+
+DEFAULT_DATA_DIR = quality_training.DEFAULT_DATA_DIR
 GRID = {
-    "lexical": [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5],
-    "length": [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0],
-    "quality": [0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0],
+    "lexical": (0.0, 0.1, 0.3),
+    "dense": (0.0, 1.0),
+    "length": (0.0, 0.1, 0.3, 0.5),
+    "quality": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
+    "relevance": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
 }
+RERANK_DEPTH = 100
 
 
-def dev_features(data: Path, cache: Path) -> tuple[dict, dict]:
-    """Candidates and features of every dev topic, computed once by the pipeline's own stages."""
-    path = cache / "features.pkl"
-    if path.exists():
-        return pickle.loads(path.read_bytes())
-    task = data / "touche-2022-task2"
-    dev = set(task.joinpath("dev-topics.txt").read_text().replace(",", " ").split())
-    settings = RunSettings(input_dir=task / "tira-input", output_dir=cache, device="cpu")
-    topics = [topic for topic in read_topics(settings.input_dir) if topic.number in dev]
-    candidates, _ = first_stage(settings, topics, _Timer())
-    features = score_features(topics, candidates, settings)
-    ids = {qid: [candidate.doc.doc_id for candidate in found] for qid, found in candidates.items()}
-    cache.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pickle.dumps((ids, features)))
-    return ids, features
+@dataclass
+class TopicFeatures:
+    """One topic's BM25 candidates (best first) and their fusion features."""
+
+    qid: str
+    doc_ids: list[str]
+    features: dict[str, np.ndarray]
 
 
-def per_topic_ndcg(ids: dict, features: dict, weights: fusion.FusionWeights, qrels: list) -> dict[str, float]:
-    run = [ir_measures.ScoredDoc(qid, doc_id, float(score))
-           for qid in ids for doc_id, score in zip(ids[qid], fusion.fuse(features[qid], weights))]
-    return {m.query_id: m.value for m in MEASURE.iter_calc(qrels, run)}
+def padded(head: np.ndarray, size: int) -> np.ndarray:
+    """The head's values, then its minimum for the tail (as the pipeline scores candidates past rerank_depth)."""
+    return np.concatenate([head, np.full(size - len(head), head.min() if len(head) else 0.0)])
 
 
-def main(data: Path = DATA, cache: Path = Path("/tmp/fusion-cache")) -> None:
-    task = data / "touche-2022-task2"
-    relevance = read_qrels(task / "touche-task2-2022-relevance-dev.qrels")
-    quality = read_qrels(task / "touche-task2-2022-quality-dev.qrels")
-    ids, features = dev_features(data, cache)
-    names = [name for name in GRID if name in next(iter(features.values()))]
-    combos = [dict(zip(names, values)) for values in itertools.product(*(GRID[name] for name in names))]
-    table = {}
-    for combo in combos:
-        weights = fusion.FusionWeights(dense=1.0, **{"lexical": 0.0, "length": 0.0, **combo})
-        table[tuple(combo.items())] = per_topic_ndcg(ids, features, weights, relevance)
-    topics = sorted(ids)
+def fold_splits(qids: list[str], folds: list[set[str]]) -> list[tuple[list[str], list[str]]]:
+    """(training topics, held-out topics) per fold: every topic is held out once and never trains its own fold."""
+    return [([q for q in qids if q not in fold], [q for q in qids if q in fold]) for fold in folds]
 
-    def mean(key, subset):
-        return statistics.fmean(table[key].get(qid, 0.0) for qid in subset)
 
-    best = max(table, key=lambda key: mean(key, topics))
-    held_out = []
-    for qid in topics:
-        rest = [other for other in topics if other != qid]
-        chosen = max(table, key=lambda key: mean(key, rest))
-        held_out.append(table[chosen].get(qid, 0.0))
-    best_weights = fusion.FusionWeights(dense=1.0, **{"lexical": 0.0, "length": 0.0, **dict(best)})
-    for label, weights in (("BM25 alone", fusion.FusionWeights(lexical=1.0, dense=0.0, length=0.0)),
-                           ("dense alone", fusion.FusionWeights(lexical=0.0, dense=1.0, length=0.0)),
-                           ("best fusion", best_weights)):
-        rel = statistics.fmean(per_topic_ndcg(ids, features, weights, relevance).values())
-        qual = statistics.fmean(per_topic_ndcg(ids, features, weights, quality).values())
-        print(f"{label:12s} {weights}: relevance nDCG@5 {rel:.4f}  quality nDCG@5 {qual:.4f} (judged-only)")
-    print(f"leave-one-topic-out relevance nDCG@5 (judged-only): {statistics.fmean(held_out):.4f}")
+def fold_quality_models(data_dir: Path, folds: list[set[str]], cache_dir: Path | None) -> dict[str, QualityModel]:
+    """For each dev topic, a quality head trained without its fold (hyperparameters of the shipped head)."""
+    data = quality_training.TrainingData.build(quality_training.load_touche_dev(data_dir),
+                                               quality_training.load_ukp_pairs(data_dir), cache_dir)
+    shipped = QualityModel.load()
+    trainer = quality_training.HeadTrainer(shipped.info["l2_features"], shipped.info["l2_embedding"],
+                                           shipped.info["pair_weight"])
+    qids = np.array([j.qid for j in data.touche])
+    diffs, targets = data.pair_diffs(), data.targets()
+    models = {}
+    for fold in folds:
+        train = ~np.isin(qids, list(fold))
+        w, b = trainer.fit(data.touche_x[train], targets[train], diffs)
+        model = QualityModel(data.mean, data.scale, w[: len(QUALITY_FEATURES)], w[len(QUALITY_FEATURES):], b)
+        models.update({qid: model for qid in fold})
+    return models
+
+
+def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: Path | None,
+                   rerank_depth: int = RERANK_DEPTH) -> list[TopicFeatures]:
+    """Pipeline features of every dev topic's candidates; quality and relevance from heads that never saw it."""
+    dev = relevance_training.DevData.load(data_dir, cache_dir)
+    quality_models = fold_quality_models(data_dir, folds, cache_dir)
+    judged = relevance_training.Judged.build(dev)
+    relevance_models = {}
+    for fold in folds:
+        model = relevance_training.train_without(judged, fold, seed)
+        relevance_models.update({qid: model for qid in fold})
+        log.info("relevance head without topics %s trained", sorted(fold, key=int))
+
+    words = np.array([len(text.split()) for text in dev.texts])
+    result = []
+    for t, (topic, (rows, scores)) in enumerate(zip(dev.topics, dev.hits)):
+        head = rows[:rerank_depth]
+        lexical = scores.astype(np.float64)
+        relevance_model = relevance_models[topic.number]
+        head_features = dev.candidate_features(t, head, lexical)
+        features = {
+            "lexical": lexical / np.abs(lexical).max() if len(lexical) else lexical,
+            "dense": padded(dev.vectors[head] @ dev.query_vectors[t, 0], len(rows)),
+            "length": padded(length_prior(words[head]), len(rows)),
+            "quality": padded(quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
+                              len(rows)),
+            "relevance": padded(1.0 / (1.0 + np.exp(-relevance_model.logits(head_features, dev.vectors[head]))),
+                                len(rows)),
+        }
+        result.append(TopicFeatures(topic.number, [dev.doc_ids[r] for r in rows], features))
+    return result
+
+
+def judged_ndcg(scores: np.ndarray, gains: np.ndarray, ideal: float, k: int = 5) -> np.ndarray:
+    """Judged-only nDCG@k of each row of `scores` (combinations x judged documents) with linear `gains`.
+
+    Equals ir_measures' nDCG(judged_only=True)@k when `ideal` is the DCG@k of the topic's best qrels ordering.
+    """
+    if ideal <= 0:
+        return np.zeros(len(scores))
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    discount = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    return (gains[top] * discount).sum(axis=1) / ideal
+
+
+def ideal_dcg(grades, k: int = 5) -> float:
+    best = np.sort(np.asarray(list(grades), dtype=np.float64))[::-1][:k]
+    return float((best / np.log2(np.arange(2, len(best) + 2))).sum())
+
+
+class GridEvaluation:
+    """Per-topic judged-only nDCG@5 (relevance, quality; restricted and all qrels) of weight combinations."""
+
+    MEASURES = ("relevance", "quality", "relevance_all", "quality_all")
+
+    def __init__(self, topics: list[TopicFeatures], relevance: dict[tuple[str, str], int],
+                 quality: dict[tuple[str, str], int]):
+        self.topics = topics
+        self.qids = [t.qid for t in topics]
+        self.judged, self.gains, self.ideal = [], [], []
+        for topic in topics:
+            judged = np.array([(topic.qid, d) in relevance for d in topic.doc_ids], dtype=bool)
+            docs = [d for d, j in zip(topic.doc_ids, judged) if j]
+            gains = {"relevance": np.array([relevance[topic.qid, d] for d in docs], dtype=np.float64),
+                     "quality": np.array([quality.get((topic.qid, d), 0) for d in docs], dtype=np.float64)}
+            # restricted: the ideal ranking of the judged passages in the corpus; all: of every judged passage
+            everything = {name: [v for (q, _), v in labels.items() if q == topic.qid]
+                          for name, labels in (("relevance", relevance), ("quality", quality))}
+            self.judged.append(judged)
+            self.gains.append(gains)
+            self.ideal.append({"relevance": ideal_dcg(gains["relevance"]), "quality": ideal_dcg(gains["quality"]),
+                               "relevance_all": ideal_dcg(everything["relevance"]),
+                               "quality_all": ideal_dcg(everything["quality"])})
+
+    def evaluate(self, combos: list[FusionWeights]) -> dict[str, np.ndarray]:
+        """Per measure, an array (combos x topics) of judged-only nDCG@5."""
+        names = list(GRID)
+        weights = np.array([[getattr(w, name) for name in names] for w in combos], dtype=np.float64)
+        out = {m: np.zeros((len(combos), len(self.topics))) for m in self.MEASURES}
+        for i, (topic, judged) in enumerate(zip(self.topics, self.judged)):
+            features = np.stack([np.asarray(topic.features[name], dtype=np.float64)[judged] for name in names])
+            # ties (e.g. the padded tail, or all weights 0) keep BM25 order
+            scores = weights @ features - 1e-9 * np.flatnonzero(judged)[None, :]
+            for m in self.MEASURES:
+                label = m.removesuffix("_all")
+                out[m][:, i] = judged_ndcg(scores, self.gains[i][label], self.ideal[i][m])
+        return out
+
+
+def grid(with_quality: bool = True, with_relevance: bool = True) -> list[FusionWeights]:
+    values = dict(GRID, quality=GRID["quality"] if with_quality else (0.0,),
+                  relevance=GRID["relevance"] if with_relevance else (0.0,))
+    return [FusionWeights(**dict(zip(values, combo))) for combo in itertools.product(*values.values())
+            if any(combo)]
+
+
+def cross_validate(evaluation: GridEvaluation, combos: list[FusionWeights], folds: list[set[str]],
+                   name: str) -> dict[str, float]:
+    """Per fold, the combination best on its training topics (mean of restricted relevance and quality), scored
+    on its held-out topics; prints each fold and the means over all topics."""
+    results = evaluation.evaluate(combos)
+    objective = (results["relevance"] + results["quality"]) / 2
+    columns = {q: i for i, q in enumerate(evaluation.qids)}
+    held_out = {m: np.zeros(len(columns)) for m in results}
+    for i, (train, test) in enumerate(fold_splits(evaluation.qids, folds)):
+        best = int(np.argmax(objective[:, [columns[q] for q in train]].mean(axis=1)))
+        test_columns = [columns[q] for q in test]
+        for m in results:
+            held_out[m][test_columns] = results[m][best, test_columns]
+        print(f"{name}\tfold {i}\t" + "\t".join(f"{m} {results[m][best, test_columns].mean():.4f}"
+                                                 for m in results) + f"\t{combos[best]}")
+    means = {m: float(values.mean()) for m, values in held_out.items()}
+    print(f"{name}\tmean\t" + "\t".join(f"{m} {value:.4f}" for m, value in means.items()))
+    return means
+
+
+def main(data_dir: Path = DEFAULT_DATA_DIR, seed: int = 13, folds: int = 5, cache_dir: Path | None = None,
+         rerank_depth: int = RERANK_DEPTH) -> FusionWeights:
+    """Print the cross-validated comparison and return the weights best on all dev topics.
+
+    Measures: `relevance`/`quality` are judged-only nDCG@5 with the qrels restricted to passages in tira-input;
+    `relevance_all`/`quality_all` with all dev qrels (unreachable passages count in the ideal ranking).
+    """
+    data_dir = Path(data_dir)
+    task = data_dir / "touche-2022-task2"
+    dev = sorted(set((task / "dev-topics.txt").read_text().strip().split(",")), key=int)
+    split = quality_training.topic_folds(dev, folds, seed)
+    topics = build_features(data_dir, seed, split, cache_dir, rerank_depth)
+    labels = {name: {key: max(int(label), 0) for key, label in quality_training.read_qrels(
+        task / f"touche-task2-2022-{name}-dev.qrels").items()} for name in ("relevance", "quality")}
+    evaluation = GridEvaluation(topics, labels["relevance"], labels["quality"])
+
+    fixed = {"bm25 only": FusionWeights(1.0, 0.0, 0.0), "minilm rerank": FusionWeights(0.0, 1.0, 0.0),
+             "shipped weights": WEIGHTS}
+    results = evaluation.evaluate(list(fixed.values()))
+    for i, (name, weights) in enumerate(fixed.items()):
+        print(f"{name}\tall topics\t" + "\t".join(f"{m} {results[m][i].mean():.4f}" for m in results)
+              + f"\t{weights}")
+    cross_validate(evaluation, grid(with_quality=False, with_relevance=False), split, "no quality, no relevance")
+    cross_validate(evaluation, grid(with_relevance=False), split, "before (quality)")
+    cross_validate(evaluation, grid(), split, "after (quality + relevance)")
+    combos = grid()
+    results = evaluation.evaluate(combos)
+    best = int(np.argmax(((results["relevance"] + results["quality"]) / 2).mean(axis=1)))
+    print("best on all dev topics\t" + "\t".join(f"{m} {results[m][best].mean():.4f}" for m in results)
+          + f"\t{combos[best]}")
+    return combos[best]
+
+
+def cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--rerank-depth", type=int, default=RERANK_DEPTH)
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="keep MiniLM embeddings here between runs (e.g. /tmp/relevance-cache)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    main(args.data_dir, args.seed, args.folds, args.cache_dir, args.rerank_depth)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/fusion-cache"))
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO)
-    main(args.data, args.cache)
+    cli()

@@ -1,0 +1,82 @@
+"""Tests of score fusion and of the fusion tuner's cross-validation (synthetic data, no model, no ../shared)."""
+
+from __future__ import annotations
+
+import ir_measures
+import numpy as np
+import pytest
+
+from app.fusion import FusionWeights, fuse, length_prior
+from app.training import fusion as tuner
+from app.training.quality import topic_folds
+
+
+def test_length_prior_saturates_and_orders():
+    prior = length_prior(np.array([0, 10, 50, 150, 1000]))
+    assert prior[0] == 0.0
+    assert np.all(np.diff(prior) >= 0)
+    assert prior[3] == pytest.approx(1.0) and prior[4] == pytest.approx(1.0)
+
+
+def test_fuse_is_the_weighted_sum_of_present_features():
+    features = {"dense": np.array([0.2, 0.8]), "quality": np.array([1.0, 0.0]), "relevance": np.array([0.5, 0.1])}
+    weights = FusionWeights(lexical=5.0, dense=1.0, length=0.0, quality=2.0, relevance=3.0)
+    np.testing.assert_allclose(fuse(features, weights), [0.2 + 2.0 + 1.5, 0.8 + 0.0 + 0.3])
+    with pytest.raises(ValueError):
+        fuse({"lexical": np.ones(2)}, FusionWeights(0.0, 1.0, 0.0))
+
+
+def test_fold_splits_never_train_on_held_out_topics():
+    qids = [str(q) for q in range(1, 24)]
+    folds = topic_folds(qids, 5, seed=7)
+    splits = tuner.fold_splits(qids, folds)
+    held_out = [q for _, test in splits for q in test]
+    assert sorted(held_out) == sorted(qids)  # every topic held out exactly once
+    for train, test in splits:
+        assert test and not set(train) & set(test)
+        assert sorted(train + test) == sorted(qids)
+
+
+def test_judged_ndcg_matches_ir_measures():
+    rng = np.random.default_rng(3)
+    grades = rng.integers(0, 3, size=12)
+    scores = rng.normal(size=(4, 12))
+    docs = [f"d{i}" for i in range(12)]
+    # two more judged documents that no run retrieved: they raise the ideal DCG
+    qrels = [ir_measures.Qrel("1", d, int(g)) for d, g in zip(docs, grades)] + [
+        ir_measures.Qrel("1", "missing-a", 2), ir_measures.Qrel("1", "missing-b", 1)]
+    ideal = tuner.ideal_dcg([q.relevance for q in qrels])
+    ours = tuner.judged_ndcg(scores, grades.astype(float), ideal)
+    measure = ir_measures.nDCG(judged_only=True) @ 5
+    for row, value in zip(scores, ours):
+        run = [ir_measures.ScoredDoc("1", d, float(s)) for d, s in zip(docs, row)]
+        assert value == pytest.approx(measure.calc_aggregate(qrels, run))
+
+
+def synthetic_topics(n_topics: int = 10, n_docs: int = 30) -> tuple[list, dict, dict]:
+    """Topics where relevance follows the 'relevance' feature and quality the 'quality' feature."""
+    rng = np.random.default_rng(0)
+    topics, relevance, quality = [], {}, {}
+    for t in range(n_topics):
+        qid = str(t + 1)
+        doc_ids = [f"{qid}-{i}" for i in range(n_docs)]
+        features = {name: rng.random(n_docs) for name in tuner.GRID}
+        for i, d in enumerate(doc_ids):
+            if i % 2 == 0:  # half the documents are judged
+                relevance[qid, d] = int(features["relevance"][i] * 3)
+                quality[qid, d] = int(features["quality"][i] * 3)
+        topics.append(tuner.TopicFeatures(qid, doc_ids, features))
+    return topics, relevance, quality
+
+
+def test_cross_validation_finds_the_informative_features(capsys):
+    topics, relevance, quality = synthetic_topics()
+    evaluation = tuner.GridEvaluation(topics, relevance, quality)
+    folds = topic_folds(evaluation.qids, 5, seed=1)
+    before = tuner.cross_validate(evaluation, tuner.grid(with_quality=False, with_relevance=False), folds, "before")
+    after = tuner.cross_validate(evaluation, tuner.grid(), folds, "after")
+    assert after["relevance"] > before["relevance"] + 0.1
+    assert after["quality"] > before["quality"] + 0.1
+    assert after["relevance_all"] == pytest.approx(after["relevance"])  # every judged document is a candidate
+    printed = capsys.readouterr().out
+    assert printed.count("after\tfold") == 5 and "after\tmean" in printed
