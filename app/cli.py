@@ -209,5 +209,23 @@ def train_quality(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int
         train(data, out, seed)
 
 
+@train_app.command("relevance")
+def train_relevance(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+    """The relevance head (query-passage features + MiniLM embedding)."""
+    from .training.relevance import main as train
+
+    with _errors(False):
+        train(data, out, seed)
+
+
+@train_app.command("stance")
+def train_stance(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+    """The comparative and controversial stance heads."""
+    from .training.stance import main as train
+
+    with _errors(False):
+        train(data, out, seed)
+
+
 def main() -> None:
     app()

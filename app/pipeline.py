@@ -24,6 +24,7 @@ from .lexical import LexicalIndex
 from .quality import QualityModel
 from .questions import load_classifier
 from .records import Candidate, Topic
+from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .topics import read_topics
 
 log = logging.getLogger(__name__)
@@ -227,12 +228,17 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
     query_vectors = encoder.encode([topic.title for topic in topics], device=settings.device,
                                    max_seq_length=settings.max_seq_length)
     word_counts = np.array([len(text.split()) for text in encoded.texts])
+    # The relevance head compares each passage with four queries per topic (title, title + description, ...).
+    relevance = RelevanceModel.load()
+    relevance_queries = encoder.encode([query for topic in topics for query in topic_queries(topic)],
+                                       device=settings.device, max_seq_length=settings.max_seq_length,
+                                       ).reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
 
     def padded(head: np.ndarray, size: int) -> np.ndarray:
         return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
 
     features = {}
-    for topic, query_vector in zip(topics, query_vectors):
+    for topic, query_vector, queries in zip(topics, query_vectors, relevance_queries):
         found = candidates.get(topic.number, [])
         if not found:
             log.warning("topic %s: no candidates", topic.number)
@@ -240,11 +246,14 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
         head = np.array([rows[candidate.doc.doc_id] for candidate in found[: settings.rerank_depth]])
         lexical = np.array([candidate.score for candidate in found], dtype=np.float64)
         top = np.abs(lexical).max()
+        lexical = lexical / top if top > 0 else lexical
         features[topic.number] = {
-            "lexical": lexical / top if top > 0 else lexical,
+            "lexical": lexical,
             "dense": padded(encoded.vectors[head] @ query_vector, len(found)),
             "length": padded(fusion.length_prior(word_counts[head]), len(found)),
             "quality": padded(quality[head], len(found)),
+            "relevance": padded(relevance.score(topic, [encoded.texts[row] for row in head], encoded.vectors[head],
+                                                queries, lexical[: len(head)]), len(found)),
         }
     return features
 
