@@ -4,7 +4,8 @@ import pytest
 from app.errors import ToucheError
 from app.records import Topic
 from app.stance import (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, FEATURE_NAMES, LinearHead, StanceModel,
-                        balance_stance, find_mentions, lexical_features, task_kind)
+                        balance_stance, controversial_features, find_mentions, lexical_features, task_kind,
+                        topic_polarity)
 
 LAPTOP = Topic("2", "Which is better, a laptop or a desktop?", objects=("laptop", "desktop"))
 TENURE = Topic("51", "Should teachers get tenure?")
@@ -37,6 +38,27 @@ def test_lexical_features_see_which_object_is_favoured():
     assert forward["first_favoured"] > 0 and forward["second_favoured"] == 0
     assert backward["second_favoured"] > 0 and backward["first_favoured"] == 0
     assert forward["both"] == 1.0
+
+
+@pytest.mark.parametrize("title, polarity", [
+    ("Should teachers get tenure?", 1.0),
+    ("Should the death penalty be abolished?", -1.0),
+    ("This house would ban boxing", -1.0),
+    ("Should states not subsidize tobacco?", -1.0),
+    ("Is social media harmful?", -1.0),
+    ("Should we legalize cannabis?", 1.0),
+])
+def test_topic_polarity(title, polarity):
+    assert topic_polarity(title) == polarity
+
+
+def test_controversial_features_sign_the_document_by_topic_polarity():
+    documents, topic = _unit(3, seed=1), _unit(1, seed=2)[0]
+    supports, opposes = controversial_features(documents, topic, 1.0), controversial_features(documents, topic, -1.0)
+    np.testing.assert_allclose(supports[:, :384], -opposes[:, :384])
+    np.testing.assert_allclose(supports[:, 384:], opposes[:, 384:])
+    per_row = controversial_features(documents, topic, np.asarray([1.0, -1.0, 1.0]))
+    np.testing.assert_allclose(per_row[1], opposes[1])
 
 
 @pytest.mark.parametrize("labels, expected", [
