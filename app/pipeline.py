@@ -276,7 +276,8 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         if topic.number not in ranked:
             continue
         doc_ids = ranked[topic.number][0]
-        head = [rows[doc_id] for doc_id in doc_ids if doc_id in rows]
+        # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
+        head = [rows[doc_id] for doc_id in doc_ids[: settings.rerank_depth]]
         predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task)
         found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]

@@ -336,18 +336,6 @@ def test_html_to_text_keeps_visible_text_one_block_per_line():
 # --- the real entrypoint -------------------------------------------------------------------------------------
 
 
-def _entrypoint_supports_chatnoir() -> bool:
-    help_text = subprocess.run([str(Path(sys.executable).parent / "touche"), "run", "--help"], cwd=REPO, capture_output=True,
-                               text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
-    return "--backend" in help_text.stdout
-
-
-@pytest.fixture(scope="module")
-def entrypoint_ready():
-    if not _entrypoint_supports_chatnoir():
-        pytest.skip("`touche run` has no --backend option yet: wire app.chatnoir into app/cli.py and app/pipeline.py")
-
-
 @pytest.fixture
 def chatnoir_input(fixtures, tmp_path):
     input_dir = tmp_path / "in"
@@ -365,7 +353,7 @@ def _entrypoint(input_dir: Path, output_dir: Path, base_url: str, *flags: str) -
 
 
 @pytest.mark.slow
-def test_entrypoint_ranks_chatnoir_results(entrypoint_ready, stub, chatnoir_input, tmp_path):
+def test_entrypoint_ranks_chatnoir_results(stub, chatnoir_input, tmp_path):
     stub.fail("search", "429")
     output = tmp_path / "out"
     result = _entrypoint(chatnoir_input, output, stub.base_url)
@@ -380,7 +368,7 @@ def test_entrypoint_ranks_chatnoir_results(entrypoint_ready, stub, chatnoir_inpu
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["401", "offline"])
-def test_entrypoint_fails_clearly_without_a_partial_run(entrypoint_ready, stub, chatnoir_input, tmp_path, fault):
+def test_entrypoint_fails_clearly_without_a_partial_run(stub, chatnoir_input, tmp_path, fault):
     base_url = f"http://127.0.0.1:{free_port()}/" if fault == "offline" else stub.base_url
     stub.fail("search", "401")
     output = tmp_path / "out"

@@ -3,6 +3,7 @@
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_entrypoint_writes_a_valid_run_from_tira_variables(fixtures, tmp_path):
-    touche = shutil.which("touche")
+    # The console script sits beside the interpreter running the tests (the venv need not be on PATH).
+    touche = shutil.which("touche", path=str(Path(sys.executable).parent)) or shutil.which("touche")
     assert touche, "the touche console script must be installed (make setup)"
     inputs, outputs = tmp_path / "input", tmp_path / "output"
     shutil.copytree(fixtures / "passages", inputs)
