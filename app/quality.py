@@ -14,7 +14,6 @@ The head is a linear model over both (standardised features ++ embedding) with a
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from itertools import chain, repeat
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.errors import ToucheError
+from app.heads import LinearHead
 
 log = logging.getLogger(__name__)
 
@@ -144,65 +143,23 @@ def text_features(texts: list[str]) -> np.ndarray:
     return np.stack([columns[name] for name in FEATURE_NAMES], axis=1).astype(np.float32)
 
 
-class QualityModel:
-    """A linear head over standardised :func:`text_features` and MiniLM embeddings, squashed to [0, 1].
+class QualityModel(LinearHead):
+    """The argument-quality head over :func:`text_features` and MiniLM embeddings; trained by
+    ``app.training.quality``."""
 
-    ``score = sigmoid(w_f · (f - mean) / scale + w_e · e + bias)``; trained by ``app.training.quality``.
-    """
-
-    def __init__(self, feature_mean: np.ndarray, feature_scale: np.ndarray, feature_weights: np.ndarray,
-                 embedding_weights: np.ndarray, bias: float, info: dict | None = None):
-        self.feature_mean = np.asarray(feature_mean, dtype=np.float32)
-        self.feature_scale = np.asarray(feature_scale, dtype=np.float32)
-        self.feature_weights = np.asarray(feature_weights, dtype=np.float32)
-        self.embedding_weights = np.asarray(embedding_weights, dtype=np.float32)
-        self.bias = float(bias)
-        self.info = dict(info or {})
-
-    @property
-    def uses_embeddings(self) -> bool:
-        return bool(np.any(self.embedding_weights))
-
-    def standardise(self, features: np.ndarray) -> np.ndarray:
-        """Centre and scale features as in training, clipped so an odd page cannot dominate the score."""
-        return np.clip((features - self.feature_mean) / self.feature_scale, -5.0, 5.0)
+    NAME = "quality"
+    FEATURE_NAMES = FEATURE_NAMES
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
+    TRAINER = "app.training.quality"
 
     def logits(self, texts: list[str], embeddings: np.ndarray | None = None) -> np.ndarray:
         """The head's raw scores; :meth:`score` squashes them into [0, 1]."""
-        z = self.standardise(text_features(texts)) @ self.feature_weights + self.bias
-        if self.uses_embeddings and len(texts):
-            if embeddings is None:
-                from app.encoder import encode
+        if self.uses_embeddings and texts and embeddings is None:
+            from app.encoder import encode
 
-                embeddings = encode(texts)
-            embeddings = np.asarray(embeddings, dtype=np.float32)
-            if embeddings.shape != (len(texts), self.embedding_weights.shape[0]):
-                raise ToucheError(f"quality: expected embeddings of shape ({len(texts)}, "
-                                  f"{self.embedding_weights.shape[0]}), got {embeddings.shape}")
-            z = z + embeddings @ self.embedding_weights
-        return z.astype(np.float32)
+            embeddings = encode(texts)
+        return self.linear(text_features(texts), embeddings)
 
     def score(self, texts: list[str], embeddings: np.ndarray | None = None) -> np.ndarray:
         """Quality of each text in [0, 1]; pass `embeddings` (app.encoder.encode rows) to avoid re-encoding."""
-        return (1.0 / (1.0 + np.exp(-self.logits(texts, embeddings)))).astype(np.float32)
-
-    def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            np.savez_compressed(f, feature_mean=self.feature_mean, feature_scale=self.feature_scale,
-                                feature_weights=self.feature_weights, embedding_weights=self.embedding_weights,
-                                bias=np.float32(self.bias), feature_names=np.array(FEATURE_NAMES),
-                                info=np.array(json.dumps(self.info, sort_keys=True)))
-
-    @classmethod
-    def load(cls, path: Path | None = None) -> "QualityModel":
-        """Load a trained head (default: the one shipped in app/models/quality.npz)."""
-        path = Path(path) if path is not None else DEFAULT_MODEL_PATH
-        if not path.is_file():
-            raise ToucheError(f"quality model not found: {path} (train it with python -m app.training.quality)")
-        with np.load(path, allow_pickle=False) as data:
-            names = tuple(str(n) for n in data["feature_names"])
-            if names != FEATURE_NAMES:
-                raise ToucheError(f"quality model {path} was trained on other text features; retrain it")
-            return cls(data["feature_mean"], data["feature_scale"], data["feature_weights"],
-                       data["embedding_weights"], float(data["bias"]), json.loads(str(data["info"])))
+        return self.squash(self.logits(texts, embeddings))

@@ -16,12 +16,12 @@ topic-held-out cross-validation.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from app.errors import ToucheError
+from app.heads import LinearHead
 from app.fusion import length_prior
 from app.records import Topic
 
@@ -54,29 +54,18 @@ def relevance_features(embeddings: np.ndarray, query_embeddings: np.ndarray, lex
                       length_prior(word_counts)[:, None]]).astype(np.float32)
 
 
-class RelevanceModel:
-    """A linear head over standardised :func:`relevance_features` and the passage embedding, squashed to [0, 1].
+class RelevanceModel(LinearHead):
+    """The relevance head over :func:`relevance_features` and the passage embedding; trained by
+    ``app.training.relevance``."""
 
-    ``score = sigmoid(w_f · (f - mean) / scale + w_e · e + bias)``; trained by ``app.training.relevance``.
-    """
-
-    def __init__(self, feature_mean: np.ndarray, feature_scale: np.ndarray, feature_weights: np.ndarray,
-                 embedding_weights: np.ndarray, bias: float, info: dict | None = None):
-        self.feature_mean = np.asarray(feature_mean, dtype=np.float32)
-        self.feature_scale = np.asarray(feature_scale, dtype=np.float32)
-        self.feature_weights = np.asarray(feature_weights, dtype=np.float32)
-        self.embedding_weights = np.asarray(embedding_weights, dtype=np.float32)
-        self.bias = float(bias)
-        self.info = dict(info or {})
-
-    def standardise(self, features: np.ndarray) -> np.ndarray:
-        """Centre and scale features as in training, clipped so an odd passage cannot dominate the score."""
-        return np.clip((features - self.feature_mean) / self.feature_scale, -5.0, 5.0)
+    NAME = "relevance"
+    FEATURE_NAMES = FEATURE_NAMES
+    DEFAULT_PATH = DEFAULT_MODEL_PATH
+    TRAINER = "app.training.relevance"
 
     def logits(self, features: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         """Raw scores from :func:`relevance_features` rows and the passages' embeddings."""
-        z = self.standardise(features) @ self.feature_weights + np.asarray(embeddings) @ self.embedding_weights
-        return (z + self.bias).astype(np.float32)
+        return self.linear(features, embeddings)
 
     def score(self, topic: Topic, texts: list[str], embeddings: np.ndarray, query_embeddings: np.ndarray | None,
               lexical: np.ndarray) -> np.ndarray:
@@ -95,24 +84,4 @@ class RelevanceModel:
             query_embeddings = encode(topic_queries(topic))
         word_counts = np.array([len(text.split()) for text in texts])
         features = relevance_features(embeddings, query_embeddings, lexical, word_counts)
-        return (1.0 / (1.0 + np.exp(-self.logits(features, embeddings)))).astype(np.float32)
-
-    def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            np.savez_compressed(f, feature_mean=self.feature_mean, feature_scale=self.feature_scale,
-                                feature_weights=self.feature_weights, embedding_weights=self.embedding_weights,
-                                bias=np.float32(self.bias), feature_names=np.array(FEATURE_NAMES),
-                                info=np.array(json.dumps(self.info, sort_keys=True)))
-
-    @classmethod
-    def load(cls, path: Path | None = None) -> "RelevanceModel":
-        """Load a trained head (default: the one shipped in app/models/relevance.npz)."""
-        path = Path(path) if path is not None else DEFAULT_MODEL_PATH
-        if not path.is_file():
-            raise ToucheError(f"relevance model not found: {path} (train it with python -m app.training.relevance)")
-        with np.load(path, allow_pickle=False) as data:
-            if tuple(str(n) for n in data["feature_names"]) != FEATURE_NAMES:
-                raise ToucheError(f"relevance model {path} was trained on other features; retrain it")
-            return cls(data["feature_mean"], data["feature_scale"], data["feature_weights"],
-                       data["embedding_weights"], float(data["bias"]), json.loads(str(data["info"])))
+        return self.squash(self.logits(features, embeddings))
