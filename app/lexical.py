@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable
 
 import bm25s
@@ -27,7 +28,9 @@ class LexicalIndex:
     @classmethod
     def build(cls, texts: Iterable[str], size: int | None = None, progress: bool = False) -> "LexicalIndex":
         tokenizer = make_tokenizer()
-        tokens = tokenizer.tokenize(texts, length=size, return_as="tuple", show_progress=progress)
+        # bm25s wants a length for a generator (only for its progress bar): infinity counts without a total.
+        tokens = tokenizer.tokenize(texts, length=math.inf if size is None else size, return_as="tuple",
+                                    show_progress=progress)
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=progress)
         return cls(retriever, tokenizer, len(tokens.ids))

@@ -6,7 +6,6 @@ Each step calls one stage module with plain records in and out; `run` reads top 
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -151,7 +150,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         return candidates, sum(len(found) for found in candidates.values())
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
     # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
-    store = CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
+    store = corpus_cache(settings, source)
     cached = store.load_index()
     if cached is None:
         doc_ids: list[str] = []
@@ -162,8 +161,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                 yield document.text
 
         with timer.stage("index build"):
-            # The count is unknown while streaming; an infinite size makes the progress bar count without a total.
-            index = LexicalIndex.build(texts(), size=math.inf, progress=settings.progress)
+            index = LexicalIndex.build(texts(), progress=settings.progress)
             store.save_index(index, doc_ids)
     else:
         index, doc_ids = cached
@@ -179,6 +177,11 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         for topic, (rows, scores) in zip(topics, hits)
     }
     return candidates, len(doc_ids)
+
+
+def corpus_cache(settings: RunSettings, source) -> CorpusCache:
+    """Where this corpus's index and embeddings are cached: `--cache-dir`, else OUT/touche-cache."""
+    return CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
 
 
 @dataclass(frozen=True)
@@ -204,8 +207,7 @@ def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSetti
     source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
     store = None
     if source is not None:
-        store = CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
-        store = store.embeddings(f"minilm-{settings.max_seq_length}")
+        store = corpus_cache(settings, source).embeddings(f"minilm-{settings.max_seq_length}")
     missing = store.missing(ids) if store is not None else ids
     log.info("encoding %d distinct candidates (%d cached)", len(missing), len(ids) - len(missing))
     vectors = encoder.encode([texts[doc_id] for doc_id in missing], device=settings.device,
