@@ -261,8 +261,12 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
 
 
 def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
-    """A topic's document ids and fused scores, best first (ties by id), cut at `depth`."""
-    order = sorted(range(len(found)), key=lambda i: (-scores[i], found[i].doc.doc_id))[:depth]
+    """A topic's document ids and fused scores, best first, cut at `depth`.
+
+    Ties keep the first-stage order: the tail below the rerank depth shares one fused score and so stays in BM25
+    order.
+    """
+    order = sorted(range(len(found)), key=lambda i: -scores[i])[:depth]
     return [found[i].doc.doc_id for i in order], [float(scores[i]) for i in order]
 
 

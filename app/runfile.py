@@ -26,13 +26,14 @@ _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
                 tag: str, depth: int) -> list[RunRow]:
-    """One topic's rows: sorted by score (ties by doc id), deduplicated, cut at `depth`, ranks 1..n.
+    """One topic's rows: sorted by score, deduplicated, cut at `depth`, ranks 1..n.
 
-    Scores are made strictly decreasing at the printed precision, so trec_eval's sort by score
-    agrees with our ranks.
+    Tied scores keep the order they are given in (the caller's deterministic tie-break, e.g. the first-stage
+    rank). Scores are made strictly decreasing at the printed precision, so trec_eval's sort by score agrees
+    with our ranks.
     """
     stances = stances or ["Q0"] * len(doc_ids)
-    order = sorted(range(len(doc_ids)), key=lambda i: (-scores[i], doc_ids[i]))
+    order = sorted(range(len(doc_ids)), key=lambda i: -scores[i])
     rows, seen, step = [], set(), 10 ** -SCORE_DECIMALS
     previous = math.inf
     for i in order:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from app.pipeline import DEMO_INPUT, RunSettings, run
+from app.pipeline import DEMO_INPUT, RunSettings, _Timer, first_stage, run
+from app.topics import read_topics
 from app.runfile import validate_run
 
 
@@ -51,6 +52,17 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     _, rows = run_on(fixtures / "rerank", tmp_path / "rerank", tag="rr")
     assert {r[2] for r in rows if r[0] == "13"} == {"p-tea-1", "p-tea-2", "p-tea-3"}  # only the given candidates
     assert {r[5] for r in rows} == {"rr"}
+
+
+@pytest.mark.slow
+def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
+    settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path, progress=False, rerank_depth=1)
+    candidates_by_topic, _ = first_stage(settings, read_topics(settings.input_dir), _Timer())
+    report = run(settings)
+    rows = [line.split() for line in report.run_path.read_text().splitlines()]
+    for qid, found in candidates_by_topic.items():
+        tail = [r[2] for r in rows if r[0] == qid][1:]
+        assert tail == [c.doc.doc_id for c in found[1:]], qid
 
 
 @pytest.mark.slow

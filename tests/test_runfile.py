@@ -13,9 +13,9 @@ def rows_for(topics=3, per_topic=3, stance="Q0", tag="t"):
                                    [stance] * per_topic, tag, 1000)]
 
 
-def test_ranked_rows_sort_break_ties_dedupe_and_cut():
+def test_ranked_rows_sort_keep_the_given_order_for_ties_dedupe_and_cut():
     rows = ranked_rows("1", ["b", "a", "c", "a", "d"], [1.0, 1.0, 2.0, 0.5, 0.1], None, "tag", depth=3)
-    assert [r.doc_id for r in rows] == ["c", "a", "b"]
+    assert [r.doc_id for r in rows] == ["c", "b", "a"]  # b was given before a
     assert [r.rank for r in rows] == [1, 2, 3]
     scores = [r.score for r in rows]
     assert scores[0] > scores[1] > scores[2]  # the tie between a and b is broken
