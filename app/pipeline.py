@@ -85,7 +85,8 @@ def run(settings: RunSettings) -> RunReport:
     with timer.stage("topics"):
         topics = read_topics(settings.input_dir)
         questions = load_classifier()
-        task = stance.task_kind(topics, settings.task, lambda topic: questions.analyze(topic.title).comparative)
+        analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
+        task = stance.task_kind(topics, settings.task, lambda topic: analyses[topic.number].comparative)
         if task == "comparative":
             topics = [with_objects(topic, questions) for topic in topics]
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
@@ -105,7 +106,7 @@ def run(settings: RunSettings) -> RunReport:
         stances = detect_stances(topics, ranked, encoded, task, settings)
     if settings.balance_stance:
         argumentative = {topic.number for topic in topics
-                         if questions.analyze(topic.title).type == "argumentative"}
+                         if analyses[topic.number].type == "argumentative"}
         ranked, stances = balance(ranked, stances, argumentative)
 
     with timer.stage("write"):
@@ -227,14 +228,13 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
     minimum of each, so with non-negative weights it fuses below the head, in BM25 order.
     """
     rows = encoded.rows
-    query_vectors = encoder.encode([topic.title for topic in topics], device=settings.device,
-                                   max_seq_length=settings.max_seq_length)
     word_counts = np.array([len(text.split()) for text in encoded.texts])
     # The relevance head compares each passage with four queries per topic (title, title + description, ...).
     relevance = RelevanceModel.load()
     relevance_queries = encoder.encode([query for topic in topics for query in topic_queries(topic)],
                                        device=settings.device, max_seq_length=settings.max_seq_length,
                                        ).reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
+    query_vectors = relevance_queries[:, QUERY_NAMES.index("title")]  # the dense feature's query: the title
 
     def padded(head: np.ndarray, size: int) -> np.ndarray:
         return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
