@@ -157,7 +157,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import RunSettings, _Timer, encode_candidates, first_stage, score_features
+    from .pipeline import RunSettings, _Timer, encode_candidates, encode_queries, first_stage, score_features
     from .quality import QualityModel
     from .topics import read_topics
     from .training.fusion import per_topic_ndcg
@@ -171,11 +171,11 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
                                progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
                                cache_dir=BENCH / "work" / "cache")
         topics = [topic for topic in read_topics(settings.input_dir) if topic.number in dev]
-        candidates, _ = first_stage(settings, topics, _Timer())
+        candidates, _, cache = first_stage(settings, topics, _Timer())
         ids = {qid: [candidate.doc.doc_id for candidate in found] for qid, found in candidates.items()}
-        encoded = encode_candidates(candidates, settings)
+        encoded = encode_candidates(candidates, settings, cache)
         quality = QualityModel.load().score(encoded.texts, encoded.vectors)
-        full = score_features(topics, candidates, encoded, quality, settings)
+        full = score_features(topics, candidates, encoded, quality, encode_queries(topics, settings), settings)
         for depth in depths:
             features = {qid: {name: np.concatenate([values[:depth], np.full(max(len(values) - depth, 0),
                                                                              values[:depth].min())])

@@ -73,6 +73,8 @@ def run(
                                      "stance models; the rest follow in BM25 order."),
     depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
+    precision: str = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
+                                  "or bf16."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Cache for fetched documents (default: under the output)."),
@@ -84,6 +86,7 @@ def run(
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
+    from .encoder import PRECISIONS
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
 
     _setup_logging(debug, quiet)
@@ -100,12 +103,15 @@ def run(
             raise ToucheError(f"input directory {input_dir} does not exist")
         if device not in ("auto", "cpu", "cuda"):
             raise ToucheError(f"--device must be auto, cpu or cuda, not {device!r}")
+        if precision not in PRECISIONS:
+            raise ToucheError(f"--precision must be {', '.join(PRECISIONS)}, not {precision!r}")
         if task is not None and task not in ("comparative", "controversial"):
             raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
-                               depth=depth, overwrite=overwrite, device=device, progress=not quiet,
+                               depth=depth, overwrite=overwrite, device=device, precision=precision,
+                               progress=not quiet,
                                backend=backend, index=index, cache_dir=cache_dir, rerank_depth=rerank_depth,
                                stance=stance, task=task, balance_stance=balance_stance)
         report = run_pipeline(settings)

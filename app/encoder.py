@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import nullcontext
 from functools import lru_cache
 
 import numpy as np
 
 log = logging.getLogger(__name__)
 
-BATCH_SIZE = 32
+# 16 pads less than 32 within a length-sorted batch: 28.5 vs 24.8 passages/s at fp32 on 2 cores.
+BATCH_SIZE = 16
+PRECISIONS = ("auto", "fp32", "bf16")
 # Word pieces kept per text. all-MiniLM-L6-v2 was trained on 128 and ships with 256; Touché passages have a median
 # of ~190. 128 encoded 256 real passages 1.4-3.9x faster here (2 busy cores), but its embeddings differ (mean
 # cosine 0.90 to those at 256) and the fusion weights were tuned at 256, so 256 stays the default.
@@ -26,6 +29,23 @@ def resolve_device(device: str = "auto") -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def resolve_precision(precision: str = "auto", device: str = "auto") -> str:
+    """Map `auto` to `bf16` on a CPU with native bf16 instructions (AVX512-BF16 or AMX), else `fp32`.
+
+    Measured on 400 tira-input passages at 256 word pieces (2 cores, AVX512-BF16): bf16 autocast encodes 46.5
+    passages/s against 28.5 at fp32, with cosine >= 0.99995 to the fp32 embeddings the heads were trained on.
+    Without native support bf16 is emulated and slower, and GPUs are fast enough at fp32.
+    """
+    if precision != "auto":
+        return precision
+    if resolve_device(device) != "cpu":
+        return "fp32"
+    import torch
+
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return "bf16" if native else "fp32"
+
+
 @lru_cache(maxsize=2)
 def load_encoder(device: str = "auto"):
     """Load the bundled SentenceTransformer once per device; never touches a model hub."""
@@ -39,15 +59,20 @@ def load_encoder(device: str = "auto"):
 
 
 def encode(texts: list[str], device: str = "auto", batch_size: int = BATCH_SIZE,
-           progress: bool = False, max_seq_length: int = MAX_SEQ_LENGTH) -> np.ndarray:
+           progress: bool = False, max_seq_length: int = MAX_SEQ_LENGTH, precision: str = "auto") -> np.ndarray:
     """Embed texts as L2-normalised float32 rows (cosine similarity is then a dot product).
 
-    Texts are truncated to `max_seq_length` word pieces.
+    Texts are truncated to `max_seq_length` word pieces; `precision` is resolved by `resolve_precision`.
     """
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
+    import torch
+
+    device = resolve_device(device)
     model = load_encoder(device)
     model.max_seq_length = max_seq_length
-    vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
-                           convert_to_numpy=True, show_progress_bar=progress)
+    bf16 = resolve_precision(precision, device) == "bf16"
+    with torch.autocast(device, dtype=torch.bfloat16) if bf16 else nullcontext():
+        vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=progress)
     return vectors.astype(np.float32, copy=False)

@@ -52,6 +52,7 @@ class RunSettings:
     # them in BM25 order.
     rerank_depth: int = 100
     max_seq_length: int = encoder.MAX_SEQ_LENGTH
+    precision: str = "auto"
     stance: bool = True
     task: str | None = None
     balance_stance: bool = False
@@ -91,19 +92,20 @@ def run(settings: RunSettings) -> RunReport:
             topics = [with_objects(topic, questions) for topic in topics]
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
 
-    candidates, corpus_size = first_stage(settings, topics, timer)
+    candidates, corpus_size, cache = first_stage(settings, topics, timer)
 
     with timer.stage("dense encoding"):
-        encoded = encode_candidates(candidates, settings)
+        encoded = encode_candidates(candidates, settings, cache)
     with timer.stage("quality"):
         quality = QualityModel.load().score(encoded.texts, encoded.vectors)
     with timer.stage("fusion"):
-        features = score_features(topics, candidates, encoded, quality, settings)
+        queries = encode_queries(topics, settings)
+        features = score_features(topics, candidates, encoded, quality, queries, settings)
         ranked = {qid: rank(candidates[qid], fusion.fuse(topic_features), settings.depth)
                   for qid, topic_features in features.items()}
 
     with timer.stage("stance"):
-        stances = detect_stances(topics, ranked, encoded, task, settings)
+        stances = detect_stances(topics, ranked, encoded, queries, task, settings)
     if settings.balance_stance:
         argumentative = {topic.number for topic in topics
                          if analyses[topic.number].type == "argumentative"}
@@ -129,8 +131,9 @@ def with_objects(topic: Topic, questions) -> Topic:
 
 
 def first_stage(settings: RunSettings, topics: list[Topic],
-                timer: _Timer) -> tuple[dict[str, list[Candidate]], int]:
-    """Candidates per topic: from ChatNoir, from a re-rank file as given, or BM25 over the local corpus."""
+                timer: _Timer) -> tuple[dict[str, list[Candidate]], int, CorpusCache | None]:
+    """Candidates per topic (from ChatNoir, a re-rank file as given, or BM25 over the local corpus), the number of
+    documents they came from, and the local corpus's cache (None for ChatNoir)."""
     source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
     if settings.backend == "chatnoir" or (settings.backend == "auto" and source is None
                                           and has_credentials(settings.input_dir)):
@@ -139,7 +142,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                                                 settings.cache_dir or settings.output_dir / "chatnoir-cache")
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
                                                             text_depth=CHATNOIR_TEXT_DEPTH)
-        return candidates, sum(len(found) for found in candidates.values())
+        return candidates, sum(len(found) for found in candidates.values()), None
     if source is None:
         raise ToucheError(f"no corpus in {settings.input_dir}: expected args.me JSON, passages.jsonl[.gz], "
                           "documents.jsonl[.gz] or rerank.jsonl[.gz]")
@@ -148,7 +151,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
             _, candidates = read_rerank(source)
         wanted = {topic.number for topic in topics}
         candidates = {qid: found[: settings.candidates] for qid, found in candidates.items() if qid in wanted}
-        return candidates, sum(len(found) for found in candidates.values())
+        return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
     # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
     store = corpus_cache(settings, source)
@@ -177,7 +180,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                        for row, score in zip(rows, scores)]
         for topic, (rows, scores) in zip(topics, hits)
     }
-    return candidates, len(doc_ids)
+    return candidates, len(doc_ids), store
 
 
 def corpus_cache(settings: RunSettings, source) -> CorpusCache:
@@ -198,21 +201,23 @@ class Encoded:
         return {doc_id: row for row, doc_id in enumerate(self.ids)}
 
 
-def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSettings) -> Encoded:
-    """Encode each distinct head candidate once across topics, reusing the corpus's embedding cache."""
+def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSettings,
+                      cache: CorpusCache | None) -> Encoded:
+    """Encode each distinct head candidate once across topics, reusing the corpus's embedding cache if any."""
     texts: dict[str, str] = {}
     for found in candidates.values():
         for candidate in found[: settings.rerank_depth]:
             texts.setdefault(candidate.doc.doc_id, candidate.doc.text)
     ids = list(texts)
-    source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
     store = None
-    if source is not None:
-        store = corpus_cache(settings, source).embeddings(f"minilm-{settings.max_seq_length}")
+    if cache is not None:
+        precision = encoder.resolve_precision(settings.precision, settings.device)
+        store = cache.embeddings(f"minilm-{settings.max_seq_length}-{precision}")
     missing = store.missing(ids) if store is not None else ids
     log.info("encoding %d distinct candidates (%d cached)", len(missing), len(ids) - len(missing))
     vectors = encoder.encode([texts[doc_id] for doc_id in missing], device=settings.device,
-                             progress=settings.progress, max_seq_length=settings.max_seq_length)
+                             progress=settings.progress, max_seq_length=settings.max_seq_length,
+                             precision=settings.precision)
     if store is not None:
         store.add(missing, vectors)
         store.save()
@@ -220,8 +225,17 @@ def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSetti
     return Encoded(ids, [texts[doc_id] for doc_id in ids], vectors)
 
 
+def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.ndarray]:
+    """Per topic, the embeddings of its relevance queries (title, title + description, ...), one row per query."""
+    vectors = encoder.encode([query for topic in topics for query in topic_queries(topic)], device=settings.device,
+                             max_seq_length=settings.max_seq_length, precision=settings.precision)
+    vectors = vectors.reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
+    return {topic.number: topic_vectors for topic, topic_vectors in zip(topics, vectors)}
+
+
 def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], encoded: Encoded,
-                   quality: np.ndarray, settings: RunSettings) -> dict[str, dict[str, np.ndarray]]:
+                   quality: np.ndarray, queries: dict[str, np.ndarray],
+                   settings: RunSettings) -> dict[str, dict[str, np.ndarray]]:
     """Per topic, the fusion features of its candidates.
 
     Only the top `rerank_depth` candidates have dense, length and quality scores; the tail gets the head's
@@ -229,18 +243,14 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
     """
     rows = encoded.rows
     word_counts = np.array([len(text.split()) for text in encoded.texts])
-    # The relevance head compares each passage with four queries per topic (title, title + description, ...).
     relevance = RelevanceModel.load()
-    relevance_queries = encoder.encode([query for topic in topics for query in topic_queries(topic)],
-                                       device=settings.device, max_seq_length=settings.max_seq_length,
-                                       ).reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
-    query_vectors = relevance_queries[:, QUERY_NAMES.index("title")]  # the dense feature's query: the title
 
     def padded(head: np.ndarray, size: int) -> np.ndarray:
         return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
 
     features = {}
-    for topic, query_vector, queries in zip(topics, query_vectors, relevance_queries):
+    title = QUERY_NAMES.index("title")  # the dense feature's query
+    for topic in topics:
         found = candidates.get(topic.number, [])
         if not found:
             log.warning("topic %s: no candidates", topic.number)
@@ -251,11 +261,11 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
         lexical = lexical / top if top > 0 else lexical
         features[topic.number] = {
             "lexical": lexical,
-            "dense": padded(encoded.vectors[head] @ query_vector, len(found)),
+            "dense": padded(encoded.vectors[head] @ queries[topic.number][title], len(found)),
             "length": padded(fusion.length_prior(word_counts[head]), len(found)),
             "quality": padded(quality[head], len(found)),
             "relevance": padded(relevance.score(topic, [encoded.texts[row] for row in head], encoded.vectors[head],
-                                                queries, lexical[: len(head)]), len(found)),
+                                                queries[topic.number], lexical[: len(head)]), len(found)),
         }
     return features
 
@@ -271,7 +281,7 @@ def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[s
 
 
 def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]], encoded: Encoded,
-                   task: str, settings: RunSettings) -> dict[str, list[str]]:
+                   queries: dict[str, np.ndarray], task: str, settings: RunSettings) -> dict[str, list[str]]:
     """Stance labels for each topic's reranked documents; Q0 (no label) below the rerank depth or with --no-stance."""
     if not settings.stance:
         return {}
@@ -284,7 +294,8 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         doc_ids = ranked[topic.number][0]
         # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
         head = [rows[doc_id] for doc_id in doc_ids[: settings.rerank_depth]]
-        predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task)
+        predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task,
+                                    topic_embedding=queries[topic.number][QUERY_NAMES.index("title")])
         found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels

@@ -269,15 +269,19 @@ class StanceModel:
                             **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
-                task: str = "comparative") -> list[StancePrediction]:
-        """Label each text's stance toward the topic; `embeddings` are `app.encoder.encode(texts)` rows if known."""
+                task: str = "comparative", topic_embedding: np.ndarray | None = None) -> list[StancePrediction]:
+        """Label each text's stance toward the topic.
+
+        `embeddings` (of the texts) and `topic_embedding` (of the title) are `app.encoder.encode` rows if known.
+        """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
         if not texts:
             return []
         if embeddings is None:
             embeddings = self._encode(list(texts))
-        topic_embedding = self._encode([topic.title])[0]
+        if topic_embedding is None:
+            topic_embedding = self._encode([topic.title])[0]
         if task == "controversial":
             return self._predict_controversial(embeddings, topic_embedding, topic_polarity(topic.title))
         objects = topic.objects or _objects_from_question(topic.title)

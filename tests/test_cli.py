@@ -53,6 +53,8 @@ def test_missing_input_directory_and_bad_options(tmp_path):
     assert result.exit_code == 1 and "does not exist" in result.stderr
     result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--device", "tpu"])
     assert result.exit_code == 1 and "--device" in result.stderr
+    result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--precision", "int8"])
+    assert result.exit_code == 1 and "--precision must be auto, fp32, bf16" in result.stderr
 
 
 def test_output_directory_is_required_with_an_input(tmp_path):

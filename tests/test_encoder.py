@@ -1,0 +1,44 @@
+import numpy as np
+import torch
+
+from app import encoder
+
+TEXTS = [
+    "Python is easier to learn than Java because its syntax is shorter.",
+    "Java is faster than Python for long-running server code, thanks to the JIT compiler.",
+    "Cats sleep most of the day.",
+]
+
+
+def test_embeddings_are_normalised_float32_rows():
+    vectors = encoder.encode(TEXTS, device="cpu", precision="fp32")
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert encoder.encode([], device="cpu").shape == (0, 384)
+
+
+def test_bf16_embeddings_match_fp32():
+    # The heads were trained on fp32 embeddings; bf16 autocast must not move them.
+    fp32 = encoder.encode(TEXTS, device="cpu", precision="fp32")
+    bf16 = encoder.encode(TEXTS, device="cpu", precision="bf16")
+    assert not np.array_equal(fp32, bf16)  # autocast really ran
+    assert (fp32 * bf16).sum(axis=1).min() > 0.999
+
+
+def test_texts_are_cut_at_max_seq_length():
+    long = "the cost of nuclear power " * 200
+    cut = encoder.encode([long, long + " and cheap solar panels"], device="cpu", precision="fp32",
+                         max_seq_length=32)
+    assert np.allclose(cut[0], cut[1], atol=1e-6)
+
+
+def test_precision_auto_is_bf16_only_on_cpus_with_native_bf16(monkeypatch):
+    assert encoder.resolve_precision("fp32", "cpu") == "fp32"
+    assert encoder.resolve_precision("bf16", "cpu") == "bf16"
+    assert encoder.resolve_precision("auto", "cuda") == "fp32"
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    assert encoder.resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
+    assert encoder.resolve_precision("auto", "cpu") == "bf16"
+
