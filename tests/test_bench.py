@@ -72,7 +72,7 @@ def test_measure_reports_the_schema(data, tmp_path):
     target = bench.write_synthetic(tmp_path / "synthetic-200", 200, data, seed=1, progress=False)
     result = bench.measure(target, "synthetic-200", tmp_path / "out", "cpu", progress=False)
     assert {"input", "passages", "topics", "wall_s", "peak_rss_mb", "stages", "floor_s", "ratio", "device",
-            "load_avg"} <= set(result)
+            "precision", "load_avg"} <= set(result)
     assert result["passages"] == 200 and result["topics"] == 1 and result["device"] == "cpu"
     assert {"corpus read", "index build", "first-stage retrieval", "dense encoding", "write"} <= set(result["stages"])
     assert result["ratio"] == pytest.approx(result["wall_s"] / result["floor_s"], rel=0.01)
