@@ -1,4 +1,18 @@
-from app.lexical import LexicalIndex
+"""The BM25 first stage: ranking behaviour, and the chunked builder against plain bm25s."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+
+import bm25s
+import numpy as np
+import pytest
+
+from app.cache import CorpusCache
+from app.lexical import LexicalIndex, make_tokenizer
+from app.topics import read_topics
 
 TEXTS = ["Cats are independent pets that need no walks.",
          "Dogs need daily walks and lots of attention.",
@@ -19,3 +33,82 @@ def test_k_is_capped_and_unknown_or_stopword_queries_return_nothing():
     results = index.search(["cats", "zebra", "the and of"], k=100)
     assert list(results[0][0]) == [0]
     assert len(results[1][0]) == 0 and len(results[2][0]) == 0
+
+
+# The chunked builder against plain bm25s, as LexicalIndex.build indexed before it streamed in chunks.
+
+def _bm25s_reference(texts: list[str]) -> LexicalIndex:
+    tokenizer = make_tokenizer()
+    retriever = bm25s.BM25()
+    retriever.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
+    return LexicalIndex(retriever, tokenizer, len(texts))
+
+
+def _assert_same_index(index: LexicalIndex, expected: LexicalIndex, queries: list[str], k: int) -> None:
+    for key in ("data", "indices", "indptr"):
+        built, reference = index.retriever.scores[key], expected.retriever.scores[key]
+        assert built.dtype == reference.dtype, key
+        np.testing.assert_array_equal(built, reference, err_msg=key)
+    assert index.retriever.scores["num_docs"] == expected.retriever.scores["num_docs"] == index.size
+    assert index.retriever.vocab_dict == expected.retriever.vocab_dict
+    assert index.tokenizer.word_to_id == expected.tokenizer.word_to_id
+    hits, expected_hits = index.search(queries, k), expected.search(queries, k)
+    assert sum(len(rows) for rows, _ in expected_hits) > len(queries)  # the queries do retrieve
+    for (rows, scores), (expected_rows, expected_scores) in zip(hits, expected_hits):
+        assert rows.tolist() == expected_rows.tolist()
+        np.testing.assert_allclose(scores, expected_scores, rtol=1e-6)
+
+
+def _generated_texts(count: int, seed: int) -> list[str]:
+    """Texts over inflected words and stopwords, some empty or stopwords only; new words keep appearing, and
+    one word 300 times in one text (a frequency beyond uint8)."""
+    rng = np.random.default_rng(seed)
+    words = ["walk", "walks", "walking", "dog", "dogs", "cat", "cats", "the", "and", "of", "energy", "nuclear",
+             "better", "best", "school", "uniforms", "vaccines", "vaccinated"]
+    texts = []
+    for i in range(count):
+        length = int(rng.integers(0, 40))
+        picked = [words[j] for j in rng.integers(0, len(words), size=length)] + [f"rare{i // 3}"] * (i % 4)
+        texts.append(" ".join(picked) if i % 11 else ("the and of" if i % 2 else ""))
+    texts[5] += " nuclear" * 300
+    return texts
+
+
+GENERATED_QUERIES = ["walking dogs", "cats", "nuclear energy", "the best school uniforms", "rare5 rare40",
+                     "vaccinated", "rare299 walk"]
+
+
+@pytest.mark.parametrize("chunk_docs", [1, 7, 64, 10_000])
+def test_chunked_build_equals_bm25s(chunk_docs):
+    texts = _generated_texts(300, seed=chunk_docs)
+    index = LexicalIndex.build((text for text in texts), chunk_docs=chunk_docs)  # a generator, no size
+    _assert_same_index(index, _bm25s_reference(texts), GENERATED_QUERIES, k=40)
+
+
+def test_chunked_build_equals_bm25s_on_real_passages(shared_data):
+    task = shared_data / "touche-2022-task2"
+    with gzip.open(task / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as lines:
+        texts = [json.loads(line)["contents"] for line in itertools.islice(lines, 700)]
+    texts[10:10] = ["", "The and of it."]  # an empty and a stopwords-only passage
+    queries = [topic.title for topic in read_topics(task / "topics-task2.xml")]
+    index = LexicalIndex.build(iter(texts), size=len(texts), chunk_docs=128, progress=True)
+    _assert_same_index(index, _bm25s_reference(texts), queries, k=100)
+
+
+def test_empty_corpus_retrieves_nothing():
+    index = LexicalIndex.build(iter([]))
+    assert index.size == 0 and index.retriever.scores["num_docs"] == 0
+    assert [len(rows) for rows, _ in index.search(["cats"], k=10)] == [0]
+
+
+def test_chunked_index_survives_the_cache_round_trip(tmp_path):
+    texts = _generated_texts(200, seed=3)
+    index = LexicalIndex.build(iter(texts), chunk_docs=50)
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(index, [f"d{i}" for i in range(len(texts))])
+    loaded, doc_ids = cache.load_index()
+    assert len(doc_ids) == loaded.size == len(texts)
+    for (rows, scores), (loaded_rows, loaded_scores) in zip(index.search(GENERATED_QUERIES, 30),
+                                                           loaded.search(GENERATED_QUERIES, 30)):
+        assert rows.tolist() == loaded_rows.tolist()
+        np.testing.assert_array_equal(scores, loaded_scores)
