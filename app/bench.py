@@ -3,7 +3,8 @@
     python -m app.bench [--sizes 10k,100k,868k,tira-input] [--device auto] [--data ../shared/data]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
-and whose words are drawn from their unigram distribution, plus the 50 real topics. Every input is measured
+and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
+(Heaps' law), plus the 50 real topics. Every input is measured
 in its own child process (so peak RSS is that input's), cold (no cache), and the same process then times
 the two floors: bm25s indexing the same texts alone, and the bi-encoder encoding the candidates the
 pipeline re-ranked alone. Writes bench/results.json (merged by input name) and bench/results.png.
@@ -33,6 +34,8 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 SIZES = {"10k": 10_000, "100k": 100_000, "868k": 868_000}
 CHUNK = 10_000
+# Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
+GENERATOR = "unigram+heaps-1"
 
 
 def parse_size(name: str) -> int | None:
@@ -46,39 +49,82 @@ def parse_size(name: str) -> int | None:
 
 
 class PassageModel:
-    """Passage lengths (in words) and word frequencies of real passages, to sample look-alikes from."""
+    """Passage lengths (in words), word frequencies and vocabulary growth of real passages, to sample look-alikes.
 
-    def __init__(self, lengths: np.ndarray, words: list[str], counts: np.ndarray):
+    Words drawn from the real unigram model alone would stop adding vocabulary after a few thousand passages,
+    while a real corpus keeps meeting new words (Heaps' law: V = K * n^beta distinct index terms in n tokens), and
+    the index's vocabulary is part of its memory. So each sampled token is, with the probability dV/dn of the law
+    fitted on the real passages, a word never seen before.
+    """
+
+    def __init__(self, lengths: np.ndarray, words: list[str], counts: np.ndarray, heaps_k: float, heaps_beta: float):
         self.lengths, self.words = lengths, words
         self.cumulative = np.cumsum(counts / counts.sum())
+        self.heaps_k, self.heaps_beta = heaps_k, heaps_beta
+        self.tokens = 0  # tokens sampled so far: where the next passage stands on the vocabulary growth curve
 
     @classmethod
     def from_passages(cls, path: Path) -> "PassageModel":
-        lengths, counts = [], Counter()
+        lengths, counts, seen, growth = [], Counter(), set(), []
         with gzip.open(path, "rt", encoding="utf-8") as lines:
             for line in lines:
-                words = json.loads(line)["contents"].split()
+                text = json.loads(line)["contents"]
+                words = text.split()
                 lengths.append(len(words))
                 counts.update(words)
+                # Vocabulary growth counted in the index's own terms (bm25s: lower-cased runs of 2+ word characters).
+                for term in INDEX_TERM.findall(text.lower()):
+                    seen.add(term)
+                    growth.append(len(seen))
         words, frequencies = zip(*counts.most_common())
-        return cls(np.array(lengths), list(words), np.array(frequencies, dtype=np.float64))
+        heaps_k, heaps_beta = fit_heaps(np.array(growth))
+        return cls(np.array(lengths), list(words), np.array(frequencies, dtype=np.float64), heaps_k, heaps_beta)
 
     def sample(self, count: int, rng: np.random.Generator) -> list[str]:
-        """`count` passages: lengths resampled from the real ones, words i.i.d. from the unigram model."""
+        """`count` passages: lengths resampled from the real ones, words i.i.d. from the unigram model, and new
+        words at the rate of the vocabulary growth curve."""
         lengths = rng.choice(self.lengths, size=count)
-        picks = np.searchsorted(self.cumulative, rng.random(int(lengths.sum())), side="right")
-        picks = np.minimum(picks, len(self.words) - 1).tolist()
+        total = int(lengths.sum())
+        picks = np.searchsorted(self.cumulative, rng.random(total), side="right")
+        tokens = [self.words[i] for i in np.minimum(picks, len(self.words) - 1).tolist()]
+        position = np.arange(self.tokens + 1, self.tokens + total + 1, dtype=np.float64)
+        new_word = self.heaps_beta * self.heaps_k * position ** (self.heaps_beta - 1)
+        for i in np.flatnonzero(rng.random(total) < new_word).tolist():
+            tokens[i] = novel_word(self.tokens + i)
+        self.tokens += total
         texts, start = [], 0
         for length in lengths.tolist():
-            texts.append(" ".join(map(self.words.__getitem__, picks[start:start + length])))
+            texts.append(" ".join(tokens[start:start + length]))
             start += length
         return texts
+
+
+INDEX_TERM = re.compile(r"(?u)\b\w\w+\b")
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def fit_heaps(growth: np.ndarray) -> tuple[float, float]:
+    """K and beta of Heaps' law fitted (log-log least squares) on a vocabulary growth curve, skipping its first 5%."""
+    n = np.arange(1, len(growth) + 1, dtype=np.float64)
+    keep = n >= max(2, len(growth) // 20)
+    beta, log_k = np.polyfit(np.log(n[keep]), np.log(growth[keep]), 1)
+    return float(np.exp(log_k)), float(beta)
+
+
+def novel_word(serial: int) -> str:
+    """A distinct letters-only non-word for each serial number; the final x keeps stemmers from merging two."""
+    letters = []
+    while True:
+        serial, digit = divmod(serial, 26)
+        letters.append(LETTERS[digit])
+        if serial == 0:
+            return "zq" + "".join(letters) + "x"
 
 
 def write_synthetic(target: Path, passages: int, data: Path, seed: int = 13, progress: bool = True) -> Path:
     """A Touché 2022 Task 2 input with `passages` synthetic passages; reused when already complete."""
     done = target / ".complete"
-    if done.exists():
+    if done.exists() and done.read_text() == GENERATOR:
         return target
     from tqdm import tqdm
 
@@ -94,7 +140,7 @@ def write_synthetic(target: Path, passages: int, data: Path, seed: int = 13, pro
             out.writelines(json.dumps({"id": f"clueweb12-synth{(start + i) // 100:07d}___{(start + i) % 100}",
                                        "contents": text}) + "\n" for i, text in enumerate(texts))
             bar.update(len(texts))
-    done.touch()
+    done.write_text(GENERATOR)
     return target
 
 

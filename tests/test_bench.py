@@ -45,8 +45,25 @@ def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):
     assert len(documents) == 200 and len({document.doc_id for document in documents}) == 200
     lengths = [len(document.text.split()) for document in documents]
     assert min(lengths) >= 5 and max(lengths) <= 40
-    assert {word for document in documents for word in document.text.split()} <= set(WORDS)
+    new_words = {word for document in documents for word in document.text.split()} - set(WORDS)
+    assert all(word.startswith("zq") for word in new_words)
     assert (target / "topics.xml").read_text().count("<topic>") == 1
+
+
+def test_synthetic_vocabulary_grows_as_heaps_law_says():
+    model = bench.PassageModel(np.array([50]), ["the", "cat"], np.array([2.0, 1.0]), heaps_k=10.0, heaps_beta=0.5)
+    rng = np.random.default_rng(0)
+    texts = [text for _ in range(4) for text in model.sample(500, rng)]  # 100,000 tokens in four chunks
+    tokens = " ".join(texts).split()
+    assert len(tokens) == model.tokens == 100_000
+    assert len(set(tokens)) == pytest.approx(10.0 * 100_000 ** 0.5, rel=0.1)
+    assert bench.novel_word(0) != bench.novel_word(26) and bench.novel_word(27).isalpha()
+
+
+def test_heaps_law_fit_recovers_its_parameters():
+    growth = np.floor(7.0 * np.arange(1, 100_001) ** 0.6)
+    k, beta = bench.fit_heaps(growth)
+    assert k == pytest.approx(7.0, rel=0.05) and beta == pytest.approx(0.6, abs=0.01)
 
 
 def test_synthetic_input_is_reproducible_and_reused(data, tmp_path):
