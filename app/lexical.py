@@ -143,6 +143,10 @@ class LexicalIndex:
         # what BM25.index() leaves behind for a Tokenized corpus that already holds the empty token
         retriever.vocab_dict, retriever.nonoccurrence_array = vocab, None
         retriever.unique_token_ids_set = set(vocab.values())
+        # Queries need only stem -> id; word -> stem and word -> id are caches with an entry per distinct word
+        # (~0.8M words, ~130 MB at 868k passages) that refill for query words. The empty token stays.
+        tokenizer.word_to_stem = {}
+        tokenizer.word_to_id = {word: sid for word, sid in tokenizer.word_to_id.items() if word == ""}
         return cls(retriever, tokenizer, retriever.scores["num_docs"])
 
     def search(self, queries: list[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
