@@ -41,7 +41,10 @@ DEFAULT_OUT = Path(__file__).resolve().parents[1] / "models"
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO"}
 FOLDS = 5
-# Chosen by leave-topics-out cross-validation on the dev passages (C in 0.001-0.01, dev weight 1 or 3).
+# Chosen by leave-topics-out cross-validation on the dev passages (C in 0.001-0.01, dev weight 1 or 3), on the
+# fold split of seed 13, so that figure is optimistic; the mean over SPLITS splits of the 25 topics into folds
+# (seeds 13, 14, ...) is the estimate to quote.
+SPLITS = 5
 COMPARATIVE_C = 0.001
 DEV_WEIGHT = 3.0
 CONTROVERSIAL_C = 0.003  # IBM train leave-topics-out accuracy: 0.617 (0.609 at 0.01, 0.613 at 0.03 and 0.1)
@@ -289,6 +292,9 @@ def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int =
     embed = EmbeddingCache(cache_dir)
     qa, dev = load_qa_pairs(data_dir), load_dev_passages(data_dir)
     cv_f1, cv_per_label = cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+    # With 25 topics, which topics share a fold moves macro-F1 by a few points: average over other splits too.
+    split_f1 = [cv_f1] + [cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed + split)[0]
+                          for split in range(1, SPLITS)]
     qa_only = train_comparative(qa, [], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
     dev_gold = [e.label for e in dev]
     qa_only_f1 = f1_score(dev_gold, predict_labels(qa_only, comparative_matrix(dev, embed)),
@@ -307,6 +313,8 @@ def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int =
     metrics = {
         "dev_stance_macro_f1_leave_topics_out": round(float(cv_f1), 4),
         "dev_stance_f1_per_label_leave_topics_out": cv_per_label,
+        f"dev_stance_macro_f1_leave_topics_out_mean_of_{SPLITS}_splits": round(float(np.mean(split_f1)), 4),
+        f"dev_stance_macro_f1_leave_topics_out_sd_of_{SPLITS}_splits": round(float(np.std(split_f1)), 4),
         "dev_stance_macro_f1_trained_on_qa_pairs_only": round(float(qa_only_f1), 4),
         "dev_judged_passages": len(dev),
         "ibm_train_accuracy_leave_topics_out": round(float(ibm_cv_accuracy), 4),
