@@ -8,7 +8,7 @@ import pytest
 
 from app.fusion import FusionWeights, fuse, length_prior
 from app.training import fusion as tuner
-from app.training.quality import topic_folds
+from app.training.common import ideal_dcg, judged_ndcg, per_topic_ndcg, topic_folds
 
 
 def test_length_prior_saturates_and_orders():
@@ -45,8 +45,8 @@ def test_judged_ndcg_matches_ir_measures():
     # two more judged documents that no run retrieved: they raise the ideal DCG
     qrels = [ir_measures.Qrel("1", d, int(g)) for d, g in zip(docs, grades)] + [
         ir_measures.Qrel("1", "missing-a", 2), ir_measures.Qrel("1", "missing-b", 1)]
-    ideal = tuner.ideal_dcg([q.relevance for q in qrels])
-    ours = tuner.judged_ndcg(scores, grades.astype(float), ideal)
+    ideal = ideal_dcg([q.relevance for q in qrels])
+    ours = judged_ndcg(scores, grades.astype(float), ideal)
     measure = ir_measures.nDCG(judged_only=True) @ 5
     for row, value in zip(scores, ours):
         run = [ir_measures.ScoredDoc("1", d, float(s)) for d, s in zip(docs, row)]
@@ -80,3 +80,16 @@ def test_cross_validation_finds_the_informative_features(capsys):
     assert after["relevance_all"] == pytest.approx(after["relevance"])  # every judged document is a candidate
     printed = capsys.readouterr().out
     assert printed.count("after\tfold") == 5 and "after\tmean" in printed
+
+
+def test_per_topic_ndcg_matches_ir_measures_with_ties():
+    rng = np.random.default_rng(5)
+    qids = [str(1 + i % 3) for i in range(30)]
+    doc_ids = [f"d{i:02d}" for i in range(30)]
+    grades = rng.integers(0, 3, size=30).tolist()
+    scores = rng.integers(0, 4, size=30).astype(float)  # many ties: trec_eval breaks them by doc id
+    qrels = [ir_measures.Qrel(q, d, g) for q, d, g in zip(qids, doc_ids, grades)]
+    run = [ir_measures.ScoredDoc(q, d, s) for q, d, s in zip(qids, doc_ids, scores)]
+    expected = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG(judged_only=True) @ 5],
+                                                                    qrels, run)}
+    assert per_topic_ndcg(qids, doc_ids, grades, scores) == pytest.approx(expected)

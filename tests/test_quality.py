@@ -8,6 +8,7 @@ import pytest
 from app.errors import ToucheError
 from app.quality import EMBEDDING_DIM, FEATURE_NAMES, QualityModel, text_features
 from app.training import quality as training
+from app.training.common import per_topic_ndcg, topic_folds
 
 PROSE = ("Cats are better pets than dogs because they are independent and clean. However, dogs are more loyal, "
          "so families with children often prefer them.")
@@ -124,12 +125,14 @@ def test_loaders_read_the_shared_layout(fixtures):
 
 def test_judged_ndcg_and_topic_folds(fixtures):
     judged = training.load_touche_dev(fixtures / "quality" / "data")
-    perfect = np.array([j.quality for j in judged], dtype=float)
-    assert training.judged_ndcg5(judged, perfect) == {"1": pytest.approx(1.0), "2": pytest.approx(1.0)}
-    assert training.judged_ndcg5(judged, -perfect)["2"] < 1.0
-    folds = training.topic_folds([str(q) for q in range(1, 11)], 3, seed=7)
+    qids, doc_ids, grades = [j.qid for j in judged], [j.doc_id for j in judged], [j.quality for j in judged]
+    perfect = np.array(grades, dtype=float)
+    assert per_topic_ndcg(qids, doc_ids, grades, perfect) == {"1": pytest.approx(1.0), "2": pytest.approx(1.0)}
+    assert per_topic_ndcg(qids, doc_ids, grades, -perfect)["2"] < 1.0
+    assert training.mean_ndcg5(judged, perfect) == pytest.approx(1.0)
+    folds = topic_folds([str(q) for q in range(1, 11)], 3, seed=7)
     assert sorted(q for fold in folds for q in fold) == sorted(str(q) for q in range(1, 11))
-    assert folds == training.topic_folds([str(q) for q in range(1, 11)], 3, seed=7)
+    assert folds == topic_folds([str(q) for q in range(1, 11)], 3, seed=7)
 
 
 @pytest.mark.slow

@@ -124,9 +124,10 @@ def test_model_is_fast(model):
 
 @pytest.mark.slow
 def test_model_extracts_most_touche_objects(model, shared_data):
-    from app.training.questions import GOLD_OBJECTS, normalise_object, read_topics
+    from app.topics import read_topics
+    from app.training.questions import GOLD_OBJECTS, normalise_object
 
-    topics = [t for t in read_topics(shared_data / GOLD_OBJECTS) if t["objects"]]
-    exact = [tuple(map(normalise_object, model.extract_objects(t["title"])[0]))
-             == tuple(map(normalise_object, t["objects"])) for t in topics]
+    topics = [t for t in read_topics(shared_data / GOLD_OBJECTS) if t.objects]
+    exact = [tuple(map(normalise_object, model.extract_objects(t.title)[0]))
+             == tuple(map(normalise_object, t.objects)) for t in topics]
     assert len(topics) == 50 and sum(exact) >= 40

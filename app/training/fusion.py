@@ -17,24 +17,23 @@ fold and mean, before (no relevance head) and after (with it). Adapted from the 
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from app.fusion import WEIGHTS, FusionWeights, fuse, length_prior
+from app.fusion import WEIGHTS, FusionWeights, length_prior
 from app.quality import FEATURE_NAMES as QUALITY_FEATURES
 from app.quality import QualityModel
+from app.training import common
+from app.training.common import ideal_dcg, judged_ndcg
 from app.training import quality as quality_training
 from app.training import relevance as relevance_training
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DATA_DIR = quality_training.DEFAULT_DATA_DIR
 GRID = {
     "lexical": (0.0, 0.1, 0.3),
     "dense": (0.0, 1.0),
@@ -114,23 +113,6 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
     return result
 
 
-def judged_ndcg(scores: np.ndarray, gains: np.ndarray, ideal: float, k: int = 5) -> np.ndarray:
-    """Judged-only nDCG@k of each row of `scores` (combinations x judged documents) with linear `gains`.
-
-    Equals ir_measures' nDCG(judged_only=True)@k when `ideal` is the DCG@k of the topic's best qrels ordering.
-    """
-    if ideal <= 0:
-        return np.zeros(len(scores))
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    discount = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
-    return (gains[top] * discount).sum(axis=1) / ideal
-
-
-def ideal_dcg(grades, k: int = 5) -> float:
-    best = np.sort(np.asarray(list(grades), dtype=np.float64))[::-1][:k]
-    return float((best / np.log2(np.arange(2, len(best) + 2))).sum())
-
-
 class GridEvaluation:
     """Per-topic judged-only nDCG@5 (relevance, quality; restricted and all qrels) of weight combinations."""
 
@@ -197,7 +179,7 @@ def cross_validate(evaluation: GridEvaluation, combos: list[FusionWeights], fold
     return means
 
 
-def main(data_dir: Path = DEFAULT_DATA_DIR, seed: int = 13, folds: int = 5, cache_dir: Path | None = None,
+def main(data_dir: Path = common.DEFAULT_DATA_DIR, seed: int = 13, folds: int = 5, cache_dir: Path | None = None,
          rerank_depth: int = RERANK_DEPTH) -> FusionWeights:
     """Print the cross-validated comparison and return the weights best on all dev topics.
 
@@ -205,13 +187,10 @@ def main(data_dir: Path = DEFAULT_DATA_DIR, seed: int = 13, folds: int = 5, cach
     `relevance_all`/`quality_all` with all dev qrels (unreachable passages count in the ideal ranking).
     """
     data_dir = Path(data_dir)
-    task = data_dir / "touche-2022-task2"
-    dev = sorted(set((task / "dev-topics.txt").read_text().strip().split(",")), key=int)
-    split = quality_training.topic_folds(dev, folds, seed)
+    split = common.topic_folds(common.dev_topic_numbers(data_dir), folds, seed)
     topics = build_features(data_dir, seed, split, cache_dir, rerank_depth)
-    labels = {name: {key: max(int(label), 0) for key, label in quality_training.read_qrels(
-        task / f"touche-task2-2022-{name}-dev.qrels").items()} for name in ("relevance", "quality")}
-    evaluation = GridEvaluation(topics, labels["relevance"], labels["quality"])
+    evaluation = GridEvaluation(topics, common.read_dev_qrels(data_dir, "relevance"),
+                                common.read_dev_qrels(data_dir, "quality"))
 
     fixed = {"bm25 only": FusionWeights(1.0, 0.0, 0.0), "minilm rerank": FusionWeights(0.0, 1.0, 0.0),
              "shipped weights": WEIGHTS}
@@ -231,16 +210,10 @@ def main(data_dir: Path = DEFAULT_DATA_DIR, seed: int = 13, folds: int = 5, cach
 
 
 def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--seed", type=int, default=13)
+    parser = common.parser(__doc__, out_dir=False, cache_example="/tmp/relevance-cache")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--rerank-depth", type=int, default=RERANK_DEPTH)
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="keep MiniLM embeddings here between runs (e.g. /tmp/relevance-cache)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    main(args.data_dir, args.seed, args.folds, args.cache_dir, args.rerank_depth)
+    common.run(main, parser, argv)
 
 
 if __name__ == "__main__":

@@ -16,26 +16,21 @@ the pairwise loss are chosen by the Touché topic folds alone. The shipped head 
 
 from __future__ import annotations
 
-import argparse
 import csv
 import gzip
 import hashlib
-import json
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import ir_measures
 import numpy as np
 from scipy.optimize import minimize
 
 from app.quality import DEFAULT_MODEL_PATH, FEATURE_NAMES, QualityModel, text_features
+from app.training import common
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
-JUDGED_NDCG5 = ir_measures.parse_measure("nDCG(judged_only=True)@5")
 # L2 penalties, searched by Touché topic-held-out CV (mean judged-only quality nDCG@5).
 L2_FEATURES_GRID = (0.1, 0.3, 1.0)
 L2_EMBEDDING_GRID = (1e-3, 3e-3, 1e-2)
@@ -67,24 +62,11 @@ class PairSet:
     debate: np.ndarray
 
 
-def read_qrels(path: Path) -> dict[tuple[str, str], str]:
-    """TREC qrels as {(qid, doc_id): label}."""
-    labels = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            qid, _, doc_id, label = line.split()
-            labels[qid, doc_id] = label
-    return labels
-
-
 def load_touche_dev(data_dir: Path) -> list[Judged]:
     """The dev topics' quality-judged passages whose text is in the TIRA input sample."""
-    task = data_dir / "touche-2022-task2"
-    with gzip.open(task / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
-        texts = {d["id"]: d["contents"] for d in map(json.loads, f)}
-    quality = read_qrels(task / "touche-task2-2022-quality-dev.qrels")
-    relevance = read_qrels(task / "touche-task2-2022-relevance-dev.qrels")
-    return [Judged(qid, doc_id, texts[doc_id], int(label), int(relevance[qid, doc_id]))
+    texts = common.read_passages(data_dir)
+    quality, relevance = common.read_dev_qrels(data_dir, "quality"), common.read_dev_qrels(data_dir, "relevance")
+    return [Judged(qid, doc_id, texts[doc_id], label, relevance[qid, doc_id])
             for (qid, doc_id), label in sorted(quality.items()) if doc_id in texts]
 
 
@@ -208,20 +190,6 @@ class TrainingData:
         return np.array([j.quality for j in self.touche], dtype=np.float64) / 2.0
 
 
-def judged_ndcg5(judged: list[Judged], scores: np.ndarray, label: str = "quality") -> dict[str, float]:
-    """Per-topic judged-only nDCG@5 of ranking the judged passages by `scores`, against `label` qrels."""
-    qrels = [ir_measures.Qrel(j.qid, j.doc_id, getattr(j, label)) for j in judged]
-    run = [ir_measures.ScoredDoc(j.qid, j.doc_id, float(s)) for j, s in zip(judged, scores)]
-    return {m.query_id: m.value for m in ir_measures.iter_calc([JUDGED_NDCG5], qrels, run)}
-
-
-def topic_folds(qids: list[str], k: int, seed: int) -> list[set[str]]:
-    """Whole topics dealt into k folds in a seeded random order."""
-    topics = sorted(set(qids), key=int)
-    order = np.random.default_rng(seed).permutation(len(topics))
-    return [{topics[i] for i in order[f::k]} for f in range(k)]
-
-
 def touche_cv_scores(data: TrainingData, trainer: HeadTrainer, folds: list[set[str]]) -> np.ndarray:
     """Out-of-fold quality logits for every judged passage (its topic never seen in training)."""
     qids = np.array([j.qid for j in data.touche])
@@ -249,7 +217,9 @@ def ukp_cv_accuracy(data: TrainingData, trainer: HeadTrainer) -> tuple[float, di
 
 
 def mean_ndcg5(judged: list[Judged], scores: np.ndarray, label: str = "quality") -> float:
-    return float(np.mean(list(judged_ndcg5(judged, scores, label).values())))
+    """Mean judged-only nDCG@5 of ranking the judged passages by `scores`, against their `label` grades."""
+    return common.mean_ndcg([j.qid for j in judged], [j.doc_id for j in judged],
+                            [getattr(j, label) for j in judged], scores)
 
 
 def select_hyperparameters(data: TrainingData, folds: list[set[str]]) -> tuple[HeadTrainer, dict[str, float]]:
@@ -264,7 +234,7 @@ def select_hyperparameters(data: TrainingData, folds: list[set[str]]) -> tuple[H
     return best, {repr(trainer): value for trainer, value in results.items()}
 
 
-def main(data_dir: Path = DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.parent, seed: int = 13,
+def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.parent, seed: int = 13,
          cache_dir: Path | None = None, folds: int = 5) -> QualityModel:
     """Cross-validate, choose hyperparameters, fit on everything, write out_dir/quality.npz; return the model."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
@@ -272,7 +242,7 @@ def main(data_dir: Path = DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.p
     log.info("%d judged Touché passages over %d topics; %d UKPConvArg1 pairs over %d arguments",
              len(touche), len({j.qid for j in touche}), len(ukp.better), len(ukp.texts))
     data = TrainingData.build(touche, ukp, cache_dir)
-    topic_split = topic_folds([j.qid for j in touche], folds, seed)
+    topic_split = common.topic_folds([j.qid for j in touche], folds, seed)
     trainer, grid = select_hyperparameters(data, topic_split)
 
     scores = touche_cv_scores(data, trainer, topic_split)
@@ -297,16 +267,9 @@ def main(data_dir: Path = DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.p
 
 
 def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_MODEL_PATH.parent)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="keep MiniLM embeddings here between runs (e.g. /tmp/quality-cache)")
+    parser = common.parser(__doc__, cache_example="/tmp/quality-cache")
     parser.add_argument("--folds", type=int, default=5, help="Touché topic folds for cross-validation")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    main(args.data_dir, args.out_dir, args.seed, args.cache_dir, args.folds)
+    common.run(main, parser, argv)
 
 
 if __name__ == "__main__":

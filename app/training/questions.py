@@ -14,16 +14,13 @@ baseline on the same rows), then retrained on all of it; the scores go into the 
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import logging
 import re
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from lxml import etree
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_recall_fscore_support
@@ -31,17 +28,17 @@ from sklearn.model_selection import train_test_split
 
 from app.questions import (HASH_BITS, TAGS, LinearHead, ModelClassifier, RuleClassifier, Tagger,
                            hash_features, question_features, rule_type, token_features)
+from app.records import Topic
+from app.topics import read_topics
+from app.training import common
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "models"
 COMPQ = Path("comparative-questions") / "Webis-CompQuestions-22"
 TOPIC_FILES = ("touche-2020-task1/topics-task-1-2020.xml", "touche-2021-task1/topics-task-1-2021.xml",
                "touche-2020-task2/topics-task-2.xml", "touche-2021-task2/topics-task-2-2021-only-titles.xml",
                "touche-2022-task2/topics-task2.xml")
 GOLD_OBJECTS = "touche-2022-task2/topics-task2.xml"
-DEV_TOPICS = "touche-2022-task2/dev-topics.txt"
 HEAD_C = 1.0
 TAGGER_C = 1.0
 
@@ -63,15 +60,6 @@ def read_tagged_questions(data_dir: Path) -> list[tuple[list[str], list[str]]]:
             words.append(row["words"].lower())
             tags.append(row["labels"])
     return list(sentences.values())
-
-
-def read_topics(path: Path) -> list[dict]:
-    topics = []
-    for topic in etree.parse(str(path)).getroot().iter("topic"):
-        objects = topic.findtext("objects")
-        topics.append({"number": topic.findtext("number").strip(), "title": " ".join(topic.findtext("title").split()),
-                       "objects": [o.strip() for o in objects.split(",")] if objects else None})
-    return topics
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -137,13 +125,13 @@ def normalise_object(text: str) -> str:
     return " ".join(words)
 
 
-def exact_objects(classifier, topics: list[dict]) -> dict:
+def exact_objects(classifier, topics: list[Topic]) -> dict:
     """Share of topics whose two objects come out exactly, in order (case, punctuation and a leading
     article ignored), from `analyze` (gated by the comparative decision) and from `extract_objects`."""
-    analysed = sum(tuple(map(normalise_object, classifier.analyze(t["title"]).objects))
-                   == tuple(map(normalise_object, t["objects"])) for t in topics)
-    extracted = sum(tuple(map(normalise_object, classifier.extract_objects(t["title"])[0]))
-                    == tuple(map(normalise_object, t["objects"])) for t in topics)
+    analysed = sum(tuple(map(normalise_object, classifier.analyze(t.title).objects))
+                   == tuple(map(normalise_object, t.objects)) for t in topics)
+    extracted = sum(tuple(map(normalise_object, classifier.extract_objects(t.title)[0]))
+                    == tuple(map(normalise_object, t.objects)) for t in topics)
     return {"topics": len(topics), "exact_analyze": round(analysed / len(topics), 4),
             "exact_extract": round(extracted / len(topics), 4)}
 
@@ -182,7 +170,7 @@ def evaluate(data_dir: Path, seed: int) -> dict:
     # Touché titles: each topics file held out in turn from the argumentative training data.
     recalls = {}
     for path in TOPIC_FILES:
-        held = {t["title"] for t in read_topics(data_dir / path)}
+        held = {t.title for t in read_topics(data_dir / path)}
         others = [t for t in topics if t not in held]
         head = fit_head([r["question"] for r in opinion] + others,
                         [int(r["opinion"]) for r in opinion] + [1] * len(others), seed)
@@ -202,7 +190,7 @@ def evaluate(data_dir: Path, seed: int) -> dict:
 
 
 def argumentative_titles(data_dir: Path) -> list[str]:
-    return sorted({t["title"] for path in TOPIC_FILES for t in read_topics(data_dir / path)})
+    return sorted({t.title for path in TOPIC_FILES for t in read_topics(data_dir / path)})
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -236,29 +224,28 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
     (out_dir / "questions.json").write_text(json.dumps(settings, indent=2) + "\n")
 
 
-def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int = 13) -> dict:
+def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR,
+         seed: int = 13) -> dict:
     """Evaluate on held-out splits, retrain on everything, write the artefacts; returns the scores."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     log.info("evaluating on held-out splits")
     report = evaluate(data_dir, seed)
     log.info("training on all data")
     model = train(data_dir, seed)
-    gold = [t for t in read_topics(data_dir / GOLD_OBJECTS) if t["objects"]]
-    dev = set((data_dir / DEV_TOPICS).read_text().replace(",", " ").split())
+    gold = [t for t in read_topics(data_dir / GOLD_OBJECTS) if t.objects]
+    dev = set(common.dev_topic_numbers(data_dir))
     report["touche_objects"] = {"file": GOLD_OBJECTS}
-    for part, topics in (("all", gold), ("dev", [t for t in gold if t["number"] in dev]),
-                         ("test", [t for t in gold if t["number"] not in dev])):
+    for part, topics in (("all", gold), ("dev", [t for t in gold if t.number in dev]),
+                         ("test", [t for t in gold if t.number not in dev])):
         report["touche_objects"][part] = {"model": exact_objects(model, topics),
                                           "rules": exact_objects(RuleClassifier(), topics)}
     save(model, out_dir, report, seed)
     return report
 
 
+def cli(argv: list[str] | None = None) -> None:
+    print(json.dumps(common.run(main, common.parser(__doc__), argv), indent=2))
+
+
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--seed", type=int, default=13)
-    args = parser.parse_args()
-    print(json.dumps(main(args.data_dir, args.out_dir, args.seed), indent=2))
+    cli()

@@ -13,11 +13,7 @@ all topics and is fit on all of them.
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,13 +23,12 @@ from app import encoder
 from app.lexical import LexicalIndex
 from app.records import Topic
 from app.relevance import DEFAULT_MODEL_PATH, FEATURE_NAMES, RelevanceModel, relevance_features, topic_queries
-from app.topics import read_topics
+from app.training import common
 from app.training import quality as quality_training
 from app.training.quality import HeadTrainer
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DATA_DIR = quality_training.DEFAULT_DATA_DIR
 CANDIDATES = 1000
 L2_FEATURES_GRID = (0.01, 0.1, 1.0)
 L2_EMBEDDING_GRID = (0.003, 0.03, 0.3)
@@ -56,19 +51,14 @@ class DevData:
 
     @classmethod
     def load(cls, data_dir: Path, cache_dir: Path | None = None) -> "DevData":
-        task = Path(data_dir) / "touche-2022-task2"
-        with gzip.open(task / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
-            passages = [(d["id"], d["contents"]) for d in map(json.loads, f)]
-        dev = set((task / "dev-topics.txt").read_text().strip().split(","))
-        topics = [t for t in read_topics(task / "tira-input" / "topics.xml") if t.number in dev]
-        texts = [text for _, text in passages]
+        passages = common.read_passages(data_dir)
+        topics = common.read_dev_topics(data_dir)
+        texts = list(passages.values())
         hits = LexicalIndex.build(texts, size=len(texts)).search([t.title for t in topics], CANDIDATES)
         vectors = quality_training.embed(texts, cache_dir)
         queries = encoder.encode([query for topic in topics for query in topic_queries(topic)])
-        labels = {name: {key: max(int(label), 0) for key, label in quality_training.read_qrels(
-            task / f"touche-task2-2022-{name}-dev.qrels").items()} for name in ("relevance", "quality")}
-        return cls(topics, [doc_id for doc_id, _ in passages], texts, vectors,
-                   queries.reshape(len(topics), -1, queries.shape[1]), hits, labels["relevance"], labels["quality"])
+        return cls(topics, list(passages), texts, vectors, queries.reshape(len(topics), -1, queries.shape[1]), hits,
+                   common.read_dev_qrels(data_dir, "relevance"), common.read_dev_qrels(data_dir, "quality"))
 
     def candidate_features(self, t: int, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """relevance_features of topic t's candidates `rows` (BM25 `scores` of all its candidates)."""
@@ -136,14 +126,13 @@ def predict(model: RelevanceModel, judged: Judged, rows: np.ndarray) -> np.ndarr
 
 def mean_ndcg5(judged: Judged, scores: np.ndarray, rows: np.ndarray) -> float:
     """Mean judged-only relevance nDCG@5 over the topics of `rows`, ranking by `scores` (aligned with rows)."""
-    items = [quality_training.Judged(judged.qids[r], judged.doc_ids[r], "", 0, int(judged.grades[r]))
-             for r in rows]
-    return quality_training.mean_ndcg5(items, scores, "relevance")
+    return common.mean_ndcg(judged.qids[rows].tolist(), [judged.doc_ids[r] for r in rows], judged.grades[rows],
+                            scores)
 
 
 def select_l2(judged: Judged, topics: list[str], seed: int, folds: int = 4) -> tuple[float, float]:
     """The L2 penalties with the best inner topic-held-out relevance nDCG@5 over `topics` only."""
-    inner = quality_training.topic_folds(topics, folds, seed)
+    inner = common.topic_folds(topics, folds, seed)
     rows = np.flatnonzero(np.isin(judged.qids, topics))
     results = {}
     for l2_features in L2_FEATURES_GRID:
@@ -164,14 +153,14 @@ def train_without(judged: Judged, held_out: set[str], seed: int) -> RelevanceMod
     return fit(judged, np.flatnonzero(np.isin(judged.qids, topics)), *l2)
 
 
-def main(data_dir: Path = DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.parent, seed: int = 13,
+def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.parent, seed: int = 13,
          cache_dir: Path | None = None, folds: int = 5) -> RelevanceModel:
     """Nested topic-held-out CV, then fit on all dev topics and write out_dir/relevance.npz; return the model."""
     judged = Judged.build(DevData.load(Path(data_dir), cache_dir))
     topics = sorted(set(judged.qids), key=int)
     log.info("%d judged passages over %d topics", len(judged.grades), len(topics))
     scores = np.zeros(len(judged.grades))
-    for fold in quality_training.topic_folds(topics, folds, seed):
+    for fold in common.topic_folds(topics, folds, seed):
         test = np.flatnonzero(np.isin(judged.qids, list(fold)))
         scores[test] = predict(train_without(judged, fold, seed), judged, test)
     everything = np.arange(len(judged.grades))
@@ -189,16 +178,9 @@ def main(data_dir: Path = DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL_PATH.p
 
 
 def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_MODEL_PATH.parent)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="keep MiniLM embeddings here between runs (e.g. /tmp/relevance-cache)")
+    parser = common.parser(__doc__, cache_example="/tmp/relevance-cache")
     parser.add_argument("--folds", type=int, default=5, help="topic folds for cross-validation")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    main(args.data_dir, args.out_dir, args.seed, args.cache_dir, args.folds)
+    common.run(main, parser, argv)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ macro-F1 on the IBM Claim Stance test split, which is never trained on.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import csv
-import gzip
 import hashlib
 import json
 import logging
@@ -33,11 +31,10 @@ from sklearn.metrics import accuracy_score, f1_score
 from app.encoder import encode
 from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
                         controversial_features, find_mentions, topic_polarity)
+from app.training import common
 
 log = logging.getLogger(__name__)
 
-DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "models"
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO"}
 FOLDS = 5
@@ -120,23 +117,14 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def load_dev_passages(data_dir: Path) -> list[ComparativeExample]:
     """Judged (topic, passage) stance pairs of the 2022 dev topics whose passage is in the tira-input subset."""
-    from lxml import etree
-
-    task_dir = data_dir / "touche-2022-task2"
-    topics = {}
-    for node in etree.parse(str(task_dir / "tira-input" / "topics.xml")).getroot().iter("topic"):
-        first, second = (part.strip() for part in node.findtext("objects").split(",", 1))
-        topics[node.findtext("number").strip()] = (node.findtext("title").strip(), (first, second))
-    with gzip.open(task_dir / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as handle:
-        passages = {record["id"]: record["contents"] for record in map(json.loads, handle)}
+    topics = {topic.number: topic for topic in common.read_dev_topics(data_dir)}
+    passages = common.read_passages(data_dir)
     examples = []
-    for line in (task_dir / "touche-task2-2022-stance-dev.qrels").read_text().splitlines():
-        qid, _, doc_id, label = line.split()
+    for (qid, doc_id), label in common.read_dev_stances(data_dir).items():
         if doc_id in passages:
-            title, objects = topics[qid]
-            text = passages[doc_id]
-            spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
-            examples.append(ComparativeExample(qid, title, text, objects, spans, label))
+            topic, text = topics[qid], passages[doc_id]
+            spans = (find_mentions(text, topic.objects[0]), find_mentions(text, topic.objects[1]))
+            examples.append(ComparativeExample(qid, topic.title, text, topic.objects, spans, label))
     return examples
 
 
@@ -285,7 +273,7 @@ def pro_or_con(head: LinearHead, examples: list[ControversialExample], embed: Em
     return np.where(pro >= con, "PRO", "CON").tolist()
 
 
-def main(data_dir: Path = DEFAULT_DATA, out_dir: Path = DEFAULT_OUT, seed: int = 13,
+def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR, seed: int = 13,
          cache_dir: Path | None = None) -> dict:
     """Train both heads, measure them, and write `stance.npz` (heads + metrics) into `out_dir`."""
     started = time.time()
@@ -343,15 +331,8 @@ def _without_topics(examples: list[ControversialExample], held_out: list[Controv
 
 
 def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="remember embeddings here between runs (e.g. /tmp/stance-cache)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    print(json.dumps(main(args.data_dir, args.out_dir, args.seed, args.cache_dir), indent=2))
+    parser = common.parser(__doc__, data_flag="--data-dir", cache_example="/tmp/stance-cache")
+    print(json.dumps(common.run(main, parser, argv), indent=2))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,121 @@
+"""What the training scripts share: the Touché 2022 Task 2 dev data, topic folds, judged-only nDCG, the CLI.
+
+The dev data is read with the product's own readers (app.corpus, app.topics, app.evaluate), so training sees
+the passages, topics and labels exactly as a run does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from app.corpus import detect_corpus, read_documents
+from app.evaluate import read_qrels, read_stance_qrels
+from app.records import Topic
+from app.topics import read_topics
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
+DEFAULT_OUT_DIR = Path(__file__).resolve().parents[1] / "models"
+TASK = "touche-2022-task2"
+
+
+def read_passages(data_dir: Path) -> dict[str, str]:
+    """{doc_id: text} of the tira-input passages, in file order."""
+    corpus = Path(data_dir) / TASK / "tira-input"
+    return {document.doc_id: document.text for document in read_documents(detect_corpus(corpus))}
+
+
+def dev_topic_numbers(data_dir: Path) -> list[str]:
+    """The dev topics' numbers, in numeric order."""
+    return sorted(set((Path(data_dir) / TASK / "dev-topics.txt").read_text().replace(",", " ").split()), key=int)
+
+
+def read_dev_topics(data_dir: Path) -> list[Topic]:
+    """The dev topics of tira-input/topics.xml, in file order."""
+    dev = set(dev_topic_numbers(data_dir))
+    return [t for t in read_topics(Path(data_dir) / TASK / "tira-input" / "topics.xml") if t.number in dev]
+
+
+def read_dev_qrels(data_dir: Path, name: str) -> dict[tuple[str, str], int]:
+    """{(qid, doc_id): grade} of the `name` (relevance or quality) dev qrels, negative grades as 0."""
+    path = Path(data_dir) / TASK / f"touche-task2-2022-{name}-dev.qrels"
+    return {(qrel.query_id, qrel.doc_id): qrel.relevance for qrel in read_qrels(path)}
+
+
+def read_dev_stances(data_dir: Path) -> dict[tuple[str, str], str]:
+    """{(qid, doc_id): stance label} of the dev stance qrels, in file order."""
+    return read_stance_qrels(Path(data_dir) / TASK / "touche-task2-2022-stance-dev.qrels")
+
+
+def topic_folds(qids: list[str], k: int, seed: int) -> list[set[str]]:
+    """Whole topics dealt into k folds in a seeded random order."""
+    topics = sorted(set(qids), key=int)
+    order = np.random.default_rng(seed).permutation(len(topics))
+    return [{topics[i] for i in order[f::k]} for f in range(k)]
+
+
+def judged_ndcg(scores: np.ndarray, gains: np.ndarray, ideal: float, k: int = 5) -> np.ndarray:
+    """Judged-only nDCG@k of each row of `scores` (combinations x judged documents) with linear `gains`.
+
+    Equals ir_measures' nDCG(judged_only=True)@k when `ideal` is the DCG@k of the topic's best qrels ordering
+    (ties keep the column order; trec_eval breaks them by doc id, descending).
+    """
+    if ideal <= 0:
+        return np.zeros(len(scores))
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    discount = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    return (gains[top] * discount).sum(axis=1) / ideal
+
+
+def ideal_dcg(grades, k: int = 5) -> float:
+    best = np.sort(np.asarray(list(grades), dtype=np.float64))[::-1][:k]
+    return float((best / np.log2(np.arange(2, len(best) + 2))).sum())
+
+
+def per_topic_ndcg(qids: Sequence[str], doc_ids: Sequence[str], grades: Sequence[float], scores: np.ndarray,
+                   k: int = 5) -> dict[str, float]:
+    """Judged-only nDCG@k per topic of ranking its judged documents by `scores`, the ideal from those documents:
+    what ir_measures' nDCG(judged_only=True)@k gives, ties broken by doc id as trec_eval does."""
+    result = {}
+    for qid in sorted(set(qids)):
+        rows = sorted((i for i, q in enumerate(qids) if q == qid), key=lambda i: doc_ids[i], reverse=True)
+        gains = np.array([grades[i] for i in rows], dtype=np.float64)
+        result[qid] = float(judged_ndcg(np.asarray(scores, dtype=np.float64)[None, rows], gains,
+                                        ideal_dcg(gains, k), k)[0])
+    return result
+
+
+def mean_ndcg(qids: Sequence[str], doc_ids: Sequence[str], grades: Sequence[float], scores: np.ndarray,
+              k: int = 5) -> float:
+    """Mean over topics of per_topic_ndcg."""
+    return float(np.mean(list(per_topic_ndcg(qids, doc_ids, grades, scores, k).values())))
+
+
+def parser(doc: str, data_flag: str = "data_dir", out_dir: bool = True,
+           cache_example: str | None = None) -> argparse.ArgumentParser:
+    """The options the training scripts share: the data folder (positional, or `--data-dir` when `data_flag`
+    says so), --out-dir, --seed and, for scripts that embed with MiniLM, --cache-dir."""
+    result = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if data_flag.startswith("--"):
+        result.add_argument(data_flag, dest="data_dir", type=Path, default=DEFAULT_DATA_DIR)
+    else:
+        result.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
+    if out_dir:
+        result.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR)
+    result.add_argument("--seed", type=int, default=13)
+    if cache_example:
+        result.add_argument("--cache-dir", type=Path, default=None,
+                            help=f"keep MiniLM embeddings here between runs (e.g. {cache_example})")
+    return result
+
+
+def run(main: Callable, parser: argparse.ArgumentParser, argv: list[str] | None = None):
+    """Parse argv, log to stderr, and call main with the options as keywords; returns what main returns."""
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    return main(**vars(args))
