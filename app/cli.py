@@ -197,40 +197,29 @@ DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "dat
 MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", help="Where the artefacts go.")
 
 
-@train_app.command("questions")
-def train_questions(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
-    """The question-type, comparative and object-tagging heads."""
-    from .training.questions import main as train
-
-    with _errors(False):
-        train(data, out, seed)
-
-
-@train_app.command("quality")
-def train_quality(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
-    """The argument-quality head."""
-    from .training.quality import main as train
-
-    with _errors(False):
-        train(data, out, seed)
+TRAINED_MODELS = {
+    "questions": "The question-type, comparative and object-tagging heads.",
+    "quality": "The argument-quality head.",
+    "relevance": "The relevance head (query-passage features + MiniLM embedding).",
+    "stance": "The comparative and controversial stance heads.",
+}
 
 
-@train_app.command("relevance")
-def train_relevance(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
-    """The relevance head (query-passage features + MiniLM embedding)."""
-    from .training.relevance import main as train
+def _train_command(name: str, help_text: str):
+    """`touche train NAME`: app.training.NAME.main on the data folder, output folder and seed."""
 
-    with _errors(False):
-        train(data, out, seed)
+    def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+        from importlib import import_module
+
+        with _errors(False):
+            import_module(f"app.training.{name}").main(data, out, seed)
+
+    train.__doc__ = help_text
+    return train
 
 
-@train_app.command("stance")
-def train_stance(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
-    """The comparative and controversial stance heads."""
-    from .training.stance import main as train
-
-    with _errors(False):
-        train(data, out, seed)
+for _name, _help in TRAINED_MODELS.items():
+    train_app.command(_name)(_train_command(_name, _help))
 
 
 def main() -> None:
