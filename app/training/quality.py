@@ -101,12 +101,12 @@ def embed(texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
     from app.encoder import encode
 
     if cache_dir is None:
-        return encode(texts, progress=True)
+        return encode(texts, progress=True, **common.ENCODING)
     key = hashlib.sha1("\x00".join(texts).encode("utf-8")).hexdigest()[:16]
     path = Path(cache_dir) / f"embeddings-{key}.npy"
     if path.is_file():
         return np.load(path)
-    vectors = encode(texts, progress=True)
+    vectors = encode(texts, progress=True, **common.ENCODING)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors

@@ -56,7 +56,8 @@ class DevData:
         texts = list(passages.values())
         hits = LexicalIndex.build(texts, size=len(texts)).search([t.title for t in topics], CANDIDATES)
         vectors = quality_training.embed(texts, cache_dir)
-        queries = encoder.encode([query for topic in topics for query in topic_queries(topic)])
+        queries = encoder.encode([query for topic in topics for query in topic_queries(topic)],
+                                 **common.ENCODING)
         return cls(topics, list(passages), texts, vectors, queries.reshape(len(topics), -1, queries.shape[1]), hits,
                    common.read_dev_qrels(data_dir, "relevance"), common.read_dev_qrels(data_dir, "quality"))
 

@@ -77,7 +77,7 @@ class EmbeddingCache:
         missing = sorted({key: text for key, text in zip(keys, texts) if key not in self.memory}.items())
         if missing:
             log.info("encoding %d texts", len(missing))
-            vectors = encode([text for _, text in missing], progress=True)
+            vectors = encode([text for _, text in missing], progress=True, **common.ENCODING)
             self.memory.update(zip([key for key, _ in missing], vectors))
             if self.directory is not None:
                 name = hashlib.sha1("".join(key for key, _ in missing).encode()).hexdigest()[:16]
