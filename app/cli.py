@@ -111,9 +111,8 @@ def run(
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
-                               progress=not quiet,
-                               backend=backend, index=index, cache_dir=cache_dir, rerank_depth=rerank_depth,
-                               stance=stance, task=task, balance_stance=balance_stance)
+                               progress=not quiet, backend=backend, index=index, cache_dir=cache_dir,
+                               rerank_depth=rerank_depth, stance=stance, task=task, balance_stance=balance_stance)
         report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "

@@ -42,8 +42,9 @@ def resolve_precision(precision: str = "auto", device: str = "auto") -> str:
         return "fp32"
     import torch
 
-    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
-    return "bf16" if native else "fp32"
+    # private torch probes (no public API yet); a torch without them counts as no native bf16
+    probes = (getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+    return "bf16" if any(probe() for probe in probes if probe is not None) else "fp32"
 
 
 @lru_cache(maxsize=2)
