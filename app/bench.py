@@ -64,18 +64,20 @@ class PassageModel:
         self.tokens = 0  # tokens sampled so far: where the next passage stands on the vocabulary growth curve
 
     @classmethod
-    def from_passages(cls, path: Path) -> "PassageModel":
+    def from_passages(cls, input_dir: Path) -> "PassageModel":
+        """The model of the corpus in `input_dir` (read as a run reads it)."""
+        from .corpus import detect_corpus, read_documents
+        from .lexical import make_tokenizer
+
+        index_terms = make_tokenizer().splitter  # vocabulary growth is counted in the index's own terms
         lengths, counts, seen, growth = [], Counter(), set(), []
-        with gzip.open(path, "rt", encoding="utf-8") as lines:
-            for line in lines:
-                text = json.loads(line)["contents"]
-                words = text.split()
-                lengths.append(len(words))
-                counts.update(words)
-                # Vocabulary growth counted in the index's own terms (bm25s: lower-cased runs of 2+ word characters).
-                for term in INDEX_TERM.findall(text.lower()):
-                    seen.add(term)
-                    growth.append(len(seen))
+        for document in read_documents(detect_corpus(input_dir)):
+            words = document.text.split()
+            lengths.append(len(words))
+            counts.update(words)
+            for term in index_terms(document.text.lower()):
+                seen.add(term)
+                growth.append(len(seen))
         words, frequencies = zip(*counts.most_common())
         heaps_k, heaps_beta = fit_heaps(np.array(growth))
         return cls(np.array(lengths), list(words), np.array(frequencies, dtype=np.float64), heaps_k, heaps_beta)
@@ -99,7 +101,6 @@ class PassageModel:
         return texts
 
 
-INDEX_TERM = re.compile(r"(?u)\b\w\w+\b")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -129,7 +130,7 @@ def write_synthetic(target: Path, passages: int, data: Path, seed: int = 13, pro
     from tqdm import tqdm
 
     task = data / "touche-2022-task2"
-    model = PassageModel.from_passages(task / "tira-input" / "passages.jsonl.gz")
+    model = PassageModel.from_passages(task / "tira-input")
     rng = np.random.default_rng(seed)
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(task / "topics-task2.xml", target / "topics.xml")
