@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 DEMO_INPUT = Path(__file__).parent / "demo"
 # Full texts fetched per topic from ChatNoir's cache; deeper candidates keep title + snippet.
 CHATNOIR_TEXT_DEPTH = 100
+# Which of a topic's encoded relevance queries is the title: the dense feature's query and the stance model's topic.
+TITLE = QUERY_NAMES.index("title")
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,6 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
         return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
 
     features = {}
-    title = QUERY_NAMES.index("title")  # the dense feature's query
     for topic in topics:
         found = candidates.get(topic.number, [])
         if not found:
@@ -261,7 +262,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], 
         lexical = lexical / top if top > 0 else lexical
         features[topic.number] = {
             "lexical": lexical,
-            "dense": padded(encoded.vectors[head] @ queries[topic.number][title], len(found)),
+            "dense": padded(encoded.vectors[head] @ queries[topic.number][TITLE], len(found)),
             "length": padded(fusion.length_prior(word_counts[head]), len(found)),
             "quality": padded(quality[head], len(found)),
             "relevance": padded(relevance.score(topic, [encoded.texts[row] for row in head], encoded.vectors[head],
@@ -295,7 +296,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
         head = [rows[doc_id] for doc_id in doc_ids[: settings.rerank_depth]]
         predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task,
-                                    topic_embedding=queries[topic.number][QUERY_NAMES.index("title")])
+                                    topic_embedding=queries[topic.number][TITLE])
         found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
