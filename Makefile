@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml requirements.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -r requirements.txt
-	$(BIN)/pip install -q -e '.[test,bench]'
+	$(BIN)/pip install -q -e '.[test,bench,pyterrier]'
 	touch $@
 
 demo: setup
