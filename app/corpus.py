@@ -6,9 +6,13 @@ Unusable records (duplicate ids, empty text, broken lines) are skipped and repor
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import json
 import logging
+import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +21,13 @@ from pathlib import Path
 import ijson
 
 from .errors import ToucheError
-from .records import Candidate, Document
+from .records import Candidate, Document, bounded_text
 
 log = logging.getLogger(__name__)
 
+_CHUNK_BYTES = 1 << 20
+_WHITESPACE = re.compile(r"\s")
+_ENCODED_FFFD = "\ufffd".encode("utf-8")
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
 
@@ -65,73 +72,134 @@ def detect_corpus(input_dir: Path) -> CorpusSource | None:
     return None
 
 
-def _open(path: Path, mode: str = "rt"):
-    if path.suffix == ".gz":
-        return gzip.open(path, mode, encoding="utf-8") if "t" in mode else gzip.open(path, mode)
-    return path.open(mode, encoding="utf-8") if "t" in mode else path.open(mode)
-
-
-class _Skips:
-    """Counts skipped records by reason and warns once at the end."""
+class _Defects:
+    """Counts what a read skipped (by reason) and repaired, and warns once at the end."""
 
     def __init__(self, source: str):
-        self.source, self.reasons = source, Counter()
+        self.source, self.reasons, self.replaced_bytes = source, Counter(), 0
 
     def add(self, reason: str) -> None:
         self.reasons[reason] += 1
 
     def report(self) -> None:
+        problems = []
         if self.reasons:
             details = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
-            log.warning("%s: skipped %d records (%s)", self.source, sum(self.reasons.values()), details)
+            problems.append(f"skipped {sum(self.reasons.values())} records ({details})")
+        if self.replaced_bytes:
+            problems.append(f"replaced {self.replaced_bytes} undecodable bytes with U+FFFD")
+        if problems:
+            log.warning("%s: %s", self.source, "; ".join(problems))
 
 
-def read_documents(source: CorpusSource) -> Iterator[Document]:
-    """Stream the unique, non-empty documents of an args.me or JSONL corpus."""
-    skips, seen = _Skips(source.name), set()
-    records = _argsme_documents(source, skips) if source.kind == "argsme" else _jsonl_documents(source, skips)
+class _Utf8Reader(io.RawIOBase):
+    """A corpus file's bytes (gzip or plain) as valid UTF-8: the one place where corpus bytes become text.
+
+    Undecodable bytes become U+FFFD and are counted, so one Latin-1 byte among 868k passages costs one character,
+    not the run. A truncated or corrupt gzip stream is a ToucheError naming the file: a partial corpus must not
+    silently give a different run.
+    """
+
+    def __init__(self, path: Path, defects: _Defects):
+        super().__init__()
+        self.path, self.defects = path, defects
+        self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._offset == len(self._pending) and not self._done:
+            chunk = self._read_raw()
+            self._done = not chunk
+            text = self._decoder.decode(chunk, final=self._done)
+            # A U+FFFD the file itself holds (EF BF BD, maybe split across chunks) is not a repair.
+            self.defects.replaced_bytes += text.count("\ufffd") - (self._tail + chunk).count(_ENCODED_FFFD)
+            self._tail = (self._tail + chunk)[-2:]
+            self._pending, self._offset = text.encode("utf-8"), 0
+        size = min(len(buffer), len(self._pending) - self._offset)
+        buffer[:size] = self._pending[self._offset:self._offset + size]
+        self._offset += size
+        return size
+
+    def _read_raw(self) -> bytes:
+        try:
+            return self._raw.read(_CHUNK_BYTES)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise ToucheError(f"{self.path}: truncated or corrupt gzip file ({error})") from None
+        except OSError as error:
+            raise ToucheError(f"cannot read {self.path}: {error.strerror or error}") from None
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _open_text(path: Path, defects: _Defects) -> io.BufferedReader:
+    """A binary stream of valid UTF-8 over a corpus file: iterate it for lines, or hand it to ijson."""
+    return io.BufferedReader(_Utf8Reader(path, defects), _CHUNK_BYTES)
+
+
+def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Document]:
+    """Stream the unique, non-empty documents of an args.me or JSONL corpus.
+
+    `report=False` keeps a second pass over the same file from warning about its defects again.
+    """
+    defects, seen = _Defects(source.name), set()
+    records = _argsme_documents(source, defects) if source.kind == "argsme" else _jsonl_documents(source, defects)
     count = 0
     for document in records:
         if not document.text.strip():
-            skips.add("empty texts")
+            defects.add("empty texts")
         elif document.doc_id in seen:
-            skips.add("duplicate ids")
+            defects.add("duplicate ids")
         else:
             seen.add(document.doc_id)
             count += 1
             yield document
-    skips.report()
+    if report:
+        defects.report()
     if count == 0:
         raise ToucheError(f"{source.name}: no usable documents")
 
 
-def _jsonl_documents(source: CorpusSource, skips: _Skips) -> Iterator[Document]:
+def _jsonl_documents(source: CorpusSource, defects: _Defects) -> Iterator[Document]:
     for path in source.paths:
-        with _open(path) as lines:
+        with _open_text(path, defects) as lines:
             for line in lines:
                 if not line.strip():
                     continue
                 try:
                     record = json.loads(line)
-                    doc_id, text = record[source.id_field], record[source.text_field]
+                    doc_id, text = _record_id(record[source.id_field]), record[source.text_field]
                 except (json.JSONDecodeError, KeyError, TypeError):
-                    skips.add("bad lines")
+                    defects.add("bad lines")
                     continue
-                if not isinstance(doc_id, (str, int)) or not isinstance(text, str) or not str(doc_id).strip():
-                    skips.add("bad lines")
+                if doc_id is None or not isinstance(text, str):
+                    defects.add("bad lines")
                     continue
-                yield Document(str(doc_id).strip(), text)
+                yield Document(doc_id, bounded_text(text))
 
 
-def _argsme_documents(source: CorpusSource, skips: _Skips) -> Iterator[Document]:
+def _record_id(value) -> str | None:
+    """A document or query id as the run file needs it: a number or a string, stripped, one word."""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        return None
+    value = str(value).strip()
+    return value if value and not _WHITESPACE.search(value) else None
+
+
+def _argsme_documents(source: CorpusSource, defects: _Defects) -> Iterator[Document]:
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON)."""
     for path in source.paths:
         try:
-            with _open(path, "rb") as stream:
+            with _open_text(path, defects) as stream:
                 for argument in ijson.items(stream, "arguments.item"):
                     document = _argument_document(argument)
                     if document is None:
-                        skips.add("malformed arguments")
+                        defects.add("malformed arguments")
                     else:
                         yield document
         except ijson.JSONError as error:
@@ -145,35 +213,38 @@ def _argument_document(argument) -> Document | None:
     parts = [argument.get("conclusion") or ""] + [premise.get("text") or "" for premise in premises]
     text = " ".join(part.strip() for part in parts if isinstance(part, str) and part.strip())
     stance = premises[0].get("stance") if premises else None
-    return Document(argument["id"], text, stance if stance in ("PRO", "CON") else None)
+    doc_id = _record_id(argument["id"])
+    return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stance in ("PRO", "CON") else None)
 
 
-def read_rerank(source: CorpusSource) -> tuple[dict[str, str], dict[str, list[Candidate]]]:
-    """A TIREx re-rank file: the queries it names and each query's candidates in file order."""
-    skips, queries, candidates = _Skips(source.name), {}, {}
+def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
+    """A TIREx re-rank file: each query's candidates in file order (app/topics.py reads its queries)."""
+    defects, candidates = _Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
-    with _open(source.paths[0]) as lines:
+    with _open_text(source.paths[0], defects) as lines:
         for line in lines:
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-                qid, doc_id, text = str(record["qid"]), str(record["docno"]), record["text"]
+                qid, doc_id, text = _record_id(record["qid"]), _record_id(record["docno"]), record["text"]
             except (json.JSONDecodeError, KeyError, TypeError):
-                skips.add("bad lines")
+                defects.add("bad lines")
                 continue
-            if not isinstance(text, str) or not text.strip():
-                skips.add("empty texts")
+            if qid is None or doc_id is None or not isinstance(text, str):
+                defects.add("bad lines")
+                continue
+            if not text.strip():
+                defects.add("empty texts")
                 continue
             if (qid, doc_id) in seen:
-                skips.add("duplicate ids")
+                defects.add("duplicate ids")
                 continue
             seen.add((qid, doc_id))
-            queries.setdefault(qid, str(record.get("query") or ""))
             score = record.get("score")
             score = float(score) if isinstance(score, (int, float)) else -float(len(candidates.get(qid, ())))
-            candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, text), score))
-    skips.report()
+            candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
+    defects.report()
     if not candidates:
         raise ToucheError(f"{source.name}: no usable candidates")
-    return queries, candidates
+    return candidates

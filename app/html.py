@@ -16,12 +16,15 @@ _BLOCKS = (
     "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul",
 )
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+# Characters lxml refuses in text ("All strings must be XML compatible"); real pages hold them (NUL, 0x13, ...).
+_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
 
 def html_to_text(markup: str) -> str:
     """Return the visible text of an HTML page or fragment, one block per line, whitespace collapsed."""
-    markup = _XML_DECLARATION.sub("", markup)  # lxml refuses str input that declares an encoding
+    # lxml refuses str input that declares an encoding, and characters XML does not allow.
+    markup = _XML_INCOMPATIBLE.sub(" ", _XML_DECLARATION.sub("", markup))
     if not markup.strip():
         return ""
     try:

@@ -6,6 +6,7 @@ Each step calls one stage module with plain records in and out; `run` reads top 
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,6 +85,10 @@ class _Timer:
 
 
 def run(settings: RunSettings) -> RunReport:
+    if settings.cache_dir is None:
+        # No cache directory: caches live for this run only, and never in the output, which TIRA keeps whole.
+        with tempfile.TemporaryDirectory(prefix="touche-cache-") as temporary:
+            return run(replace(settings, cache_dir=Path(temporary)))
     timer = _Timer()
     with timer.stage("topics"):
         topics = read_topics(settings.input_dir)
@@ -118,6 +123,10 @@ def run(settings: RunSettings) -> RunReport:
                 for row in runfile.ranked_rows(topic.number, *ranked[topic.number], stances.get(topic.number),
                                                settings.tag, settings.depth)]
         path = runfile.write_run(rows, settings.output_dir, settings.overwrite)
+        # A run TIRA rejects (e.g. fewer than 5 lines or 3 topics when topics found nothing) is still written,
+        # but said loudly: the user learns it here, not after the submission.
+        for problem in runfile.validate_run(path, task).errors:
+            log.warning("TIRA will reject this run: %s", problem)
     return RunReport(path, len(topics), len(rows), corpus_size, timer.stages)
 
 
@@ -140,8 +149,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
     if settings.backend == "chatnoir" or (settings.backend == "auto" and source is None
                                           and has_credentials(settings.input_dir)):
         with timer.stage("first-stage retrieval"):
-            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index,
-                                                settings.cache_dir or settings.output_dir / "chatnoir-cache")
+            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir")
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
                                                             text_depth=CHATNOIR_TEXT_DEPTH)
         return candidates, sum(len(found) for found in candidates.values()), None
@@ -150,7 +158,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                           "documents.jsonl[.gz] or rerank.jsonl[.gz]")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
-            _, candidates = read_rerank(source)
+            candidates = read_rerank(source)
         wanted = {topic.number for topic in topics}
         candidates = {qid: found[: settings.candidates] for qid, found in candidates.items() if qid in wanted}
         return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
@@ -176,7 +184,9 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         hits = index.search([topic.title for topic in topics], settings.candidates)
     with timer.stage("corpus read"):
         wanted = {doc_ids[row] for rows, _ in hits for row in rows}
-        documents = {document.doc_id: document for document in read_documents(source) if document.doc_id in wanted}
+        # The build's pass has already reported the corpus's defects; a cached index had no such pass.
+        documents = {document.doc_id: document for document in read_documents(source, report=cached is not None)
+                     if document.doc_id in wanted}
     candidates = {
         topic.number: [Candidate(topic.number, documents[doc_ids[row]], float(score))
                        for row, score in zip(rows, scores)]
@@ -186,8 +196,8 @@ def first_stage(settings: RunSettings, topics: list[Topic],
 
 
 def corpus_cache(settings: RunSettings, source) -> CorpusCache:
-    """Where this corpus's index and embeddings are cached: `--cache-dir`, else OUT/touche-cache."""
-    return CorpusCache(settings.cache_dir or settings.output_dir / "touche-cache", fingerprint(source))
+    """Where this corpus's index and embeddings are cached: under the cache directory, by the corpus's fingerprint."""
+    return CorpusCache(settings.cache_dir, fingerprint(source))
 
 
 @dataclass(frozen=True)

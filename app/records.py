@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# The one bound on a document's length: every stage reads at most this prefix (the encoder reads ~1,500
+# characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
+MAX_TEXT_CHARS = 20_000
+_LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def bounded_text(text: str) -> str:
+    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, with lone
+    surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer or cache) replaced by U+FFFD."""
+    return _LONE_SURROGATES.sub("\ufffd", text[:MAX_TEXT_CHARS])
 
 
 @dataclass(frozen=True)

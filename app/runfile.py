@@ -21,6 +21,7 @@ STANCE_LABELS = {
     "comparative": {"FIRST", "SECOND", "NEUTRAL", "NO"},
     "controversial": {"PRO", "CON", "NEU", "NO"},
 }
+_TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".run.", ".tmp"
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 
 
@@ -62,10 +63,13 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     target = output_dir / RUN_FILE
     if (target.exists() or (output_dir / (RUN_FILE + ".gz")).exists()) and not overwrite:
         raise ToucheError(f"{target} exists; pass --overwrite to replace it")
-    handle, temp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=output_dir)
+    for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + _TEMPORARY_SUFFIX):  # left by a killed run
+        stale.unlink(missing_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX, dir=output_dir)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.writelines(format_row(row) for row in rows)
+        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the run from the user TIRA evaluates it as
         os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

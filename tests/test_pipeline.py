@@ -56,7 +56,8 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
 
 @pytest.mark.slow
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
-    settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path, progress=False, rerank_depth=1)
+    settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False, rerank_depth=1)
     candidates_by_topic, _, _ = first_stage(settings, read_topics(settings.input_dir), _Timer())
     report = run(settings)
     rows = [line.split() for line in report.run_path.read_text().splitlines()]
