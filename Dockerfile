@@ -11,6 +11,7 @@ ARG PIP_EXTRA_INDEX_URL=
 ARG PIP_FIND_LINKS=
 ARG PIP_CERT=
 # Where the CPU build of torch lives; empty means "whatever pip's own settings resolve" (e.g. a find-links wheel).
+# The Makefile reads its default from this line too, so it stays one `ARG TORCH_INDEX_URL=<url>` line.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 
 ENV VIRTUAL_ENV=/opt/venv \

@@ -4,9 +4,10 @@ Built on chatnoir-api 3.4.2's request model (body shape, index names, uuid decod
 because that client's `search` sends `"start"` where the server reads `"from"` (every page repeats page 0),
 reads its base URL from module constants, has no timeout on `search_page`, retries neither time-outs nor broken
 connections, sends no API key to the cache endpoint and rejects a whole page when one result lacks an optional
-field. Here: one `_search` request per topic (depth <= 1000), retries with backoff on 429, 5xx, time-outs and
-broken connections, full texts from the cache endpoint with bounded concurrency and an on-disk cache, and the API
-key kept out of every log line, error message, cache file and repr.
+field. Here: one `_search` request per topic (depth <= 1000), retries on 429, 5xx, time-outs and broken
+connections through urllib3's `Retry` (exponential backoff, the server's Retry-After), full texts from the cache
+endpoint with bounded concurrency and an on-disk cache, and the API key kept out of every log line, error message,
+cache file and repr.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import re
 import threading
 import time
@@ -30,11 +30,14 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 import requests
 from chatnoir_api.model import Index, SearchMethod, decode_uuid, index_id, index_prefix, parse_index
 from chatnoir_api.v1.model import Request
+from requests.adapters import HTTPAdapter
 from tqdm import tqdm
+from urllib3.exceptions import ConnectTimeoutError, InvalidHeader, MaxRetryError, NewConnectionError, ReadTimeoutError
+from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
 from app.html import html_to_text, normalize_whitespace
-from app.records import Candidate, Document, Topic
+from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +45,11 @@ CREDENTIALS_FILE = "chatnoir-credentials.json"
 DEFAULT_BASE_URL = "https://chatnoir.eu/"
 DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
-MAX_TEXT_CHARS = 20_000  # far more than any MiniLM-based stage reads; bounds memory and cache size
+MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,11 @@ class ChatNoirStats:
 
 
 class _RedactKey(logging.Filter):
-    """Masks the API key in records of loggers that print request URLs (urllib3 logs them at DEBUG)."""
+    """Masks the API key in records of loggers that print request URLs (urllib3 logs them at DEBUG).
+
+    Also demotes urllib3's own "Retrying ... after connection broken" warning to DEBUG: the client logs each retry
+    itself (searches as warnings, documents at DEBUG), so a run's log says it once, in its own words.
+    """
 
     def __init__(self, key: str):
         super().__init__()
@@ -188,17 +196,78 @@ class _RedactKey(logging.Filter):
         message = record.getMessage()
         if self.key in message:
             record.msg, record.args = message.replace(self.key, "***"), ()
+        if hasattr(record, "__urllib3-retry-warning"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
 
 
 _URL_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry")
+_RETRIED_STATUSES = frozenset([429, *range(500, 600)])
+
+
+class _Retry(Retry):
+    """urllib3's Retry for one kind of ChatNoir request that counts and logs each retry.
+
+    urllib3 derives a new Retry per attempt through `new`, so the request kind, settings and stats travel along.
+    """
+
+    # Only the status_forcelist makes a status retryable (urllib3 would also retry a 413 carrying Retry-After).
+    RETRY_AFTER_STATUS_CODES = frozenset()
+
+    def __init__(self, *args, what: str = "", settings: ChatNoirSettings | None = None,
+                 stats: ChatNoirStats | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.what, self.settings, self.stats = what, settings, stats
+
+    @classmethod
+    def policy(cls, what: str, settings: ChatNoirSettings, stats: ChatNoirStats) -> "_Retry":
+        return cls(
+            total=settings.retries,
+            allowed_methods=frozenset({"GET", "POST"}),  # a search is a POST, and safe to repeat
+            status_forcelist=_RETRIED_STATUSES,
+            raise_on_status=False,  # hand back the last answer, so the error names its status
+            backoff_factor=settings.backoff_s,
+            backoff_jitter=settings.backoff_s,
+            what=what, settings=settings, stats=stats,
+        )
+
+    def new(self, **kwargs) -> "_Retry":
+        return super().new(what=self.what, settings=self.settings, stats=self.stats, **kwargs)
+
+    def get_retry_after(self, response) -> float | None:
+        """The server's Retry-After in seconds, at most MAX_RETRY_AFTER_S; None when absent or malformed."""
+        try:
+            seconds = super().get_retry_after(response)
+        except InvalidHeader:  # neither seconds nor an HTTP date: back off instead
+            return None
+        return None if seconds is None else min(seconds, MAX_RETRY_AFTER_S)
+
+    def sleep(self, response=None) -> None:
+        """Wait before the next attempt (the server's Retry-After, else the backoff), counting and logging it."""
+        delay = self.get_retry_after(response) if response is not None else None
+        if delay is None:
+            delay = self.get_backoff_time()
+        last = self.history[-1]
+        problem = f"HTTP {last.status}" if last.error is None else _failure(last.error, self.settings)[0]
+        retry = len(self.history)
+        # Searches are few and decisive; document retries are many and summed up in the run's summary.
+        logger.log(
+            logging.WARNING if self.what == "search" else logging.DEBUG,
+            "ChatNoir %s request: %s; retry %d of %d in %.1f s", self.what, problem, retry, retry + self.total, delay,
+        )
+        self.stats.add("retries")
+        self.stats.add(f"{self.what}_requests")
+        time.sleep(delay)
 
 
 class ChatNoirClient:
-    """The two HTTP calls this project needs (`_search`, `cache`) with one retry policy.
+    """The two HTTP calls this project needs (`_search`, `cache`) with one retry policy, urllib3's `Retry`.
 
-    Retried with exponential backoff (or the server's Retry-After): 429, 5xx (504 = server time-out), client
-    time-outs and broken connections. Not retried: 401 (bad key), 403 (IP blocked), other 4xx.
+    Retried: 429, 5xx (504 = server time-out), client time-outs and broken connections, searches (POST) too. The
+    wait is the server's Retry-After (at most MAX_RETRY_AFTER_S), else urllib3's backoff: none before the first
+    retry, then `backoff_s` x 2, 4, 8, ... plus up to `backoff_s` of jitter. Not retried: 401 (bad key), 403 (IP
+    blocked), other 4xx, and a connection that breaks while the body is read (urllib3 retries up to the headers).
     """
 
     def __init__(self, settings: ChatNoirSettings, stats: ChatNoirStats):
@@ -256,74 +325,64 @@ class ChatNoirClient:
         content_type = response.headers.get("Content-Type", "").lower()
         if "charset" not in content_type:
             response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
-        if "html" in content_type or response.text.lstrip().startswith("<"):
-            return html_to_text(response.text)
-        return normalize_whitespace(response.text)
+        # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed.
+        page = response.text[:MAX_PAGE_CHARS]
+        if "html" in content_type or page.lstrip().startswith("<"):
+            return html_to_text(page)
+        return normalize_whitespace(page)
 
     def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         settings = self.settings
-        problem, reason, retry_after = "", "", None
-        for attempt in range(settings.retries + 1):
-            if attempt:
-                delay = self._delay(attempt, retry_after)
-                # Searches are few and decisive; document retries are many and summed up in the run's summary.
-                logger.log(
-                    logging.WARNING if what == "search" else logging.DEBUG,
-                    "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, attempt, settings.retries, delay,
-                )
-                self.stats.add("retries")
-                time.sleep(delay)
-            self.stats.add("search_requests" if what == "search" else "document_requests")
-            retry_after = None
-            try:
-                response = self._session().request(method, url, timeout=settings.timeout_s, **kwargs)
-            except requests.Timeout:
-                problem, reason = f"no answer within {settings.timeout_s:g} s", "time-out"
-                continue
-            except requests.RequestException as error:
-                # requests' messages can quote the URL and with it the key: report the class only.
-                problem, reason = f"cannot reach {settings.base_url} ({type(error).__name__})", "unreachable"
-                continue
-            status = response.status_code
-            if status == 401:
-                raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
-            if status == 403:
-                raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
-            if status == 429 or status >= 500:
-                problem, reason = f"HTTP {status}", f"HTTP {status}"
-                retry_after = _retry_after(response)
-                continue
-            if not response.ok:
-                raise ChatNoirRequestError(
-                    f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
-                    f"HTTP {status}",
-                )
-            return response
-        raise ChatNoirRequestError(
-            f"ChatNoir {what} request failed after {settings.retries + 1} attempts: {problem}", reason
-        )
+        self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
+        try:
+            response = self._session(what).request(method, url, timeout=settings.timeout_s, **kwargs)
+        except requests.RequestException as error:
+            cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
+            retried = isinstance(cause, MaxRetryError)
+            problem, reason = _failure(cause.reason if retried else cause, settings)
+            attempts = f" after {settings.retries + 1} attempts" if retried else ""
+            # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
+            raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
+        status = response.status_code
+        if status == 401:
+            raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
+        if status == 403:
+            raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
+        if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
+            raise ChatNoirRequestError(
+                f"ChatNoir {what} request failed after {settings.retries + 1} attempts: HTTP {status}", f"HTTP {status}"
+            )
+        if not response.ok:
+            raise ChatNoirRequestError(
+                f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
+                f"HTTP {status}",
+            )
+        return response
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return retry_after
-        return self.settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)  # nosec: jitter only
-
-    def _session(self) -> requests.Session:
-        """One session per thread: connection reuse without sharing a Session across threads."""
-        session = getattr(self._local, "session", None)
+    def _session(self, what: str) -> requests.Session:
+        """One session per thread and request kind: connection reuse without sharing a Session across threads, and
+        a retry policy that knows which kind it counts."""
+        session = getattr(self._local, what, None)
         if session is None:
-            session = self._local.session = requests.Session()
+            session = requests.Session()
+            adapter = HTTPAdapter(max_retries=_Retry.policy(what, self.settings, self.stats))
+            session.mount("http://", adapter)
+            session.mount("https://", adapter)
+            setattr(self._local, what, session)
         return session
 
     def _excerpt(self, text: str) -> str:
         return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
 
 
-def _retry_after(response: requests.Response) -> float | None:
-    try:
-        return min(max(float(response.headers["Retry-After"]), 0.0), MAX_RETRY_AFTER_S)
-    except (KeyError, ValueError):
-        return None
+def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str]:
+    """An attempt that got no answer: what went wrong, in words and as a short label."""
+    if isinstance(error, (ReadTimeoutError, ConnectTimeoutError, TimeoutError)) and not isinstance(
+        error, NewConnectionError  # urllib3 files a refused connection under connect time-outs
+    ):
+        return f"no answer within {settings.timeout_s:g} s", "time-out"
+    # These errors' messages can quote the URL and with it the key: report the class only.
+    return f"cannot reach {settings.base_url} ({type(error).__name__})", "unreachable"
 
 
 @dataclass(frozen=True)
@@ -438,10 +497,12 @@ class ChatNoirBackend:
             doc_id = str(uuid)
         else:
             return None
+        if _WHITESPACE.search(doc_id):  # a run file's columns are split on whitespace
+            return None
         preview = " ".join(
             html_to_text(raw[name]) for name in ("title", "snippet") if isinstance(raw.get(name), str)
         ).strip()
-        return Hit(doc_id=doc_id, uuid=uuid, score=float(score), preview=preview)
+        return Hit(doc_id=doc_id, uuid=uuid, score=float(score), preview=bounded_text(preview))
 
     def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
         wanted: dict[str, Hit] = {}
@@ -457,7 +518,19 @@ class ChatNoirBackend:
         return texts
 
     def _text(self, hit: Hit) -> str | None:
-        """The document's full text from the disk cache or ChatNoir; None (and a counted fallback) when unavailable."""
+        """The document's full text from the disk cache or ChatNoir; None (and a counted fallback) when unavailable.
+
+        A defect of one document (a failed fetch, a page that cannot be decoded or parsed, an unreadable cache
+        file) costs that document alone: it keeps its title + snippet and the run's summary counts it.
+        """
+        try:
+            return self._fetch_text(hit)
+        except Exception as error:  # noqa: BLE001 - one bad page must never cost the run
+            logger.debug("ChatNoir document %s: %s: %s", hit.doc_id, type(error).__name__, error)
+            self.stats.fallback(f"unreadable page ({type(error).__name__})")
+            return None
+
+    def _fetch_text(self, hit: Hit) -> str | None:
         if self.cache is not None:
             cached = self.cache.get(hit.doc_id)
             if cached is not None:
@@ -467,7 +540,7 @@ class ChatNoirBackend:
             self.stats.fallback("not asked, the cache endpoint kept failing")
             return None
         try:
-            text = self.client.cached_text(hit.uuid)[:MAX_TEXT_CHARS]
+            text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
             self._failed(error.reason != "HTTP 404")  # a missing page says nothing about the service

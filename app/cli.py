@@ -23,17 +23,41 @@ INPUT_VARIABLES = ("inputDataset", "TIRA_INPUT_DATASET", "TIRA_INPUT_DIRECTORY")
 OUTPUT_VARIABLES = ("outputDir", "TIRA_OUTPUT_DIR", "TIRA_OUTPUT_DIRECTORY")
 
 
-def resolve_dir(flag: Optional[Path], variables: tuple[str, ...]) -> Optional[Path]:
-    """The flag if given, else the first of the environment variables that is set and non-empty."""
+# `docker run -v input:/in -v out:/out IMAGE`: the mounts the image reads and writes when nothing else is set.
+MOUNTED_INPUT, MOUNTED_OUTPUT = Path("/in"), Path("/out")
+CACHE_VARIABLES = ("XDG_CACHE_HOME",)
+
+
+def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "") -> Optional[Path]:
+    """The flag if given, else the first of the environment variables that is set and non-empty (/ child)."""
     if flag is not None:
         return flag
     for name in variables:
         if os.environ.get(name):
-            return Path(os.environ[name])
+            return Path(os.environ[name]) / child
     return None
 
 
+def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:
+    """Input and output directories: flags, then TIRA's variables, then /in and /out mounted into the image, then
+    the bundled demo input (into /out when mounted, else out/demo)."""
+    input_dir = resolve_dir(input_flag, INPUT_VARIABLES)
+    output_dir = resolve_dir(output_flag, OUTPUT_VARIABLES)
+    if input_dir is None and MOUNTED_INPUT.is_dir():
+        input_dir, output_dir = MOUNTED_INPUT, output_dir or MOUNTED_OUTPUT
+    if input_dir is None:
+        input_dir = demo
+        output_dir = output_dir or (MOUNTED_OUTPUT if MOUNTED_OUTPUT.is_dir() else Path("out/demo"))
+        log.warning("no input given (no -i, no $inputDataset, nothing mounted at %s): running the bundled demo "
+                    "input %s into %s", MOUNTED_INPUT, demo, output_dir)
+    if output_dir is None:
+        raise ToucheError("no output directory: pass -o/--output or set outputDir")
+    return input_dir, output_dir
+
+
 def _setup_logging(debug: bool, quiet: bool) -> None:
+    if quiet:
+        os.environ.setdefault("TQDM_DISABLE", "1")  # the libraries' own bars too (model loading)
     level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S", force=True)
@@ -77,28 +101,26 @@ def run(
                                   "or bf16."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
-    cache_dir: Optional[Path] = typer.Option(None, help="Cache for fetched documents (default: under the output)."),
+    cache_dir: Optional[Path] = typer.Option(None, help="Cache for the BM25 index, embeddings and fetched pages, "
+                                             "kept across runs (default: $XDG_CACHE_HOME/touche, else a temporary "
+                                             "directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
     task: Optional[str] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
     balance_stance: bool = typer.Option(False, help="Alternate pro and con near the top of argumentative topics."),
-    overwrite: bool = typer.Option(False, help="Replace an existing run.txt."),
+    overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml."),
+    metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Write ir-metadata.yml beside run.txt "
+                                  "(tirex-tracker: hardware, resources, software, command; models, settings)."),
     quiet: bool = typer.Option(False, help="Warnings only, no progress bars."),
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
     from .encoder import PRECISIONS
+    from .metadata import recorded
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
 
     _setup_logging(debug, quiet)
     with _errors(debug):
-        input_dir = resolve_dir(input_dir, INPUT_VARIABLES)
-        output_dir = resolve_dir(output_dir, OUTPUT_VARIABLES)
-        if input_dir is None:
-            input_dir = DEMO_INPUT
-            output_dir = output_dir or Path("out/demo")
-            log.info("no input given: running on the bundled demo input (%s)", DEMO_INPUT)
-        if output_dir is None:
-            raise ToucheError("no output directory: pass -o/--output or set outputDir")
+        input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         if not input_dir.is_dir():
             raise ToucheError(f"input directory {input_dir} does not exist")
         if device not in ("auto", "cpu", "cuda"):
@@ -111,9 +133,11 @@ def run(
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
-                               progress=not quiet, backend=backend, index=index, cache_dir=cache_dir,
+                               progress=not quiet, backend=backend, index=index,
+                               cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
                                rerank_depth=rerank_depth, stance=stance, task=task, balance_stance=balance_stance)
-        report = run_pipeline(settings)
+        with recorded(settings, enabled=metadata):
+            report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "
                    f"from {report.documents} documents ({stages})", err=True)
@@ -170,6 +194,27 @@ def evaluate(
 
 
 @app.command()
+def report(
+    run_paths: list[Path] = typer.Argument(..., metavar="RUN...", help="Run files or output directories; the "
+                                           "first is the baseline."),
+    qrels: Path = typer.Option(..., help="Relevance qrels."),
+    quality_qrels: Optional[Path] = typer.Option(None, help="Quality qrels."),
+    stance_qrels: Optional[Path] = typer.Option(None, help="Stance qrels (label in the 4th column)."),
+    output: Path = typer.Option(Path("report.html"), "-o", "--output", help="The HTML page to write."),
+    names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the file names)."),
+) -> None:
+    """One HTML page comparing runs: per-topic nDCG, bootstrap intervals, paired tests, stance confusion."""
+    from .report import build_report, render_html, write_report
+
+    with _errors(False):
+        result = build_report(run_paths, qrels, quality_qrels, stance_qrels,
+                              names.split(",") if names is not None else None)
+        write_report(render_html(result), output)
+    typer.echo(f"wrote {output}: {', '.join(run.name for run in result.runs)} on {len(result.topics)} judged "
+               "topics", err=True)
+
+
+@app.command()
 def classify(
     questions: Optional[list[str]] = typer.Argument(None, help="Questions to classify."),
     file: Optional[Path] = typer.Option(None, "--file", help="One question per line, or a topics.xml."),
@@ -183,6 +228,8 @@ def classify(
         texts = list(questions or []) + (read_questions(file) if file else [])
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
+        if any(not text.strip() for text in texts):
+            raise ToucheError("empty question: every question needs some text")
         results = load_classifier(method).analyze_many(texts)
     for result in results:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))

@@ -1,23 +1,30 @@
-"""Read Touché topics in every layout TIRA mounts: topics.xml, TIREx queries.xml and queries.jsonl."""
+"""Read Touché topics in every layout TIRA mounts: topics.xml, TIREx queries.xml and queries.jsonl, and, when no
+topics file comes with it, the queries of a TIREx rerank.jsonl[.gz].
+
+TIREx (`tira.ir_datasets_loader`) writes the ir_datasets query as `original_query` beside the plain `query`; for
+Touché it holds title, description, narrative and objects, which relevance and stance need as much as the title.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 from pathlib import Path
 
 from lxml import etree
 
+from .corpus import _Defects, _open_text, _record_id
 from .errors import ToucheError
 from .records import Topic
 
 log = logging.getLogger(__name__)
 
-TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl")
+TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "rerank.jsonl.gz")
 
 
 def find_topics_file(input_dir: Path) -> Path:
-    """The first of topics.xml, queries.xml, queries.jsonl present in the input directory."""
+    """The first of TOPIC_FILES present in the input directory: a re-rank file only when no topics file is there."""
     for name in TOPIC_FILES:
         if (input_dir / name).is_file():
             return input_dir / name
@@ -25,10 +32,13 @@ def find_topics_file(input_dir: Path) -> Path:
 
 
 def read_topics(path: Path) -> list[Topic]:
-    """Parse a topics file (XML or JSONL by suffix); errors on malformed input, no topics or duplicates."""
+    """Parse a topics file (XML, JSONL or a re-rank file, by name); errors on malformed input, no topics or duplicates."""
     if path.is_dir():
         path = find_topics_file(path)
-    topics = _read_jsonl(path) if path.suffix == ".jsonl" else _read_xml(path)
+    if path.name.startswith("rerank.jsonl"):
+        topics = _read_rerank(path)
+    else:
+        topics = _read_jsonl(path) if path.suffix == ".jsonl" else _read_xml(path)
     if not topics:
         raise ToucheError(f"{path}: no topics found")
     seen: set[str] = set()
@@ -39,20 +49,55 @@ def read_topics(path: Path) -> list[Topic]:
     return topics
 
 
-def parse_objects(value: str | None) -> tuple[str, str] | None:
-    """`"laptop, desktop"` -> `("laptop", "desktop")`; anything but two objects gives None."""
-    if not value:
+def parse_objects(value) -> tuple[str, str] | None:
+    """The two compared objects as Touché and TIREx write them; anything but two objects gives None.
+
+    topics.xml says `"laptop, desktop"`; ir_datasets holds the tuple `("laptop", "desktop")`, which TIREx's
+    queries.jsonl writes as a JSON list and its queries.xml as the tuple's `str()`, `"('laptop', 'desktop')"`.
+    """
+    if isinstance(value, str):
+        value = _python_sequence(value) or value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(part, str) for part in value):
         return None
-    parts = [part.strip() for part in value.split(",") if part.strip()]
+    parts = [" ".join(part.split()) for part in value if part.strip()]
     return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def _python_sequence(text: str) -> list | tuple | None:
+    """The list or tuple a Python literal such as `"('a', 'b')"` denotes; None for any other text."""
+    if not text.lstrip().startswith(("(", "[")):
+        return None
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (list, tuple)) else None
+
+
+def _objects(number: str, value) -> tuple[str, str] | None:
+    objects = parse_objects(value)
+    if value and objects is None:
+        log.warning("topic %s: objects %r do not name two objects; ignored", number, value)
+    return objects
+
+
+def _clean(value) -> str:
+    """A text field with its whitespace collapsed, as every reader gives it; '' for anything but a string."""
+    return " ".join(value.split()) if isinstance(value, str) else ""
 
 
 def _text(element, *names: str) -> str:
     for name in names:
         child = element.find(name)
         if child is not None and child.text and child.text.strip():
-            return " ".join(child.text.split())
+            return _clean(child.text)
     return ""
+
+
+def _xml_field(topic, name: str) -> str:
+    """A <topic>'s field: its own child, else the child of TIREx's <original_query>."""
+    original = topic.find("original_query")
+    return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
 def _read_xml(path: Path) -> list[Topic]:
@@ -66,16 +111,33 @@ def _read_xml(path: Path) -> list[Topic]:
     topics = []
     for element in root.iter("topic"):
         number = (element.get("number") or _text(element, "number", "num", "qid")).strip()
-        title = _text(element, "title", "query")
+        title = _xml_field(element, "title") or _text(element, "query")
         if not number or not title:
             raise ToucheError(f"{path}: a <topic> lacks its number or title (line {element.sourceline})")
-        objects_text = _text(element, "objects")
-        objects = parse_objects(objects_text)
-        if objects_text and objects is None:
-            log.warning("topic %s: <objects>%s</objects> does not name two objects; ignored", number, objects_text)
-        topics.append(Topic(number=number, title=title, description=_text(element, "description"),
-                            narrative=_text(element, "narrative"), objects=objects))
+        topics.append(Topic(number=number, title=title, description=_xml_field(element, "description"),
+                            narrative=_xml_field(element, "narrative"),
+                            objects=_objects(number, _xml_field(element, "objects"))))
     return topics
+
+
+def _json_topic(record: dict) -> Topic | None:
+    """A topic from a TIREx queries.jsonl or rerank.jsonl record; None without a usable qid or title.
+
+    Each field comes from `original_query` (the dataset's own query), else from the record itself; the title
+    falls back to `query`, the dataset's default text.
+    """
+    original = record.get("original_query")
+    original = original if isinstance(original, dict) else {}
+
+    def field(name: str) -> str:
+        return _clean(original.get(name)) or _clean(record.get(name))
+
+    number = _record_id(record.get("qid"))
+    title = field("title") or _clean(record.get("query"))
+    if number is None or not title:
+        return None
+    return Topic(number=number, title=title, description=field("description"), narrative=field("narrative"),
+                 objects=_objects(number, original.get("objects") or record.get("objects")))
 
 
 def _read_jsonl(path: Path) -> list[Topic]:
@@ -86,12 +148,29 @@ def _read_jsonl(path: Path) -> list[Topic]:
                 continue
             try:
                 record = json.loads(line)
-                number, title = str(record["qid"]).strip(), " ".join(str(record["query"]).split())
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise ToucheError(f"{path}:{line_number}: expected a JSON object with 'qid' and 'query'") from None
-            if not number or not title:
-                raise ToucheError(f"{path}:{line_number}: empty qid or query")
-            topics.append(Topic(number=number, title=title, description=record.get("description") or "",
-                                narrative=record.get("narrative") or "",
-                                objects=parse_objects(record.get("objects"))))
+            except json.JSONDecodeError:
+                record = None
+            topic = _json_topic(record) if isinstance(record, dict) else None
+            if topic is None:
+                raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
+            topics.append(topic)
     return topics
+
+
+def _read_rerank(path: Path) -> list[Topic]:
+    """The queries of a TIREx re-rank file, in order of first appearance.
+
+    Lines that are no usable record are passed over here: the corpus reader skips and reports them.
+    """
+    topics: dict[str, Topic] = {}
+    with _open_text(path, _Defects(path.name)) as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and _record_id(record.get("qid")) not in topics:
+                topic = _json_topic(record)
+                if topic is not None:
+                    topics[topic.number] = topic
+    return list(topics.values())

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from app.runfile import validate_run
 
@@ -28,4 +29,7 @@ def test_entrypoint_writes_a_valid_run_from_tira_variables(fixtures, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # stdout stays clean
     assert validate_run(outputs).ok
-    assert {p.name for p in outputs.iterdir()} <= {"run.txt", "touche-cache"}  # the cache is documented
+    # the run and its ir_metadata; the cache is documented (and moving out of the output dir)
+    names = {p.name for p in outputs.iterdir()}
+    assert {"run.txt", "ir-metadata.yml"} <= names <= {"run.txt", "ir-metadata.yml", "touche-cache"}
+    assert "run" in yaml.safe_load((outputs / "ir-metadata.yml").read_text())["implementation"]["executable"]["cmd"]

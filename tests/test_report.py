@@ -1,0 +1,214 @@
+"""`touche report`: its numbers are `touche evaluate`'s, its statistics check out by hand, the page is one file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+import lxml.html
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import app
+from app.errors import ToucheError
+from app.evaluate import evaluate_run
+from app.report import (bootstrap_interval, build_report, paired_t_test, randomization_test, stance_confusion,
+                        write_report)
+
+runner = CliRunner()
+FIXTURES = Path(__file__).parent / "fixtures" / "report"
+RUNS = [FIXTURES / "bm25", FIXTURES / "rerank.txt", FIXTURES / "partial.txt"]  # bm25 is a directory with run.txt
+QRELS = {"qrels": FIXTURES / "relevance.qrels", "quality_qrels": FIXTURES / "quality.qrels",
+         "stance_qrels": FIXTURES / "stance.qrels"}
+OPTIONS = [argument for name, path in QRELS.items() for argument in (f"--{name.replace('_', '-')}", str(path))]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> lxml.html.HtmlElement:
+    output = tmp_path_factory.mktemp("report") / "report.html"
+    result = runner.invoke(app, ["report", *map(str, RUNS), *OPTIONS, "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    return lxml.html.fromstring(output.read_bytes())
+
+
+def table(page: lxml.html.HtmlElement, table_id: str) -> list[list[str]]:
+    """The table's body rows as cell texts."""
+    return [[cell.text_content() for cell in row] for row in page.get_element_by_id(table_id).xpath("./tbody/tr")]
+
+
+def values(page: lxml.html.HtmlElement, table_id: str) -> dict[str, list[float]]:
+    """Each body row's exact numbers (`data-value`), keyed by its first cell."""
+    rows = page.get_element_by_id(table_id).xpath("./tbody/tr")
+    return {row[0].text_content(): [float(cell.get("data-value")) for cell in row[1:] if cell.get("data-value")]
+            for row in rows}
+
+
+def test_means_and_per_topic_scores_are_touche_evaluates(page):
+    evaluations = [evaluate_run(run, **QRELS) for run in RUNS]
+    means = values(page, "means")
+    assert set(means) == set(evaluations[0].mean)
+    for measure, row in means.items():
+        assert row == [evaluation.mean[measure] for evaluation in evaluations]
+    shown = {row[0]: row[1:] for row in table(page, "means")}
+    assert shown["relevance nDCG@5 judged-only"] == [f"{e.mean['relevance nDCG@5 judged-only']:.4f}"
+                                                     for e in evaluations]
+    for measure in ("relevance nDCG@5 judged-only", "relevance nDCG@10 judged-only", "quality nDCG@5 judged-only"):
+        per_topic = values(page, f"per-topic-{measure.replace(' ', '-').replace('@', '')}")
+        assert list(per_topic) == ["1", "2", "3", "4", "5", "6"]
+        for qid, row in per_topic.items():
+            assert row == [evaluation.per_topic[qid][measure] for evaluation in evaluations]
+
+
+def test_numbers_equal_the_evaluate_command_output(page):
+    result = runner.invoke(app, ["evaluate", str(RUNS[2]), *OPTIONS, "--json", "--per-topic"])
+    printed = json.loads(result.stdout)
+    assert {measure: row[2] for measure, row in values(page, "means").items()} == printed["mean"]
+    per_topic = values(page, "per-topic-relevance-nDCG5-judged-only")
+    assert {qid: row[2] for qid, row in per_topic.items()} == {
+        qid: scores["relevance nDCG@5 judged-only"] for qid, scores in printed["per_topic"].items()}
+    # partial retrieves topics 1-4 only; 5 and 6 count 0, as in touche evaluate's mean
+    assert per_topic["5"][2] == per_topic["6"][2] == 0.0
+    assert table(page, "runs")[2][2] == "4 of 6"
+
+
+def test_bootstrap_interval_contains_the_mean_and_is_deterministic(page):
+    rows = page.get_element_by_id("intervals").xpath("./tbody/tr")
+    for mean, low, high in ([float(cell.get("data-value")) for cell in row[2:]] for row in rows):
+        assert low <= mean <= high
+    assert len(rows) == 4 * 3  # relevance and quality nDCG@5/@10, three runs
+    scores = [0.1, 0.5, 0.2, 0.9, 0.4, 0.7]
+    interval = bootstrap_interval(scores)
+    assert interval == bootstrap_interval(scores)
+    assert interval[0] < sum(scores) / len(scores) < interval[1]
+    assert bootstrap_interval([0.5] * 4) == pytest.approx((0.5, 0.5))
+    evaluation = evaluate_run(RUNS[0], **QRELS)
+    report = build_report(RUNS, **QRELS)
+    assert report.runs[0].intervals["relevance nDCG@5 judged-only"] == bootstrap_interval(
+        [evaluation.per_topic[qid]["relevance nDCG@5 judged-only"] for qid in "123456"])
+    assert [run.intervals for run in build_report(RUNS, **QRELS).runs] == [run.intervals for run in report.runs]
+
+
+def test_paired_tests_by_hand():
+    baseline = [0.2, 0.4, 0.1, 0.5, 0.3, 0.6]
+    assert paired_t_test(baseline, baseline) == 1.0
+    assert randomization_test(baseline, baseline) == 1.0
+    # better on all 6 topics: only the observed swap and its mirror are as extreme, exact p = 2 / 2^6
+    better = [score + gain for score, gain in zip(baseline, [0.1, 0.3, 0.2, 0.1, 0.4, 0.2])]
+    assert randomization_test(better, baseline) == pytest.approx(2 / 64)
+    # differences 1, 2, 3: t = 2 / (1 / sqrt 3), 2 degrees of freedom, two-sided p = 1 - t / sqrt(2 + t^2)
+    assert paired_t_test([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) == pytest.approx(1 - math.sqrt(6 / 7))
+    assert paired_t_test([1.0, 1.0], [0.0, 0.0]) == 0.0
+
+
+def test_a_run_against_itself_differs_nowhere():
+    report = build_report([RUNS[1], RUNS[1]], QRELS["qrels"])
+    assert [run.name for run in report.runs] == ["rerank (1)", "rerank (2)"]
+    assert {(c.t_test_p, c.randomization_p, c.ties) for c in report.comparisons} == {(1.0, 1.0, 6)}
+    assert report.differing == []
+
+
+def test_comparisons_are_against_the_first_run(page):
+    rows = {(row[0], row[1]): row for row in table(page, "comparisons")}
+    assert {run for _, run in rows} == {"rerank", "partial"}
+    rerank = rows[("relevance nDCG@5 judged-only", "rerank")]
+    assert rerank[3] == "6 / 0 / 0"  # rerank is perfect on every topic, bm25 on none
+    assert float(rerank[5]) == pytest.approx(2 / 64, abs=1e-4)
+    assert "baseline" in page.text_content() and "bm25" in page.get_element_by_id("comparisons").text_content()
+
+
+def test_stance_confusion_counts_by_hand(page):
+    rerank = values(page, "confusion-1")
+    # judged FIRST t1a t3a t3c t5a -> FIRST FIRST SECOND FIRST; SECOND t1b t2a t4b -> FIRST SECOND SECOND;
+    # t6x is judged but retrieved by no run
+    assert [cell.text_content() for cell in page.get_element_by_id("confusion-1").xpath("./thead/tr/th")] == [
+        "judged \\ run", "FIRST", "NEUTRAL", "NO", "SECOND"]
+    assert rerank == {"FIRST": [3, 0, 0, 1], "NEUTRAL": [0, 2, 0, 0], "NO": [0, 0, 2, 0], "SECOND": [1, 0, 0, 2]}
+    bm25 = values(page, "confusion-0")  # Q0 everywhere: an extra column
+    assert bm25 == {"FIRST": [0, 0, 0, 0, 4], "NEUTRAL": [0, 0, 0, 0, 2], "NO": [0, 0, 0, 0, 2],
+                    "SECOND": [0, 0, 0, 0, 3]}
+    assert sum(map(sum, bm25.values())) == evaluate_run(RUNS[0], **QRELS).mean["stance judged documents"]
+    confusion = stance_confusion({("1", "a"): "PRO"}, {("1", "a"): "CON", ("1", "b"): "PRO"})
+    assert (confusion.judged, confusion.labels, confusion.counts) == (["CON", "PRO"], ["CON", "PRO"], [[0, 1], [0, 0]])
+
+
+def test_topics_that_differ_most(page):
+    rows = values(page, "differing")
+    spreads = [row[-1] for row in rows.values()]
+    assert spreads == sorted(spreads, reverse=True)
+    assert list(rows)[:2] == ["5", "6"]  # partial has nothing there, rerank is perfect
+    for row in rows.values():
+        assert row[-1] == pytest.approx(max(row[:-1]) - min(row[:-1]))
+
+
+def test_page_is_self_contained_with_title_inputs_and_figures(page):
+    assert page.find(".//title").text == "touche report: bm25 vs rerank vs partial"
+    assert not page.xpath("//script") and not page.xpath("//@*[starts-with(name(), 'on')]")
+    images = page.xpath("//img/@src")
+    assert len(images) == 3  # means, per-topic relevance, per-topic quality
+    for source in images:
+        assert source.startswith("data:image/png;base64,")
+        assert base64.b64decode(source.split(",", 1)[1]).startswith(b"\x89PNG\r\n\x1a\n")
+    inputs = page.get_element_by_id("qrels").text_content() + page.get_element_by_id("runs").text_content()
+    assert all(str(path) in inputs for path in [*RUNS, *QRELS.values()])
+
+
+def test_names_are_escaped(tmp_path):
+    output = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(RUNS[0]), str(RUNS[1]), "--qrels", str(QRELS["qrels"]),
+                                 "--names", "<b>base</b>,r&d", "-o", str(output)])
+    assert result.exit_code == 0, result.output
+    markup = output.read_text()
+    assert "<b>base</b>" not in markup and "&lt;b&gt;base&lt;/b&gt;" in markup and "r&amp;d" in markup
+    page = lxml.html.fromstring(markup)
+    assert not page.xpath("//b") and [row[0] for row in table(page, "runs")] == ["<b>base</b>", "r&d"]
+    assert not page.xpath("//*[starts-with(@id, 'confusion')]")  # no stance qrels, no stance section
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--qrels", "missing.qrels"], "missing.qrels"),
+    (["--qrels", str(QRELS["qrels"]), "--names", "a"], "--names has 1 names for 2 runs"),
+    (["--qrels", str(QRELS["qrels"]), "--stance-qrels", str(RUNS[1])], "not a stance qrels file"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, arguments, message):
+    output = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(RUNS[0]), str(RUNS[1]), *arguments, "-o", str(output)])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("touche: error:") and message in lines[0], result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unjudged_runs_and_runs_without_common_topics_are_errors(tmp_path):
+    unjudged = tmp_path / "unjudged.txt"
+    unjudged.write_text("99 Q0 t1a 1 1.0 x\n")
+    with pytest.raises(ToucheError, match="none of its topics is judged"):
+        build_report([RUNS[1], unjudged], QRELS["qrels"])
+    first, last = tmp_path / "first.txt", tmp_path / "last.txt"
+    first.write_text("1 Q0 t1a 1 1.0 x\n2 Q0 t2a 1 1.0 x\n")
+    last.write_text("5 Q0 t5a 1 1.0 x\n6 Q0 t6a 1 1.0 x\n")
+    with pytest.raises(ToucheError, match="no judged topic in common"):
+        build_report([first, last], QRELS["qrels"])
+    with pytest.raises(ToucheError, match="6-column"):
+        build_report([tmp_path / "missing.txt"], QRELS["qrels"])
+    (tmp_path / "empty.qrels").write_text("")
+    with pytest.raises(ToucheError, match="empty.qrels: judges no topic"):
+        build_report([RUNS[1]], QRELS["qrels"], quality_qrels=tmp_path / "empty.qrels")
+    with pytest.raises(ToucheError, match="none of its topics is judged"):
+        build_report([RUNS[1]], tmp_path / "empty.qrels")
+
+
+def test_write_report_replaces_atomically(tmp_path, monkeypatch):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    monkeypatch.setattr("app.report.os.replace", lambda *_: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(ToucheError, match="cannot write .*disk full"):
+        write_report("<html>new</html>", target)
+    assert target.read_text() == "old" and list(tmp_path.iterdir()) == [target]
+    monkeypatch.undo()
+    write_report("<html>new</html>", target)
+    assert target.read_text() == "<html>new</html>" and list(tmp_path.iterdir()) == [target]
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ToucheError, match="cannot write"):
+        write_report("<html></html>", tmp_path / "file" / "report.html")
