@@ -73,7 +73,7 @@ def _errors(debug: bool):
     except ToucheError as error:
         if debug:
             raise
-        typer.echo(f"touche: error: {error}", err=True)
+        typer.echo(f"touche: error: {' '.join(str(error).split())}", err=True)  # one line, whatever it quotes
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         typer.echo("touche: interrupted", err=True)

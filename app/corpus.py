@@ -203,7 +203,8 @@ def _argsme_documents(source: CorpusSource, defects: _Defects) -> Iterator[Docum
                     else:
                         yield document
         except ijson.JSONError as error:
-            raise ToucheError(f"{path}: not an args.me JSON file ({error})") from None
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
 
 
 def _argument_document(argument) -> Document | None:

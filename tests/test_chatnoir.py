@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from uuid import NAMESPACE_URL, uuid5
 
 import pytest
 import requests
@@ -19,11 +20,11 @@ from chatnoir_api.v1.model import SearchResponse
 from app.chatnoir import (
     CREDENTIALS_FILE,
     ChatNoirBackend,
+    ChatNoirClient,
     ChatNoirSettings,
     has_credentials,
 )
 from app.errors import ToucheError
-from app.html import html_to_text
 from app.records import Topic
 
 KEY = "sEcReT-kEy-7f3a9c0d1e2b"
@@ -321,16 +322,44 @@ def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
     assert all(c.doc.text for c in candidates["2"])
 
 
-# --- HTML to text --------------------------------------------------------------------------------------------
+# --- one bad page costs that page alone -----------------------------------------------------------------------
+
+# Every C0 and C1 control character and the XML non-characters, as real ClueWeb pages hold them.
+CONTROL_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xFFFE, 0xFFFF]]
 
 
-def test_html_to_text_keeps_visible_text_one_block_per_line():
-    markup = ('<?xml version="1.0" encoding="utf-8"?><html><head><title>T</title><script>x=1</script></head>'
-              '<body><div>a<p>b <em>c</em>d</p><!-- note --><noscript>n</noscript>e<br>f&amp;g</div></body></html>')
-    assert html_to_text(markup) == "a\nb cd\ne\nf&g"
-    assert html_to_text("<em>Abortion</em> is a  right") == "Abortion is a right"
-    assert html_to_text("a < b and c > d") == "a < b and c > d"
-    assert html_to_text("   ") == ""
+def test_pages_holding_any_control_character_keep_their_text(tmp_path):
+    documents = [
+        chatnoir_stub.StubDocument(
+            f"clueweb22-en0009-00-{code:05d}", uuid5(NAMESPACE_URL, f"clueweb22:page-{code}"),
+            f"Teacher tenure {character}page", f"https://example.org/{code}",
+            f"<html><body><p>Teacher tenure{character}protects academic freedom.</p>{character}</body></html>", True)
+        for code, character in ((ord(character), character) for character in CONTROL_CHARACTERS)
+    ]
+    server = chatnoir_stub.ChatNoirStub(documents, api_key=KEY).start()
+    try:
+        backend = ChatNoirBackend(ChatNoirSettings(api_key=KEY, base_url=server.base_url, cache_dir=tmp_path))
+        candidates = backend.retrieve(TOPICS[:1], depth=len(documents))["1"]
+    finally:
+        server.stop()
+    assert len(candidates) == len(documents) and backend.stats.fallbacks == {}
+    assert all("academic freedom" in candidate.doc.text for candidate in candidates)
+
+
+def test_a_page_that_cannot_be_read_costs_that_page_alone(stub, settings, monkeypatch):
+    unreadable = stub.documents[1].uuid
+    fetch = ChatNoirClient.cached_text
+
+    def cached_text(client, uuid):
+        if uuid == unreadable:
+            raise ValueError("All strings must be XML compatible")
+        return fetch(client, uuid)
+
+    monkeypatch.setattr(ChatNoirClient, "cached_text", cached_text)
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
+    assert backend.stats.fallbacks == {"unreadable page (ValueError)": 1}
+    assert all(candidate.doc.text for candidate in candidates)
 
 
 # --- the real entrypoint -------------------------------------------------------------------------------------

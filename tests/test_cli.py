@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, resolve_dir
+import app.cli as cli
+from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, resolve_dir, resolve_io
 
 runner = CliRunner()
 
@@ -55,6 +56,37 @@ def test_missing_input_directory_and_bad_options(tmp_path):
     assert result.exit_code == 1 and "--device" in result.stderr
     result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--precision", "int8"])
     assert result.exit_code == 1 and "--precision must be auto, fp32, bf16" in result.stderr
+
+
+def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):
+    # `docker run -v input:/in -v out:/out IMAGE` with no arguments
+    mounted_in, mounted_out, demo = tmp_path / "in", tmp_path / "out", tmp_path / "demo"
+    monkeypatch.setattr(cli, "MOUNTED_INPUT", mounted_in)
+    monkeypatch.setattr(cli, "MOUNTED_OUTPUT", mounted_out)
+    assert resolve_io(None, None, demo) == (demo, Path("out/demo"))  # nothing mounted: the demo
+    mounted_out.mkdir()
+    assert resolve_io(None, None, demo) == (demo, mounted_out)  # only /out: the demo's run goes there
+    mounted_in.mkdir()
+    assert resolve_io(None, None, demo) == (mounted_in, mounted_out)
+    assert resolve_io(None, tmp_path / "o", demo) == (mounted_in, tmp_path / "o")
+    monkeypatch.setenv("inputDataset", str(tmp_path / "tira"))
+    monkeypatch.setenv("outputDir", str(tmp_path / "tira-out"))
+    assert resolve_io(None, None, demo) == (tmp_path / "tira", tmp_path / "tira-out")  # TIRA's variables win
+
+
+def test_the_demo_says_where_its_run_goes(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(cli, "MOUNTED_INPUT", tmp_path / "none")
+    monkeypatch.setattr(cli, "MOUNTED_OUTPUT", tmp_path / "none")
+    resolve_io(None, tmp_path / "o", tmp_path / "demo")
+    assert f"running the bundled demo input {tmp_path / 'demo'} into {tmp_path / 'o'}" in caplog.text
+
+
+def test_caches_go_to_xdg_cache_home_never_the_output(monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache/me")
+    assert resolve_dir(None, cli.CACHE_VARIABLES, "touche") == Path("/var/cache/me/touche")
+    assert resolve_dir(Path("/flag"), cli.CACHE_VARIABLES, "touche") == Path("/flag")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert resolve_dir(None, cli.CACHE_VARIABLES, "touche") is None  # the pipeline then uses a temporary directory
 
 
 def test_output_directory_is_required_with_an_input(tmp_path):

@@ -70,3 +70,77 @@ def test_rerank_file_groups_candidates_by_query(fixtures):
     assert list(candidates) == ["11", "12", "13"]
     assert [c.doc.doc_id for c in candidates["13"]] == ["p-tea-1", "p-tea-2", "p-tea-3"]
     assert candidates["13"][0].score == 9.0
+
+
+# --- damaged bytes: one place where corpus bytes become records ------------------------------------------------
+
+
+def _passages(tmp_path, lines: list[bytes], name: str = "passages.jsonl"):
+    data = b"\n".join(lines) + b"\n"
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    return detect_corpus(tmp_path)
+
+
+def test_undecodable_bytes_cost_a_character_not_the_run(tmp_path, caplog):
+    source = _passages(tmp_path, [
+        b'{"id": "ok", "contents": "plain text"}',
+        '{"id": "latin", "contents": "caf\xe9 cr\xe8me"}'.encode("latin-1"),
+        b'{"id": "cut", "contents": "half a char \xe2\x82"}',
+    ])
+    with caplog.at_level(logging.WARNING):
+        documents = {d.doc_id: d.text for d in read_documents(source)}
+    assert documents == {"ok": "plain text", "latin": "caf\ufffd cr\ufffdme", "cut": "half a char \ufffd"}
+    assert caplog.text.count("replaced 3 undecodable bytes") == 1
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_a_genuine_replacement_character_is_not_counted_as_a_repair(tmp_path, monkeypatch, caplog, chunk):
+    monkeypatch.setattr("app.corpus._CHUNK_BYTES", chunk)  # U+FFFD (EF BF BD) split across reads
+    source = _passages(tmp_path, [json.dumps({"id": "a", "contents": "x\ufffdy"}, ensure_ascii=False).encode()])
+    with caplog.at_level(logging.WARNING):
+        assert [d.text for d in read_documents(source)] == ["x\ufffdy"]
+    assert "undecodable" not in caplog.text
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not gzip"])
+def test_a_damaged_gzip_is_a_one_line_error_naming_the_file(tmp_path, damage):
+    data = gzip.compress(b"".join(b'{"id": "p%d", "contents": "text %d"}\n' % (i, i) for i in range(5000)))
+    data = data[: len(data) // 2] if damage == "truncated" else b"\x1f\x8bnot really gzip" + data[20:]
+    (tmp_path / "passages.jsonl.gz").write_bytes(data)
+    with pytest.raises(ToucheError, match="passages.jsonl.gz: truncated or corrupt gzip file") as error:
+        list(read_documents(detect_corpus(tmp_path)))
+    assert "\n" not in str(error.value)
+
+
+def test_ids_the_run_file_cannot_hold_are_skipped_and_texts_are_bounded(tmp_path, caplog):
+    from app.records import MAX_TEXT_CHARS
+
+    source = _passages(tmp_path, [
+        b'{"id": "two words", "contents": "an id with a space"}',
+        b'{"id": "tab\\there", "contents": "an id with a tab"}',
+        b'{"id": 7, "contents": "a numeric id"}',
+        b'{"id": true, "contents": "a boolean id"}',
+        b'{"id": "surrogate", "contents": "lone \\ud800 half"}',
+        json.dumps({"id": "huge", "contents": "word " * MAX_TEXT_CHARS}).encode(),
+    ])
+    with caplog.at_level(logging.WARNING):
+        documents = {d.doc_id: d.text for d in read_documents(source)}
+    assert set(documents) == {"7", "surrogate", "huge"}
+    assert documents["surrogate"] == "lone \ufffd half"
+    assert len(documents["huge"]) == MAX_TEXT_CHARS
+    assert "skipped 3 records (3 bad lines)" in caplog.text
+
+
+def test_argsme_with_an_undecodable_byte_still_reads(fixtures, tmp_path, caplog):
+    raw = (fixtures / "argsme" / "args-me.json").read_bytes().replace(b"School uniforms", b"Sch\xf6ol uniforms", 1)
+    (tmp_path / "args-me.json").write_bytes(raw)
+    with caplog.at_level(logging.WARNING):
+        documents = list(read_documents(detect_corpus(tmp_path)))
+    assert len(documents) == 9 and documents[0].text.startswith("Sch\ufffdol uniforms")
+    assert "replaced 1 undecodable bytes" in caplog.text
+
+
+def test_a_second_pass_can_keep_quiet_about_defects(fixtures, caplog):
+    with caplog.at_level(logging.WARNING):
+        list(read_documents(detect_corpus(fixtures / "argsme"), report=False))
+    assert "skipped" not in caplog.text

@@ -98,3 +98,32 @@ def test_output_dir_needs_exactly_one_run(tmp_path):
     assert "found 2" in validate_run(tmp_path).errors[0]
     (tmp_path / "run.txt").unlink()
     assert validate_run(tmp_path).ok
+
+
+# --- TIRA's own check_format is the oracle: what TIRA rejects, `touche validate` rejects too -------------------
+
+def tira_accepts(path) -> bool:
+    from tira.check_format import check_format
+
+    status, _ = check_format(path, "run.txt")
+    return str(getattr(status, "name", status)) == "OK"
+
+
+def test_runs_we_write_pass_tiras_check_format(tmp_path):
+    for task, stance in (("comparative", "FIRST"), ("controversial", "CON"), (None, "Q0")):
+        out = tmp_path / stance
+        write_run(rows_for(topics=5, per_topic=4, stance=stance), out)
+        assert validate_run(out, task).ok and tira_accepts(out)
+
+
+@pytest.mark.parametrize("lines", [
+    GOOD, GOOD[:4], GOOD[:2] + [l.replace("2 Q0", "1 Q0") for l in GOOD[2:]], GOOD + ["4 Q0 d1 1 1.0"],
+    GOOD + ["4 Q0 d1 one 1.0 t"], GOOD + ["4 Q0 d1 1 high t"], GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d1 2 0.5 t"],
+    GOOD + ["4 Q0 d1 1 1e-3 t", "4 Q0 d2 2 1e-3 t"], ["1 Q0 d1 1 1.0 t"] * 6, [""] * 3,
+], ids=lambda lines: f"{len(lines)} lines")
+def test_validate_never_passes_what_tira_rejects(tmp_path, lines):
+    write_lines(tmp_path, lines)
+    if validate_run(tmp_path).ok:
+        assert tira_accepts(tmp_path)
+    if not tira_accepts(tmp_path):
+        assert not validate_run(tmp_path).ok

@@ -1,0 +1,179 @@
+"""The fault table: the real CLI on damaged and unusual inputs, and runs killed mid-way.
+
+Each case asserts what a TIRA user sees: the exit code, one line on stderr for an error, no `run.txt` unless the run
+succeeded, and every written run accepted by TIRA's own `check_format` (the `tira` package is the oracle).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tira.check_format import check_format
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TOUCHE = shutil.which("touche", path=str(Path(sys.executable).parent)) or shutil.which("touche")
+
+
+def touche(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([TOUCHE, *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TQDM_DISABLE": "1", **(env or {})})
+
+
+def tira_accepts(output: Path) -> bool:
+    status, _ = check_format(output, "run.txt")
+    return str(getattr(status, "name", status)) == "OK"
+
+
+def passages_input(tmp_path: Path, extra: list[bytes], gzipped: bool = False) -> Path:
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(FIXTURES / "passages" / "topics.xml", inputs)
+    data = (FIXTURES / "passages" / "passages.jsonl").read_bytes() + b"\n".join(extra) + b"\n"
+    if gzipped:
+        (inputs / "passages.jsonl.gz").write_bytes(gzip.compress(data))
+    else:
+        (inputs / "passages.jsonl").write_bytes(data)
+    return inputs
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, output: Path, *fragments: str) -> None:
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("touche: error: "), done.stderr
+    assert all(fragment in lines[0] for fragment in fragments), lines[0]
+    assert not (output / "run.txt").exists() and not (output / "ir-metadata.yml").exists()
+
+
+# Lines a real corpus has: Latin-1 bytes, a cut multi-byte character, a lone surrogate escape, control characters,
+# ids the run file cannot hold, broken JSON. Each costs its own line or character at most.
+DAMAGED_LINES = [
+    '{"id": "p-latin", "contents": "Caf\xe9 cats are better pets than dogs, na\xefve owners say."}'.encode("latin-1"),
+    b'{"id": "p-cut", "contents": "Dogs are loyal pets \xe2\x82"}',
+    b'{"id": "p-surrogate", "contents": "Tea \\ud800 is healthier than coffee"}',
+    b'{"id": "p-control", "contents": "Trains\\u0000 beat\\u0013 planes\\u0018 in\\u0019 Europe"}',
+    b'{"id": "p two", "contents": "an id with a space"}',
+    b'{"id": "p-broken", "contents": "no closing brace"',
+]
+
+
+@pytest.mark.slow
+def test_damaged_lines_cost_themselves_and_are_reported_once(tmp_path):
+    inputs, output = passages_input(tmp_path, DAMAGED_LINES), tmp_path / "out"
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "passages.jsonl:" in line]
+    assert len(warnings) == 1, done.stderr
+    # the fixture's own defects (a broken line, a duplicate id, an empty text) and the two unusable lines above
+    assert "skipped 5 records (3 bad lines, 1 duplicate ids, 1 empty texts)" in warnings[0]
+    assert "replaced 3 undecodable bytes" in warnings[0]
+    assert tira_accepts(output)
+    assert {"p-latin", "p-surrogate", "p-control"} <= {line.split()[2] for line in (output / "run.txt").open()}
+    assert sorted(path.name for path in output.iterdir()) == ["ir-metadata.yml", "run.txt"]  # no caches
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_a_damaged_gzip_corpus_is_one_line_and_no_run(tmp_path, damage):
+    inputs, output = passages_input(tmp_path, [], gzipped=True), tmp_path / "out"
+    data = (inputs / "passages.jsonl.gz").read_bytes()
+    (inputs / "passages.jsonl.gz").write_bytes(data[: len(data) // 2] if damage == "truncated"
+                                               else data[:10] + bytes(len(data) - 10))
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet")
+    assert_one_line_error(done, output, "passages.jsonl.gz", "truncated or corrupt gzip file")
+
+
+def test_a_truncated_argsme_file_is_one_line_and_no_run(tmp_path):
+    inputs, output = tmp_path / "in", tmp_path / "out"
+    shutil.copytree(FIXTURES / "argsme", inputs)
+    raw = (inputs / "args-me.json").read_bytes()
+    (inputs / "args-me.json").write_bytes(raw[: len(raw) // 2])
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet")
+    assert_one_line_error(done, output, "args-me.json: truncated, or not an args.me JSON file")
+
+
+@pytest.mark.slow
+def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
+    inputs, output = tmp_path / "in", tmp_path / "out"
+    inputs.mkdir()
+    (inputs / "topics.xml").write_text("<topics><topic><number>1</number><title>Are cats better pets than dogs?"
+                                       "</title></topic></topics>")
+    (inputs / "passages.jsonl").write_text(
+        "".join(json.dumps({"id": f"p{i}", "contents": f"Cats are better pets than dogs, reason {i}."}) + "\n"
+                for i in range(3)))
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata")
+    assert done.returncode == 0, done.stderr
+    assert "TIRA will reject this run: the run has 3 lines; at least 5 are required" in done.stderr
+    assert "TIRA will reject this run: the run has 1 topics; at least 3 are required" in done.stderr
+    assert not tira_accepts(output)
+
+
+def test_an_empty_question_is_an_error():
+    for questions in ([""], ["  ", "Is tea healthier than coffee?"]):
+        done = touche("classify", *questions)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.strip() == "touche: error: empty question: every question needs some text"
+
+
+# --- crash safety: a run killed at any point leaves no run.txt, and the next run on its caches is the same -------
+
+# Runs the real CLI with one function wrapped to SIGKILL the process at a chosen point.
+KILLER = """
+import importlib, os, signal, sys
+target = importlib.import_module("{module}")
+for part in "{owner}".split(".") if "{owner}" else []:
+    target = getattr(target, part)
+original = getattr(target, "{name}")
+calls = []
+
+def killing(*args, **kwargs):
+    calls.append(1)
+    if len(calls) >= {after}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(*args, **kwargs)
+
+setattr(target, "{name}", killing)
+sys.argv = ["touche", *sys.argv[1:]]
+from app.cli import main
+main()
+"""
+
+KILL_POINTS = {  # module, owner within it, function, on which call
+    # the encoder's forward pass over the first batch of candidates: no embedding saved
+    "encoding": ("sentence_transformers.base.model", "BaseModel", "forward", 1),
+    # the index cache, after the document ids are saved and before the index is marked complete
+    "index build": ("numpy", "", "save", 1),
+    # the run file, mid-way through its rows
+    "write": ("app.runfile", "", "format_row", 5),
+}
+
+
+@pytest.fixture(scope="module")
+def undisturbed(tmp_path_factory) -> bytes:
+    output = tmp_path_factory.mktemp("undisturbed")
+    done = touche("run", "-i", str(FIXTURES / "passages"), "-o", str(output), "--quiet", "--no-metadata")
+    assert done.returncode == 0, done.stderr
+    return (output / "run.txt").read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_a_killed_run_leaves_no_run_and_the_next_run_is_the_same(tmp_path, point, undisturbed):
+    module, owner, name, after = KILL_POINTS[point]
+    output, cache = tmp_path / "out", tmp_path / "cache"
+    args = ["run", "-i", str(FIXTURES / "passages"), "-o", str(output), "--cache-dir", str(cache), "--quiet"]
+    killed = subprocess.run([sys.executable, "-c", KILLER.format(module=module, owner=owner, name=name, after=after), *args],
+                            capture_output=True, text=True, timeout=600, env={**os.environ, "TQDM_DISABLE": "1"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not (output / "run.txt").exists() and not (output / "ir-metadata.yml").exists()
+
+    again = touche(*args)
+    assert again.returncode == 0, again.stderr
+    assert (output / "run.txt").read_bytes() == undisturbed
+    assert sorted(path.name for path in output.iterdir()) == ["ir-metadata.yml", "run.txt"]  # no leftovers
