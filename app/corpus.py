@@ -72,7 +72,7 @@ def detect_corpus(input_dir: Path) -> CorpusSource | None:
     return None
 
 
-class _Defects:
+class Defects:
     """Counts what a read skipped (by reason) and repaired, and warns once at the end."""
 
     def __init__(self, source: str):
@@ -100,7 +100,7 @@ class _Utf8Reader(io.RawIOBase):
     silently give a different run.
     """
 
-    def __init__(self, path: Path, defects: _Defects):
+    def __init__(self, path: Path, defects: Defects):
         super().__init__()
         self.path, self.defects = path, defects
         self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
@@ -137,7 +137,7 @@ class _Utf8Reader(io.RawIOBase):
         super().close()
 
 
-def _open_text(path: Path, defects: _Defects) -> io.BufferedReader:
+def open_text(path: Path, defects: Defects) -> io.BufferedReader:
     """A binary stream of valid UTF-8 over a corpus file: iterate it for lines, or hand it to ijson."""
     return io.BufferedReader(_Utf8Reader(path, defects), _CHUNK_BYTES)
 
@@ -147,7 +147,7 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
     `report=False` keeps a second pass over the same file from warning about its defects again.
     """
-    defects, seen = _Defects(source.name), set()
+    defects, seen = Defects(source.name), set()
     records = _argsme_documents(source, defects) if source.kind == "argsme" else _jsonl_documents(source, defects)
     count = 0
     for document in records:
@@ -165,15 +165,15 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
         raise ToucheError(f"{source.name}: no usable documents")
 
 
-def _jsonl_documents(source: CorpusSource, defects: _Defects) -> Iterator[Document]:
+def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     for path in source.paths:
-        with _open_text(path, defects) as lines:
+        with open_text(path, defects) as lines:
             for line in lines:
                 if not line.strip():
                     continue
                 try:
                     record = json.loads(line)
-                    doc_id, text = _record_id(record[source.id_field]), record[source.text_field]
+                    doc_id, text = record_id(record[source.id_field]), record[source.text_field]
                 except (json.JSONDecodeError, KeyError, TypeError):
                     defects.add("bad lines")
                     continue
@@ -183,7 +183,7 @@ def _jsonl_documents(source: CorpusSource, defects: _Defects) -> Iterator[Docume
                 yield Document(doc_id, bounded_text(text))
 
 
-def _record_id(value) -> str | None:
+def record_id(value) -> str | None:
     """A document or query id as the run file needs it: a number or a string, stripped, one word."""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None
@@ -191,11 +191,11 @@ def _record_id(value) -> str | None:
     return value if value and not _WHITESPACE.search(value) else None
 
 
-def _argsme_documents(source: CorpusSource, defects: _Defects) -> Iterator[Document]:
+def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON)."""
     for path in source.paths:
         try:
-            with _open_text(path, defects) as stream:
+            with open_text(path, defects) as stream:
                 for argument in ijson.items(stream, "arguments.item"):
                     document = _argument_document(argument)
                     if document is None:
@@ -214,21 +214,21 @@ def _argument_document(argument) -> Document | None:
     parts = [argument.get("conclusion") or ""] + [premise.get("text") or "" for premise in premises]
     text = " ".join(part.strip() for part in parts if isinstance(part, str) and part.strip())
     stance = premises[0].get("stance") if premises else None
-    doc_id = _record_id(argument["id"])
+    doc_id = record_id(argument["id"])
     return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stance in ("PRO", "CON") else None)
 
 
 def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates in file order (app/topics.py reads its queries)."""
-    defects, candidates = _Defects(source.name), {}
+    defects, candidates = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
-    with _open_text(source.paths[0], defects) as lines:
+    with open_text(source.paths[0], defects) as lines:
         for line in lines:
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-                qid, doc_id, text = _record_id(record["qid"]), _record_id(record["docno"]), record["text"]
+                qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record["text"]
             except (json.JSONDecodeError, KeyError, TypeError):
                 defects.add("bad lines")
                 continue

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .corpus import _Defects, _open_text, _record_id
+from .corpus import Defects, open_text, record_id
 from .errors import ToucheError
 from .records import Topic
 
@@ -132,7 +132,7 @@ def _json_topic(record: dict) -> Topic | None:
     def field(name: str) -> str:
         return _clean(original.get(name)) or _clean(record.get(name))
 
-    number = _record_id(record.get("qid"))
+    number = record_id(record.get("qid"))
     title = field("title") or _clean(record.get("query"))
     if number is None or not title:
         return None
@@ -141,8 +141,8 @@ def _json_topic(record: dict) -> Topic | None:
 
 
 def _read_jsonl(path: Path) -> list[Topic]:
-    topics = []
-    with path.open(encoding="utf-8-sig") as lines:
+    topics, defects = [], Defects(path.name)
+    with open_text(path, defects) as lines:  # json.loads reads bytes, a BOM included
         for line_number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
@@ -154,6 +154,7 @@ def _read_jsonl(path: Path) -> list[Topic]:
             if topic is None:
                 raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
             topics.append(topic)
+    defects.report()
     return topics
 
 
@@ -163,13 +164,13 @@ def _read_rerank(path: Path) -> list[Topic]:
     Lines that are no usable record are passed over here: the corpus reader skips and reports them.
     """
     topics: dict[str, Topic] = {}
-    with _open_text(path, _Defects(path.name)) as lines:
+    with open_text(path, Defects(path.name)) as lines:
         for line in lines:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and _record_id(record.get("qid")) not in topics:
+            if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
                 topic = _json_topic(record)
                 if topic is not None:
                     topics[topic.number] = topic

@@ -71,3 +71,9 @@ def test_rerank_file_gives_topics_when_no_topics_file_is_there(fixtures, tmp_pat
 def test_every_official_topics_file_parses(shared_data):
     for path in shared_data.glob("touche-*/**/*.xml"):
         assert read_topics(path), path
+
+
+def test_a_queries_jsonl_with_an_undecodable_byte_still_reads(tmp_path, caplog):
+    (tmp_path / "queries.jsonl").write_bytes(b'\xef\xbb\xbf{"qid": "1", "query": "Caf\xe9 or tea?"}\n')
+    assert [topic.title for topic in read_topics(tmp_path)] == ["Caf\ufffd or tea?"]
+    assert "replaced 1 undecodable bytes" in caplog.text
