@@ -2,7 +2,9 @@
 # Build the submission image from the Dockerfile and run it the way TIRA does: network off, input mounted
 # read-only, an empty output dir, the command `/entrypoint.sh -i $inputDataset -o $outputDir` through `sh -c`.
 # Each run must pass `touche validate` inside the image, leave the container's filesystem untouched outside the
-# output dir, and rank the same documents in the same order as the host-side `touche run` on the same input.
+# output dir, leave only run.txt and ir-metadata.yml in it, and rank the same documents in the same order as the
+# host-side `touche run` on the same input. One more run starts the image as a user would, with no arguments:
+# `docker run -v input:/in:ro -v out:/out IMAGE`.
 #
 # Uses docker when an engine answers, else rootful podman (installed from Debian's packages when missing) on a
 # base image made with debootstrap, since no registry can be pulled from on the build machines.
@@ -197,14 +199,13 @@ run_like_tira() {
     run_seconds=$(seconds_since "$start")
 
     STEP="sandbox $name"
-    local changed written scratch extra
+    local changed written scratch
     changed=$("${ENGINE[@]}" diff "$container" | awk '{ print $2 }' | grep -vxE "$RUNTIME_PATHS" || true)
     "${ENGINE[@]}" rm "$container" >/dev/null
     written=$(grep -vE '^/tmp(/|$)' <<<"$changed" || true)
     scratch=$(grep -E '^/tmp/' <<<"$changed" || true)
     [[ -z $written ]] || fail "the run wrote outside the output dir: $(echo $written)"
-    # TIRA keeps the whole output dir, so anything besides the run is worth seeing in the summary.
-    extra=$(cd "$output" && find . -mindepth 1 -maxdepth 1 ! -name run.txt ! -name run.txt.gz -exec du -sh {} + || true)
+    check_output "$output"
 
     STEP="host run $name"
     start=$SECONDS
@@ -219,7 +220,34 @@ run_like_tira() {
     diff -q "$log.host.ranking" "$log.container.ranking" >/dev/null \
         || { diff "$log.host.ranking" "$log.container.ranking" | head -n 10 >&2 || true
              fail "the container ranks other documents or in another order than the host-side run"; }
-    SUMMARY+=("run $name: container ${run_seconds} s (host ${host_seconds} s), $(wc -l <"$log.container.ranking") lines, same ranking as the host${scratch:+; scratch left in /tmp: $(echo $scratch)}${extra:+; also in the output dir: $(echo $extra)}")
+    SUMMARY+=("run $name: container ${run_seconds} s (host ${host_seconds} s), $(wc -l <"$log.container.ranking") lines, same ranking as the host${scratch:+; scratch left in /tmp: $(echo $scratch)}")
+    say "${SUMMARY[-1]}"
+}
+
+# TIRA keeps the whole output dir as the run's output: it must hold the run and its ir_metadata, nothing else.
+check_output() {
+    local listing
+    listing=$(cd "$1" && find . -mindepth 1 -printf '%P\n' | sort | tr '\n' ' ')
+    [[ $listing == "ir-metadata.yml run.txt " ]] || fail "the output dir holds '$listing', not run.txt and ir-metadata.yml"
+}
+
+# `docker run -v input:/in:ro -v out:/out IMAGE`, no arguments: the image reads /in and writes /out. The ranking
+# must equal the TIRA-style run on the same input (NAME).
+run_with_mounts() {
+    local name=$1 input=$2
+    STEP="run $name with /in and /out"
+    input=$(cd "$input" && pwd)
+    local output="$WORK/runs/$name-mounts" log="$WORK/logs/$name-mounts"
+    mkdir -p "$output"
+    local start=$SECONDS
+    "${ENGINE[@]}" run --rm --network none "${ULIMITS[@]}" -v "$input:/in:ro" -v "$output:/out" "$IMAGE" \
+        >"$log.container.log" 2>&1 \
+        || { tail -n 20 "$log.container.log" >&2; fail "the container exited with an error, see $log.container.log"; }
+    check_output "$output"
+    ranking "$output" >"$log.container.ranking"
+    diff -q "$WORK/logs/$name.container.ranking" "$log.container.ranking" >/dev/null \
+        || fail "docker run with /in and /out ranks otherwise than the TIRA-style run of $name"
+    SUMMARY+=("run $name with /in and /out, no arguments: $(seconds_since "$start") s, the same ranking")
     say "${SUMMARY[-1]}"
 }
 
@@ -256,6 +284,7 @@ main() {
     run_like_tira argsme tests/fixtures/argsme
     run_like_tira passages tests/fixtures/passages
     run_like_tira touche-2022-task2 "$SHARED_INPUT"
+    run_with_mounts passages tests/fixtures/passages
     validate_runs
     STEP=summary
     say "image $IMAGE: $IMAGE_SIZE, build $BUILD_SECONDS s"
