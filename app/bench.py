@@ -1,19 +1,22 @@
 """Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
 
-    python -m app.bench [--sizes 10k,100k,868k,tira-input] [--device auto] [--data ../shared/data]
+    python -m app.bench [--sizes 10k,100k,868k,tira-input,long-document] [--device auto] [--data ../shared/data]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
 and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
 (Heaps' law), plus the 50 real topics. Every input is measured
 in its own child process (so peak RSS is that input's), cold (no cache), and the same process then times
 the two floors: bm25s indexing the same texts alone, and the bi-encoder encoding the candidates the
-pipeline re-ranked alone. Writes bench/results.json (merged by input name) and bench/results.png.
+pipeline re-ranked alone. `long-document` is 100 real passages and one of 15 MB (memory must follow the bound on
+document length, not the largest document). Writes bench/results.json (merged by input name) and
+bench/results.png (the corpus-size curve, without long-document).
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import logging
 import os
@@ -36,6 +39,7 @@ SIZES = {"10k": 10_000, "100k": 100_000, "868k": 868_000}
 CHUNK = 10_000
 # Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
 GENERATOR = "unigram+heaps-1"
+LONG_DOCUMENT, LONG_DOCUMENT_CHARS = "long-document", 15_000_000
 
 
 def parse_size(name: str) -> int | None:
@@ -145,6 +149,21 @@ def write_synthetic(target: Path, passages: int, data: Path, seed: int = 13, pro
     return target
 
 
+def write_long_document(target: Path, data: Path) -> Path:
+    """The first 100 real passages and one passage of LONG_DOCUMENT_CHARS made of their text, with the real topics."""
+    task = data / "touche-2022-task2"
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(task / "topics-task2.xml", target / "topics.xml")
+    with gzip.open(task / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as lines:
+        passages = list(itertools.islice(lines, 100))
+    text = " ".join(json.loads(line)["contents"] for line in passages)
+    huge = (text + " ") * (LONG_DOCUMENT_CHARS // (len(text) + 1) + 1)
+    with (target / "passages.jsonl").open("w", encoding="utf-8") as out:
+        out.writelines(passages)
+        out.write(json.dumps({"id": "long-document", "contents": huge[:LONG_DOCUMENT_CHARS]}) + "\n")
+    return target
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -250,7 +269,8 @@ def plot(results: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = sorted(results, key=lambda result: result["passages"])
+    rows = sorted((result for result in results if result["input"] != LONG_DOCUMENT),
+                  key=lambda result: result["passages"])
     sizes = [row["passages"] for row in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.plot(sizes, [row["wall_s"] for row in rows], "o-", label="pipeline (wall)")
@@ -282,7 +302,8 @@ def merge(path: Path, result: dict) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10k,100k,868k,tira-input", help="comma-separated: 10k, 868k, tira-input")
+    parser.add_argument("--sizes", default="10k,100k,868k,tira-input,long-document",
+                        help="comma-separated: 10k, 868k, tira-input, long-document")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
@@ -306,8 +327,10 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result))
         return
     for name in args.sizes.split(","):
-        size = parse_size(name)
-        if size is None:
+        size = parse_size(name) if name != LONG_DOCUMENT else None
+        if name == LONG_DOCUMENT:
+            input_dir = write_long_document(work / name, args.data)
+        elif size is None:
             input_dir = args.data / "touche-2022-task2" / "tira-input"
         else:
             name = f"synthetic-{name}"

@@ -50,6 +50,16 @@ def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):
     assert (target / "topics.xml").read_text().count("<topic>") == 1
 
 
+def test_long_document_input_is_real_passages_and_one_huge_one(data, tmp_path):
+    from app.records import MAX_TEXT_CHARS
+
+    target = bench.write_long_document(tmp_path / bench.LONG_DOCUMENT, data)
+    assert (target / "passages.jsonl").stat().st_size > bench.LONG_DOCUMENT_CHARS
+    documents = list(read_documents(detect_corpus(target)))
+    assert len(documents) == 61 and documents[-1].doc_id == "long-document"
+    assert len(documents[-1].text) == MAX_TEXT_CHARS  # what every stage reads of it
+
+
 def test_synthetic_vocabulary_grows_as_heaps_law_says():
     model = bench.PassageModel(np.array([50]), ["the", "cat"], np.array([2.0, 1.0]), heaps_k=10.0, heaps_beta=0.5)
     rng = np.random.default_rng(0)
