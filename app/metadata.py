@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from importlib import metadata as distribution
 from pathlib import Path
 
 from .errors import ToucheError
+from .files import atomic_text
 
 log = logging.getLogger(__name__)
 
@@ -97,15 +97,8 @@ def _write(export: Path, settings, target: Path) -> None:
     for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
         source.pop(scratch_only, None)
     data.update(product_facts(settings))
-    handle, temporary = tempfile.mkstemp(prefix=".ir-metadata.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            yaml.safe_dump(data, out, allow_unicode=True)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_text(target, ".ir-metadata.") as out:
+        yaml.safe_dump(data, out, allow_unicode=True)
 
 
 def product_facts(settings) -> dict:

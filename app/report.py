@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
+from .files import atomic_text
 from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
@@ -203,20 +202,10 @@ def write_report(markup: str, path: Path) -> None:
     """Write the page to a temporary file beside `path` and rename it, so no reader ever sees half a page."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise ToucheError(f"cannot write {path} ({error})") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with atomic_text(path, f".{path.name}.") as out:
             out.write(markup)
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the page from everyone else
-        os.replace(temporary, path)
     except OSError as error:
-        Path(temporary).unlink(missing_ok=True)
         raise ToucheError(f"cannot write {path} ({error})") from None
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 # --- HTML ---------------------------------------------------------------------------------------------------------

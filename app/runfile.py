@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import re
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ToucheError
+from .files import TEMPORARY_SUFFIX, atomic_text
 from .records import RunRow
 
 RUN_FILE = "run.txt"
@@ -21,7 +20,7 @@ STANCE_LABELS = {
     "comparative": {"FIRST", "SECOND", "NEUTRAL", "NO"},
     "controversial": {"PRO", "CON", "NEU", "NO"},
 }
-_TEMPORARY_PREFIX, _TEMPORARY_SUFFIX = ".run.", ".tmp"
+_TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 
 
@@ -63,17 +62,10 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     target = output_dir / RUN_FILE
     if (target.exists() or (output_dir / (RUN_FILE + ".gz")).exists()) and not overwrite:
         raise ToucheError(f"{target} exists; pass --overwrite to replace it")
-    for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + _TEMPORARY_SUFFIX):  # left by a killed run
+    for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
         stale.unlink(missing_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX, dir=output_dir)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.writelines(format_row(row) for row in rows)
-        os.chmod(temp, 0o644)  # mkstemp's 0600 would hide the run from the user TIRA evaluates it as
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with atomic_text(target, _TEMPORARY_PREFIX) as out:
+        out.writelines(format_row(row) for row in rows)
     return target
 
 

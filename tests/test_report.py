@@ -202,7 +202,7 @@ def test_unjudged_runs_and_runs_without_common_topics_are_errors(tmp_path):
 def test_write_report_replaces_atomically(tmp_path, monkeypatch):
     target = tmp_path / "report.html"
     target.write_text("old")
-    monkeypatch.setattr("app.report.os.replace", lambda *_: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr("app.files.os.replace", lambda *_: (_ for _ in ()).throw(OSError("disk full")))
     with pytest.raises(ToucheError, match="cannot write .*disk full"):
         write_report("<html>new</html>", target)
     assert target.read_text() == "old" and list(tmp_path.iterdir()) == [target]
