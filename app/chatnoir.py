@@ -37,7 +37,7 @@ from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
 from app.html import html_to_text, normalize_whitespace
-from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text
+from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,6 @@ MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
-_WHITESPACE = re.compile(r"\s")
 
 
 @dataclass(frozen=True)
@@ -497,7 +496,7 @@ class ChatNoirBackend:
             doc_id = str(uuid)
         else:
             return None
-        if _WHITESPACE.search(doc_id):  # a run file's columns are split on whitespace
+        if record_id(doc_id) != doc_id:  # an id a run file cannot hold
             return None
         preview = " ".join(
             html_to_text(raw[name]) for name in ("title", "snippet") if isinstance(raw.get(name), str)

@@ -11,7 +11,6 @@ import gzip
 import io
 import json
 import logging
-import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -21,12 +20,11 @@ from pathlib import Path
 import ijson
 
 from .errors import ToucheError
-from .records import Candidate, Document, bounded_text
+from .records import Candidate, Document, bounded_text, record_id
 
 log = logging.getLogger(__name__)
 
 _CHUNK_BYTES = 1 << 20
-_WHITESPACE = re.compile(r"\s")
 _ENCODED_FFFD = "\ufffd".encode("utf-8")
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
@@ -181,14 +179,6 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                     defects.add("bad lines")
                     continue
                 yield Document(doc_id, bounded_text(text))
-
-
-def record_id(value) -> str | None:
-    """A document or query id as the run file needs it: a number or a string, stripped, one word."""
-    if not isinstance(value, (str, int)) or isinstance(value, bool):
-        return None
-    value = str(value).strip()
-    return value if value and not _WHITESPACE.search(value) else None
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

@@ -1,4 +1,5 @@
-"""Plain records passed between the stages of a run (in the spirit of ir_datasets' namedtuples)."""
+"""Plain records passed between the stages of a run (in the spirit of ir_datasets' namedtuples), and what every
+stage may rely on of them: a bounded text, an id a run file can hold."""
 
 from __future__ import annotations
 
@@ -9,12 +10,22 @@ from dataclasses import dataclass
 # characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
 MAX_TEXT_CHARS = 20_000
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
+_WHITESPACE = re.compile(r"\s")
 
 
 def bounded_text(text: str) -> str:
     """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, with lone
     surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer or cache) replaced by U+FFFD."""
     return _LONE_SURROGATES.sub("\ufffd", text[:MAX_TEXT_CHARS])
+
+
+def record_id(value) -> str | None:
+    """A document or query id as a run file can hold it: a number or a string, stripped, one word; else None
+    (the run file's columns are split on whitespace)."""
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        return None
+    value = str(value).strip()
+    return value if value and not _WHITESPACE.search(value) else None
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from lxml import etree
 
-from .corpus import Defects, open_text, record_id
+from .corpus import Defects, open_text
 from .errors import ToucheError
-from .records import Topic
+from .records import Topic, record_id
 
 log = logging.getLogger(__name__)
 
