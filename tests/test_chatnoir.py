@@ -160,6 +160,7 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
 
 def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog):
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="urllib3")  # an in-process CLI run earlier may have quietened it
     backend = ChatNoirBackend(settings)
     candidates = backend.retrieve(TOPICS, depth=5)
 
