@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,8 +86,38 @@ def _start(export: Path):
     # above CRITICAL turns that off. The git archive (a zip of the working tree) is left out: it is not kept.
     _LIBRARY.tirexSetAbortLevel(tirex_tracker.LogLevel.CRITICAL + 1)
     measures = tirex_tracker.ALL_MEASURES - {tirex_tracker.Measure.GIT_ARCHIVE_PATH}
+    if _in_git_work_tree(Path.cwd()) and not _git_measures_survive(export.parent):
+        log.warning("tirex-tracker crashes reading the git state of %s (e.g. a staged deletion); %s leaves the git "
+                    "measures out", Path.cwd(), METADATA_FILE)
+        measures = {measure for measure in measures if not measure.name.startswith("GIT_")}
     return tirex_tracker.start_tracking(measures, poll_intervall_ms=POLL_MS, export_file_path=export,
                                         export_format=tirex_tracker.ExportFormat.IR_METADATA)
+
+
+# Starts and stops tirex-tracker with its git measures in a child process (argv[1]: a scratch export file).
+_GIT_PROBE = """
+import sys, tirex_tracker
+tirex_tracker._LIBRARY.tirexSetAbortLevel(tirex_tracker.LogLevel.CRITICAL + 1)
+git = {m for m in tirex_tracker.ALL_MEASURES if m.name.startswith("GIT_") and m.name != "GIT_ARCHIVE_PATH"}
+tirex_tracker.stop_tracking(tirex_tracker.start_tracking(git, export_file_path=sys.argv[1],
+                                                         export_format=tirex_tracker.ExportFormat.IR_METADATA))
+"""
+
+
+def _in_git_work_tree(directory: Path) -> bool:
+    return any((folder / ".git").exists() for folder in (directory, *directory.parents))
+
+
+def _git_measures_survive(scratch: Path) -> bool:
+    """Whether the tracker's native git measures run without killing their process: in some repository states
+    (tirex-tracker 0.2.24: a deletion staged in the index) they crash with a segmentation fault, which in this
+    process would end the run without a word."""
+    try:
+        child = subprocess.run([sys.executable, "-c", _GIT_PROBE, str(scratch / "git-probe.yml")],
+                               capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return child.returncode >= 0  # negative: killed by a signal
 
 
 def _write(export: Path, settings, target: Path) -> None:

@@ -4,6 +4,7 @@
 the real tirex-tracker but not the models; tests/test_entrypoint.py covers a real run.
 """
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -74,6 +75,22 @@ def test_a_run_writes_ir_metadata_with_the_command_platform_and_product(run, tmp
     # TIRA and `touche validate` still find the run in the directory beside the extra file.
     assert check_format(out, "run.txt")[1] == "The run.txt file has the correct format."
     assert validate_run(out).ok
+
+
+def test_a_git_state_that_crashes_the_tracker_costs_only_the_git_measures(run, tmp_path, monkeypatch):
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repository / "kept.txt").write_text("kept")
+    (repository / "deleted.txt").write_text("deleted")
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "two files"], ["rm", "-q", "deleted.txt"]):
+        subprocess.run(git + command, check=True)  # the deletion is staged: tirex-tracker 0.2.24 segfaults on it
+    monkeypatch.chdir(repository)
+    result = run()
+    assert result.exit_code == 0, result.stderr
+    assert "leaves the git measures out" in result.stderr
+    data = yaml.safe_load((tmp_path / "out" / METADATA_FILE).read_text())
+    assert data["tag"] == "metatest" and data["resources"]["runtime"]["wallclock"]
 
 
 def test_no_metadata_writes_no_file(run, tmp_path):
