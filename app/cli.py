@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -105,6 +106,12 @@ def run(
                                              "kept across runs (default: $XDG_CACHE_HOME/touche, else a temporary "
                                              "directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
+    stance_model: str = typer.Option("cross", help="cross: on controversial topics a cross-encoder reading topic "
+                                     "and document together picks PRO or CON for the top --stance-depth documents; "
+                                     "head: embedding heads only (comparative topics always use them, measured "
+                                     "better there)."),
+    stance_depth: Optional[int] = typer.Option(None, min=0, show_default=False, help="Documents per topic read "
+                                               "by the stance cross-encoder (default 10)."),
     task: Optional[str] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
     balance_stance: bool = typer.Option(False, help="Alternate pro and con near the top of argumentative topics."),
     overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml."),
@@ -127,6 +134,8 @@ def run(
             raise ToucheError(f"--device must be auto, cpu or cuda, not {device!r}")
         if precision not in PRECISIONS:
             raise ToucheError(f"--precision must be {', '.join(PRECISIONS)}, not {precision!r}")
+        if stance_model not in ("cross", "head"):
+            raise ToucheError(f"--stance-model must be cross or head, not {stance_model!r}")
         if task is not None and task not in ("comparative", "controversial"):
             raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
@@ -135,7 +144,10 @@ def run(
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index,
                                cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
-                               rerank_depth=rerank_depth, stance=stance, task=task, balance_stance=balance_stance)
+                               rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
+                               task=task, balance_stance=balance_stance)
+        if stance_depth is not None:
+            settings = replace(settings, stance_depth=stance_depth)
         with recorded(settings, enabled=metadata):
             report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
@@ -248,6 +260,7 @@ TRAINED_MODELS = {
     "quality": "The argument-quality head.",
     "relevance": "The relevance head (query-passage features + MiniLM embedding).",
     "stance": "The comparative and controversial stance heads.",
+    "stance-cross": "The controversial stance cross-encoder (CPU, about 9 minutes).",
 }
 
 
@@ -258,7 +271,7 @@ def _train_command(name: str, help_text: str):
         from importlib import import_module
 
         with _errors(False):
-            import_module(f"app.training.{name}").main(data, out, seed)
+            import_module(f"app.training.{name.replace('-', '_')}").main(data, out, seed)
 
     train.__doc__ = help_text
     return train

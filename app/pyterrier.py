@@ -19,8 +19,8 @@ import pandas as pd
 import pyterrier as pt
 
 from . import encoder, fusion, stance
-from .pipeline import (Encoded, RunSettings, detect_stances, encode_candidates, encode_queries, rank,
-                       score_features, with_objects)
+from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_candidates, encode_queries,
+                       rank, score_features, with_objects)
 from .quality import QualityModel
 from .questions import load_classifier
 from .records import Candidate, Document, Topic, bounded_text
@@ -37,11 +37,14 @@ class ToucheOptions:
     precision: str = "auto"
     device: str = "auto"
     max_seq_length: int = encoder.MAX_SEQ_LENGTH
+    stance_model: str = "cross"
+    stance_depth: int = STANCE_DEPTH
 
     def run_settings(self) -> RunSettings:
         # The stage functions read only these fields; the directories belong to `touche run`.
         return RunSettings(input_dir=Path(), output_dir=Path(), progress=False, rerank_depth=self.rerank_depth,
-                           precision=self.precision, device=self.device, max_seq_length=self.max_seq_length)
+                           precision=self.precision, device=self.device, max_seq_length=self.max_seq_length,
+                           stance_model=self.stance_model, stance_depth=self.stance_depth)
 
 
 class ToucheReranker(pt.Transformer):

@@ -14,6 +14,10 @@ small `.npz` file:
   NO (NO learnt from texts paired with unrelated topics), NEU when PRO and CON are within `neutral_margin`. The
   signed embedding lets the head learn the document's sentiment once for both kinds of topic: IBM Claim Stance
   test accuracy 0.52 without it, see the artefact's metrics with it. No extra encode per document.
+
+The heads label every reranked document. On controversial topics the top of a ranking (`cross_depth`) is also
+read by a stance cross-encoder (`app.stance_cross`), which sees question and passage together and decides PRO or
+CON: see `StanceModel.predict`.
 """
 
 from __future__ import annotations
@@ -241,15 +245,17 @@ class StanceModel:
     """Predicts Touché stance labels for passages on a topic, for either kind of topic."""
 
     def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
-                 metadata: dict | None = None, device: str = "auto"):
+                 metadata: dict | None = None, device: str = "auto", precision: str = "auto"):
         self.comparative = comparative
         self.controversial = controversial
         self.neutral_margin = neutral_margin
         self.metadata = metadata or {}
         self.device = device
+        self.precision = precision
+        self._cross = None
 
     @classmethod
-    def load(cls, path: str | Path | None = None, device: str = "auto") -> "StanceModel":
+    def load(cls, path: str | Path | None = None, device: str = "auto", precision: str = "auto") -> "StanceModel":
         """Load the trained heads (default: the artefact shipped in app/models/stance.npz)."""
         path = Path(path) if path is not None else DEFAULT_MODEL
         if not path.is_file():
@@ -258,7 +264,7 @@ class StanceModel:
             metadata = json.loads(str(arrays["metadata"]))
             comparative = LinearHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
             controversial = LinearHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
-        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device)
+        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision)
 
     def save(self, path: str | Path) -> None:
         """Write both heads and the metadata into one `.npz` (no pickle)."""
@@ -269,10 +275,15 @@ class StanceModel:
                             **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
-                task: str = "comparative", topic_embedding: np.ndarray | None = None) -> list[StancePrediction]:
+                task: str = "comparative", topic_embedding: np.ndarray | None = None,
+                cross_depth: int = 0) -> list[StancePrediction]:
         """Label each text's stance toward the topic.
 
         `embeddings` (of the texts) and `topic_embedding` (of the title) are `app.encoder.encode` rows if known.
+        On controversial topics the first `cross_depth` texts (a ranking's top) are also read by the stance
+        cross-encoder (`app.stance_cross`), which takes PRO or CON from reading question and passage together; see
+        `_with_side`. Comparative topics keep the head: a cross-encoder trained the same way scored below it in
+        leave-topics-out cross-validation (`app.training.stance_cross`).
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
@@ -282,8 +293,15 @@ class StanceModel:
             embeddings = self._encode(list(texts))
         if topic_embedding is None:
             topic_embedding = self._encode([topic.title])[0]
+        cross_depth = min(cross_depth, len(texts))
         if task == "controversial":
-            return self._predict_controversial(embeddings, topic_embedding, topic_polarity(topic.title))
+            probabilities = self.controversial.probabilities(
+                controversial_features(embeddings, topic_embedding, topic_polarity(topic.title)))
+            if cross_depth:
+                side = self.cross.controversial(topic.title, texts[:cross_depth])
+                probabilities[:cross_depth] = _with_side(probabilities[:cross_depth], self.controversial.labels,
+                                                         side, self.cross.labels)
+            return self._decode_controversial(probabilities)
         objects = topic.objects or _objects_from_question(topic.title)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
@@ -292,12 +310,18 @@ class StanceModel:
         probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, topic_embedding))
         return _decode(probabilities, self.comparative.labels)
 
-    def _predict_controversial(self, embeddings: np.ndarray, topic_embedding: np.ndarray,
-                               polarity: float) -> list[StancePrediction]:
-        """PRO / CON / NO from the head; NEU when it leans to a side by less than `neutral_margin`."""
+    @property
+    def cross(self):
+        """The controversial stance cross-encoder (`app.stance_cross`), loaded on first use."""
+        if self._cross is None:
+            from app.stance_cross import StanceCrossEncoder
+
+            self._cross = StanceCrossEncoder.load(device=self.device, precision=self.precision)
+        return self._cross
+
+    def _decode_controversial(self, probabilities: np.ndarray) -> list[StancePrediction]:
+        """PRO / CON / NO by the highest probability; NEU when PRO and CON are within `neutral_margin`."""
         labels = self.controversial.labels
-        probabilities = self.controversial.probabilities(
-            controversial_features(embeddings, topic_embedding, polarity))
         predictions = []
         for row in probabilities:
             label = labels[int(row.argmax())]
@@ -312,6 +336,17 @@ class StanceModel:
         from app.encoder import encode
 
         return encode(texts, device=self.device)
+
+
+def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarray,
+               side_labels: Sequence[str]) -> np.ndarray:
+    """The head's probabilities with the PRO / CON split taken from the cross-encoder: whether a text takes a
+    side (1 - P(NO)) stays the head's call, which side it takes becomes the cross-encoder's."""
+    result = probabilities.copy()
+    stance = 1.0 - probabilities[:, labels.index("NO")]
+    for label in ("PRO", "CON"):
+        result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
+    return result
 
 
 def _decode(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:

@@ -56,6 +56,17 @@ def test_missing_input_directory_and_bad_options(tmp_path):
     assert result.exit_code == 1 and "--device" in result.stderr
     result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--precision", "int8"])
     assert result.exit_code == 1 and "--precision must be auto, fp32, bf16" in result.stderr
+    result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--stance-model", "big"])
+    assert result.exit_code == 1 and "--stance-model must be cross or head" in result.stderr
+    result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path), "--stance-depth", "-1"])
+    assert result.exit_code == 2 and not (tmp_path / "run.txt").exists()
+
+
+def test_stance_depth_help_names_the_pipelines_default():
+    from app.pipeline import STANCE_DEPTH
+
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    assert f"(default {STANCE_DEPTH})" in " ".join(result.stdout.split())
 
 
 def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):

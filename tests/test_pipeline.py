@@ -36,6 +36,17 @@ def test_stance_labels_follow_the_task(fixtures, tmp_path):
 
 
 @pytest.mark.slow
+def test_stance_cross_encoder_relabels_only_the_top(fixtures, tmp_path):
+    _, heads = run_on(fixtures / "argsme", tmp_path / "head", stance_model="head")
+    _, cross = run_on(fixtures / "argsme", tmp_path / "cross", stance_depth=2)
+    assert [r[2] for r in heads] == [r[2] for r in cross]  # stance never moves the ranking
+    assert [r[1] for r in heads if int(r[3]) > 2] == [r[1] for r in cross if int(r[3]) > 2]
+    assert {r[1] for r in cross} <= {"PRO", "CON", "NEU", "NO", "Q0"}
+    _, off = run_on(fixtures / "argsme", tmp_path / "depth0", stance_depth=0)
+    assert off == heads
+
+
+@pytest.mark.slow
 def test_balance_stance_keeps_the_documents_and_a_valid_run(fixtures, tmp_path):
     _, plain = run_on(fixtures / "argsme", tmp_path / "plain")
     _, balanced = run_on(fixtures / "argsme", tmp_path / "balanced", balance_stance=True)

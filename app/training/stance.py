@@ -326,7 +326,7 @@ def _without_topics(examples: list[ControversialExample], held_out: list[Controv
     motions = sorted({e.topic for e in held_out})
     near = (embed(claims) @ embed(motions).T).max(axis=1) >= threshold
     dropped = {claim for claim, is_near in zip(claims, near) if is_near}
-    log.info("dropping %d Perspectrum claims close to IBM test motions", len(dropped))
+    log.info("dropping %d training claims or motions close to held-out motions", len(dropped))
     return [e for e in examples if e.topic not in dropped]
 
 

@@ -1,0 +1,129 @@
+"""The stance cross-encoder (app/stance_cross.py), its training (app/training/stance_cross.py) and its use by
+StanceModel above the stance depth."""
+
+import numpy as np
+import pytest
+
+from app.errors import ToucheError
+from app.records import Topic
+from app.stance import _with_side
+from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
+from app.training.stance_cross import Recipe, fit, lower_states, mark, predict_states
+
+SMOKING = Topic("1", "Should smoking in public places be banned?")
+TEXTS = ["Second-hand smoke harms bystanders, so it must be banned.",
+         "Adults must stay free to decide where they smoke.",
+         "Our store sells furniture and garden tools."]
+LABELS = ("PRO", "CON")
+TINY = Recipe(layers=1, max_length=32, epochs=2, lr=1e-3)
+
+
+def _fresh(labels=LABELS, task="controversial", seed=13):
+    import torch
+
+    torch.manual_seed(seed)
+    return StanceCrossEncoder.create(labels, task, TINY.layers, TINY.max_length)
+
+
+def test_mark_replaces_each_objects_mentions():
+    assert mark("Laptops or a desktop?", [(0, 7)], [(13, 20)]) == "[A] or a [B]?"
+    assert mark("abcdef", [(0, 3)], [(2, 5)]) == "[A]def"  # an overlapping later span is left alone
+    assert mark("no objects", [], []) == "no objects"
+
+
+def test_save_load_round_trip_keeps_predictions(tmp_path):
+    model = _fresh()
+    model.save(tmp_path / "cross.npz", note="toy")
+    loaded = StanceCrossEncoder.load(tmp_path / "cross.npz", device="cpu", precision="fp32")
+    assert loaded.labels == LABELS and loaded.metadata["note"] == "toy"
+    model.precision = "fp32"
+    pairs = [(SMOKING.title, text) for text in TEXTS]
+    np.testing.assert_allclose(loaded.probabilities(pairs), model.probabilities(pairs), atol=2e-3)  # fp16 delta
+    with np.load(tmp_path / "cross.npz") as arrays:
+        names = [name for name in arrays.files if name != "metadata"]
+    assert names and all(name.startswith(("bert.encoder.layer.5.", "head.")) for name in names)
+
+
+def test_odd_questions_and_passages_get_probabilities():
+    model = _fresh()
+    pairs = [("why " * 400, "short"), ("", ""), (SMOKING.title, "\x00\ufffd " * 3000), ("?", "ünïcödé 🚭")]
+    probabilities = model.probabilities(pairs)
+    assert probabilities.shape == (4, 2) and np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+    assert model.probabilities([]).shape == (0, 2)
+
+
+def test_load_rejects_missing_and_foreign_files(tmp_path):
+    with pytest.raises(ToucheError, match="not found"):
+        StanceCrossEncoder.load(tmp_path / "absent.npz")
+    np.savez(tmp_path / "foreign.npz", metadata=np.asarray('{"labels": ["PRO", "CON"], "task": "controversial", '
+                                                           '"trained_layers": 1, "max_length": 32}'),
+             **{"bert.encoder.layer.5.output.dense.weight": np.zeros((3, 3), np.float16)})
+    with pytest.raises(ToucheError, match="does not fit"):
+        StanceCrossEncoder.load(tmp_path / "foreign.npz")
+    model = _fresh()
+    model.save(tmp_path / "partial.npz")
+    with np.load(tmp_path / "partial.npz") as arrays:
+        kept = {name: arrays[name] for name in arrays.files if name != "head.bias"}
+    np.savez(tmp_path / "partial.npz", **kept)
+    with pytest.raises(ToucheError, match="head.bias"):
+        StanceCrossEncoder.load(tmp_path / "partial.npz")
+
+
+def test_training_learns_and_repeats_with_the_seed():
+    pairs = [("Should we ban smoking?", "Smoking kills; ban it now."),
+             ("Should we ban smoking?", "Adults must be free to smoke.")] * 8
+    labels = ["PRO", "CON"] * 8
+    deltas = []
+    for _ in range(2):
+        model = _fresh()
+        report = fit(model, lower_states(model, pairs), labels, TINY, seed=13)
+        deltas.append(model.network.delta())
+    assert report["losses"][-1] < report["losses"][0] and report["pairs"] == 16
+    assert deltas[0].keys() == deltas[1].keys()
+    assert all(np.array_equal(deltas[0][name], deltas[1][name]) for name in deltas[0])
+    probabilities = predict_states(model, lower_states(model, pairs[:2]))
+    assert probabilities[0].argmax() == 0 and probabilities[1].argmax() == 1
+
+
+def test_with_side_keeps_the_heads_no_and_takes_the_side():
+    head = np.asarray([[0.6, 0.2, 0.2], [0.1, 0.1, 0.8]], np.float32)  # PRO, CON, NO
+    side = np.asarray([[0.1, 0.9], [0.7, 0.3]], np.float32)  # PRO, CON
+    np.testing.assert_allclose(_with_side(head, ("PRO", "CON", "NO"), side, ("PRO", "CON")),
+                               [[0.08, 0.72, 0.2], [0.14, 0.06, 0.8]], atol=1e-6)
+
+
+def test_cross_depth_changes_only_the_top_of_controversial_rankings():
+    from tests.test_stance import LAPTOP, _toy_model, _unit
+
+    model = _toy_model()
+    texts = TEXTS * 3
+    embeddings = _unit(len(texts), seed=3)
+    plain = model.predict(SMOKING, texts, embeddings, "controversial", embeddings[0])
+    cross = _fresh()
+    cross.controversial = lambda question, read: np.tile([0.0, 1.0], (len(read), 1))  # always CON
+    model._cross = cross
+    mixed = model.predict(SMOKING, texts, embeddings, "controversial", embeddings[0], cross_depth=4)
+    assert mixed[4:] == plain[4:]
+    assert {p.label for p in mixed[:4]} <= {"CON", "NO"} and "CON" in {p.label for p in mixed[:4]}
+    assert model.predict(SMOKING, texts, embeddings, "controversial", embeddings[0], cross_depth=0) == plain
+    comparative = model.predict(LAPTOP, texts, embeddings, topic_embedding=embeddings[0])
+    assert model.predict(LAPTOP, texts, embeddings, topic_embedding=embeddings[0], cross_depth=4) == comparative
+
+
+@pytest.mark.slow
+def test_shipped_cross_encoder_loads_small_with_its_measurements():
+    model = StanceCrossEncoder.load(device="cpu")
+    assert model.task == "controversial" and model.labels == LABELS
+    assert model.metadata["training"]["pairs"] > 10_000 and model.metadata["metrics"]["argq_test"]["n"] > 5000
+    layers = model.metadata["recipe"]["layers"]
+    assert DEFAULT_MODEL.stat().st_size < 3.5e6 * layers + 1e5  # top layers in fp16, not a model
+
+
+@pytest.mark.slow
+def test_shipped_controversial_cross_encoder_reads_the_side():
+    model = StanceCrossEncoder.load(device="cpu")
+    probabilities = model.controversial("We should ban smoking in public places", [
+        "Second-hand smoke harms bystanders, so smoking in public must be banned.",
+        "A ban on smoking in public would violate the personal freedom of adults.",
+    ])
+    assert [model.labels[i] for i in probabilities.argmax(axis=1)] == ["PRO", "CON"]
