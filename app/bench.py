@@ -1,6 +1,6 @@
 """Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
 
-    python -m app.bench [--sizes 10k,100k,868k,tira-input,long-document] [--device auto] [--data ../shared/data]
+    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document] [--device auto]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
 and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
@@ -8,8 +8,9 @@ and whose words are drawn from their unigram distribution, with new words at the
 in its own child process (so peak RSS is that input's), cold (no cache), and the same process then times
 the two floors: bm25s indexing the same texts alone, and the bi-encoder encoding the candidates the
 pipeline re-ranked alone. `long-document` is 100 real passages and one of 15 MB (memory must follow the bound on
-document length, not the largest document). Writes bench/results.json (merged by input name) and
-bench/results.png (the corpus-size curve, without long-document).
+document length, not the largest document). `tira-input-controversial` runs tira-input as controversial topics, so
+that the stance stage includes the stance cross-encoder. Writes bench/results.json (merged by input name) and
+bench/results.png (the corpus-size curve, one point per corpus).
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ CHUNK = 10_000
 # Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
 GENERATOR = "unigram+heaps-1"
 LONG_DOCUMENT, LONG_DOCUMENT_CHARS = "long-document", 15_000_000
+# Real inputs, by name: the tira-input folder and the stance task forced on it (None: from the topics).
+REAL_INPUTS = {"tira-input": None, "tira-input-controversial": "controversial"}
 
 
 def parse_size(name: str) -> int | None:
-    """Passages for a size name (`10k`, `868k`, `2500`); None for the real `tira-input`."""
-    if name == "tira-input":
+    """Passages for a size name (`10k`, `868k`, `2500`); None for the real inputs (`tira-input`, ...)."""
+    if name in REAL_INPUTS:
         return None
     match = re.fullmatch(r"(\d+)(k?)", name)
     if not match:
@@ -168,7 +171,8 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress: bool) -> dict:
+def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress: bool,
+            task: str | None = None) -> dict:
     """Run the pipeline cold on one input, then time the floors in the same process."""
     import bm25s
 
@@ -179,7 +183,7 @@ def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress:
 
     shutil.rmtree(output_dir, ignore_errors=True)
     settings = RunSettings(input_dir=input_dir, output_dir=output_dir, overwrite=True, device=device,
-                           progress=progress, cache_dir=output_dir / "cache")
+                           progress=progress, cache_dir=output_dir / "cache", task=task)
     start = time.perf_counter()
     report = run(settings)
     wall = time.perf_counter() - start
@@ -204,6 +208,7 @@ def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress:
             "floor_s": floor, "floor_stages": {"bm25s index": round(index_floor, 2),
                                                "bi-encoder": round(encode_floor, 2)},
             "encoded_candidates": len(reranked), "rerank_depth": settings.rerank_depth,
+            "stance_model": settings.stance_model, "stance_depth": settings.stance_depth, "task": task,
             "ratio": round(wall / floor, 3), "device": encoder.resolve_device(device),
             "precision": encoder.resolve_precision("auto", device),
             "load_avg": [round(load, 2) for load in os.getloadavg()]}
@@ -269,7 +274,8 @@ def plot(results: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = sorted((result for result in results if result["input"] != LONG_DOCUMENT),
+    rows = sorted((result for result in results  # one point per corpus: no long document, no forced task
+                   if result["input"] != LONG_DOCUMENT and not REAL_INPUTS.get(result["input"])),
                   key=lambda result: result["passages"])
     sizes = [row["passages"] for row in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -302,8 +308,8 @@ def merge(path: Path, result: dict) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10k,100k,868k,tira-input,long-document",
-                        help="comma-separated: 10k, 868k, tira-input, long-document")
+    parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
+                        help="comma-separated: 10k, 868k, tira-input, tira-input-controversial, long-document")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
@@ -314,6 +320,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-seq-lengths", default="256,128", help="with --effectiveness: lengths to compare")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--name", help=argparse.SUPPRESS)
+    parser.add_argument("--task", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
     for noisy in ("sentence_transformers", "transformers", "bm25s"):
@@ -323,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         effectiveness(args.data, lengths=tuple(int(n) for n in args.max_seq_lengths.split(",")), device=args.device)
         return
     if args.measure:  # child process: one input, result as the last stdout line
-        result = measure(args.measure, args.name, work / "out" / args.name, args.device, not args.quiet)
+        result = measure(args.measure, args.name, work / "out" / args.name, args.device, not args.quiet, args.task)
         print(json.dumps(result))
         return
     for name in args.sizes.split(","):
@@ -337,6 +344,8 @@ def main(argv: list[str] | None = None) -> None:
             input_dir = write_synthetic(work / name, size, args.data, args.seed, not args.quiet)
         command = [sys.executable, "-m", "app.bench", "--measure", str(input_dir), "--name", name,
                    "--device", args.device, "--out", str(args.out)] + (["--quiet"] if args.quiet else [])
+        if REAL_INPUTS.get(name):
+            command += ["--task", REAL_INPUTS[name]]
         child = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
         result = json.loads(child.stdout.strip().splitlines()[-1])
         log.info("%s: %s", name, json.dumps(result))

@@ -34,7 +34,7 @@ def test_parse_size():
     assert bench.parse_size("10k") == 10_000
     assert bench.parse_size("868k") == 868_000
     assert bench.parse_size("200") == 200
-    assert bench.parse_size("tira-input") is None
+    assert bench.parse_size("tira-input") is None and bench.parse_size("tira-input-controversial") is None
     with pytest.raises(ValueError):
         bench.parse_size("ten")
 
