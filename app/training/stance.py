@@ -175,14 +175,10 @@ def predict_labels(head: LinearHead, features: np.ndarray) -> list[str]:
 
 def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int) -> tuple[float, dict]:
     """Leave-topics-out macro-F1 on the dev passages: each fold's topics are predicted by a head trained without them."""
-    topics = sorted({example.group for example in dev}, key=int)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(topics))
-    fold_of = {topics[i]: n % FOLDS for n, i in enumerate(order)}
     gold, predicted = [], []
-    for fold in range(FOLDS):
-        held = [e for e in dev if fold_of[e.group] == fold]
-        head = train_comparative(qa, [e for e in dev if fold_of[e.group] != fold], embed, c, dev_weight, seed)
+    for fold in common.topic_folds([example.group for example in dev], FOLDS, seed):
+        held = [e for e in dev if e.group in fold]
+        head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, c, dev_weight, seed)
         gold += [e.label for e in held]
         predicted += predict_labels(head, comparative_matrix(held, embed))
     return f1_score(gold, predicted, labels=list(COMPARATIVE_LABELS), average="macro"), _per_label(gold, predicted)

@@ -240,7 +240,7 @@ def _swap_average(model: StanceCrossEncoder, states, swapped_states) -> np.ndarr
 
 def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed: int) -> dict:
     """Dev macro-F1, leave-topics-out, of the cross-encoder, the head, and their mean probabilities, per fold split
-    (the fold assignment of app.training.stance: split s uses seed + s)."""
+    (the topic folds of app.training.stance: split s uses seed + s)."""
     labels = list(COMPARATIVE_LABELS)
     model = _create("comparative", COMPARATIVE_LABELS, COMPARATIVE, seed)
     initial = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
@@ -249,16 +249,13 @@ def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed
     dev_states = lower_states(model, [comparative_pair(e) for e in dev])
     dev_swapped = lower_states(model, [comparative_pair(swap(e)) for e in dev])
     head_features = comparative_matrix(dev, embed)
-    topics = sorted({e.group for e in dev}, key=int)
     result = {"splits": []}
     for split in range(splits):
-        order = np.random.default_rng(seed + split).permutation(len(topics))
-        fold_of = {topics[i]: n % FOLDS for n, i in enumerate(order)}
         gold, predicted = [], {"cross": [], "head": [], "mean": []}
         seconds = []
-        for fold in range(FOLDS):
-            train = [i for i, e in enumerate(dev) if fold_of[e.group] != fold]
-            held = [i for i, e in enumerate(dev) if fold_of[e.group] == fold]
+        for fold in common.topic_folds([e.group for e in dev], FOLDS, seed + split):
+            train = [i for i, e in enumerate(dev) if e.group not in fold]
+            held = [i for i, e in enumerate(dev) if e.group in fold]
             model.network.load_state_dict(initial)
             states = qa_states + [dev_states[i] for i in train] + [dev_swapped[i] for i in train]
             labels_ = ([e.label for e in qa_pairs] + [dev[i].label for i in train]
