@@ -140,6 +140,20 @@ def open_text(path: Path, defects: Defects) -> io.BufferedReader:
     return io.BufferedReader(_Utf8Reader(path, defects), _CHUNK_BYTES)
 
 
+def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
+    """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text`; None for a line
+    that is not JSON (each reader decides whether that is skipped, counted or an error)."""
+    with open_text(path, defects) as lines:  # json.loads reads bytes, a BOM included
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            yield number, record
+
+
 def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Document]:
     """Stream the unique, non-empty documents of an args.me or JSONL corpus.
 
@@ -165,20 +179,16 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     for path in source.paths:
-        with open_text(path, defects) as lines:
-            for line in lines:
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    doc_id, text = record_id(record[source.id_field]), record[source.text_field]
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    defects.add("bad lines")
-                    continue
-                if doc_id is None or not isinstance(text, str):
-                    defects.add("bad lines")
-                    continue
-                yield Document(doc_id, bounded_text(text))
+        for _, record in json_lines(path, defects):
+            try:
+                doc_id, text = record_id(record[source.id_field]), record[source.text_field]
+            except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
+                defects.add("bad lines")
+                continue
+            if doc_id is None or not isinstance(text, str):
+                defects.add("bad lines")
+                continue
+            yield Document(doc_id, bounded_text(text))
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
@@ -212,29 +222,25 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates in file order (app/topics.py reads its queries)."""
     defects, candidates = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
-    with open_text(source.paths[0], defects) as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record["text"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                defects.add("bad lines")
-                continue
-            if qid is None or doc_id is None or not isinstance(text, str):
-                defects.add("bad lines")
-                continue
-            if not text.strip():
-                defects.add("empty texts")
-                continue
-            if (qid, doc_id) in seen:
-                defects.add("duplicate ids")
-                continue
-            seen.add((qid, doc_id))
-            score = record.get("score")
-            score = float(score) if isinstance(score, (int, float)) else -float(len(candidates.get(qid, ())))
-            candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
+    for _, record in json_lines(source.paths[0], defects):
+        try:
+            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record["text"]
+        except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
+            defects.add("bad lines")
+            continue
+        if qid is None or doc_id is None or not isinstance(text, str):
+            defects.add("bad lines")
+            continue
+        if not text.strip():
+            defects.add("empty texts")
+            continue
+        if (qid, doc_id) in seen:
+            defects.add("duplicate ids")
+            continue
+        seen.add((qid, doc_id))
+        score = record.get("score")
+        score = float(score) if isinstance(score, (int, float)) else -float(len(candidates.get(qid, ())))
+        candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
     defects.report()
     if not candidates:
         raise ToucheError(f"{source.name}: no usable candidates")

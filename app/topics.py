@@ -8,13 +8,12 @@ Touché it holds title, description, narrative and objects, which relevance and 
 from __future__ import annotations
 
 import ast
-import json
 import logging
 from pathlib import Path
 
 from lxml import etree
 
-from .corpus import Defects, open_text
+from .corpus import Defects, json_lines
 from .errors import ToucheError
 from .records import Topic, record_id
 
@@ -142,18 +141,11 @@ def _json_topic(record: dict) -> Topic | None:
 
 def _read_jsonl(path: Path) -> list[Topic]:
     topics, defects = [], Defects(path.name)
-    with open_text(path, defects) as lines:  # json.loads reads bytes, a BOM included
-        for line_number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                record = None
-            topic = _json_topic(record) if isinstance(record, dict) else None
-            if topic is None:
-                raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
-            topics.append(topic)
+    for line_number, record in json_lines(path, defects):
+        topic = _json_topic(record) if isinstance(record, dict) else None
+        if topic is None:
+            raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
+        topics.append(topic)
     defects.report()
     return topics
 
@@ -164,14 +156,9 @@ def _read_rerank(path: Path) -> list[Topic]:
     Lines that are no usable record are passed over here: the corpus reader skips and reports them.
     """
     topics: dict[str, Topic] = {}
-    with open_text(path, Defects(path.name)) as lines:
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
-                topic = _json_topic(record)
-                if topic is not None:
-                    topics[topic.number] = topic
+    for _, record in json_lines(path, Defects(path.name)):
+        if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
+            topic = _json_topic(record)
+            if topic is not None:
+                topics[topic.number] = topic
     return list(topics.values())
