@@ -158,18 +158,22 @@ class StanceCrossEncoder:
         return tokenizer()([q for q, _ in pairs], [p for _, p in pairs], truncation="longest_first",
                            max_length=self.max_length, padding=True, return_tensors="pt")
 
+    def batches(self, pairs: Sequence[tuple[str, str]], batch_size: int):
+        """(row indices, token ids on the device) of batches of pairs of similar length, which pad least."""
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            yield rows, self.encode([pairs[i] for i in rows]).to(self.device)
+
     def probabilities(self, pairs: Sequence[tuple[str, str]], batch_size: int = BATCH_SIZE) -> np.ndarray:
         """One row of label probabilities (in `labels` order) per (question, passage) pair."""
         import torch
 
         result = np.zeros((len(pairs), len(self.labels)), np.float32)
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         bf16 = encoder.resolve_precision(self.precision, self.device) == "bf16"
         self.network.eval()
         with torch.inference_mode(), torch.autocast(self.device, dtype=torch.bfloat16) if bf16 else nullcontext():
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                tokens = self.encode([pairs[i] for i in rows]).to(self.device)
+            for rows, tokens in self.batches(pairs, batch_size):
                 logits = self.network(tokens["input_ids"], tokens["attention_mask"], tokens["token_type_ids"])
                 result[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         return result

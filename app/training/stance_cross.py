@@ -72,13 +72,10 @@ def lower_states(model: StanceCrossEncoder, pairs: list[tuple[str, str]], batch_
     """The frozen layers' output of each pair, trimmed to its length (bf16)."""
     import torch
 
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     result = [None] * len(pairs)
     model.network.eval()
     with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            tokens = model.encode([pairs[i] for i in rows])
+        for rows, tokens in model.batches(pairs, batch_size):
             hidden = model.network.lower(tokens["input_ids"], tokens["attention_mask"], tokens["token_type_ids"])
             lengths = tokens["attention_mask"].sum(1)
             for row, i in enumerate(rows):
