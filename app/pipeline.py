@@ -100,12 +100,7 @@ def run(settings: RunSettings) -> RunReport:
             return run(replace(settings, cache_dir=Path(temporary)))
     timer = _Timer()
     with timer.stage("topics"):
-        topics = read_topics(settings.input_dir)
-        questions = load_classifier()
-        analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
-        task = stance.task_kind(topics, settings.task, lambda topic: analyses[topic.number].comparative)
-        if task == "comparative":
-            topics = [with_objects(topic, questions) for topic in topics]
+        task, topics, analyses = topic_task(read_topics(settings.input_dir), settings.task)
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
 
     candidates, corpus_size, cache = first_stage(settings, topics, timer)
@@ -137,6 +132,17 @@ def run(settings: RunSettings) -> RunReport:
         for problem in runfile.validate_run(path, task).errors:
             log.warning("TIRA will reject this run: %s", problem)
     return RunReport(path, len(topics), len(rows), corpus_size, timer.stages)
+
+
+def topic_task(topics: list[Topic], override: str | None = None) -> tuple[str, list[Topic], dict]:
+    """The run's stance label set (`stance.task_kind`), its topics (comparative ones with their objects) and each
+    topic's question analysis, by topic number; the question classifier reads all titles at once."""
+    questions = load_classifier()
+    analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
+    task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
+    if task == "comparative":
+        topics = [with_objects(topic, questions) for topic in topics]
+    return task, topics, analyses
 
 
 def with_objects(topic: Topic, questions) -> Topic:

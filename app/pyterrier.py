@@ -20,9 +20,8 @@ import pyterrier as pt
 
 from . import encoder, fusion, stance
 from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_candidates, encode_queries,
-                       rank, score_features, with_objects)
+                       rank, score_features, topic_task)
 from .quality import QualityModel
-from .questions import load_classifier
 from .records import Candidate, Document, Topic, bounded_text
 from .topics import parse_objects, read_topics
 
@@ -106,15 +105,11 @@ class ToucheStance(pt.Transformer):
                          ignore_index=True)
 
     def _task(self, topics: list[Topic]) -> tuple[str, list[Topic]]:
-        """The label set and the topics, comparative ones with their objects: what `touche run` decides, the same way
-        (the question classifier reads all titles at once, for topics without objects)."""
+        """The label set and the topics, comparative ones with their objects: what `touche run` decides
+        (`pipeline.topic_task`), without the question classifier when every topic names its objects."""
         if all(topic.objects is not None for topic in topics):
             return stance.task_kind(topics, self.task), topics
-        questions = load_classifier()
-        analyses = dict(zip((t.number for t in topics), questions.analyze_many([t.title for t in topics])))
-        task = stance.task_kind(topics, self.task, lambda topic: analyses[topic.number].comparative)
-        if task == "comparative":
-            topics = [with_objects(topic, questions) for topic in topics]
+        task, topics, _ = topic_task(topics, self.task)
         return task, topics
 
     def _head(self, topics: list[Topic], frames: list[pd.DataFrame], settings: RunSettings) -> Encoded:
