@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 DEMO_INPUT = Path(__file__).parent / "demo"
 # Full texts fetched per topic from ChatNoir's cache; deeper candidates keep title + snippet.
 CHATNOIR_TEXT_DEPTH = 100
-# Which of a topic's encoded relevance queries is the title: the dense feature's query and the stance model's topic.
+# Which of a topic's encoded relevance queries is the title: the dense feature's query.
 TITLE = QUERY_NAMES.index("title")
 # Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model). Stance is judged on pooled
 # tops of rankings: of the 2022 dev judgements in the tira-input, our run holds 20% in its top 5, 33% in its top 10,
@@ -322,7 +322,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
         head = [rows[doc_id] for doc_id in doc_ids[: settings.rerank_depth]]
         predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task,
-                                    topic_embedding=queries[topic.number][TITLE], cross_depth=cross_depth)
+                                    query_embeddings=queries[topic.number], cross_depth=cross_depth)
         found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels

@@ -7,8 +7,10 @@ small `.npz` file:
 
 - comparative: the passage embedding, object-aware lexical features around the mentions of the two objects
   (comparative words, "A ... better than ... B" patterns, who is praised alone) and the passage's similarity to
-  the topic. Embedding the passage with the objects masked by marker words scored lower in cross-validation
-  (0.39 vs 0.44 macro-F1) and costs an extra encode, so it is not used. No extra encode per passage.
+  each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode).
+  A side is named only where the head can tell which (`decode_comparative`). Embedding the passage with the
+  objects masked by marker words scored lower in cross-validation (0.39 vs 0.44 macro-F1) and costs an extra
+  encode, so it is not used. No extra encode per passage.
 - controversial: the document embedding signed by the topic's polarity (-1 for topics against their target, "Should
   X be banned?", from a word rule), its element-wise product with the topic's, and their similarity; PRO / CON /
   NO (NO learnt from texts paired with unrelated topics), NEU when PRO and CON are within `neutral_margin`. The
@@ -33,6 +35,7 @@ import numpy as np
 
 from app.errors import ToucheError
 from app.records import StancePrediction, Topic
+from app.relevance import QUERY_NAMES, topic_queries
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,10 @@ NEGATIVE_WORDS = frozenset("""
 worse worst slower slowest inferior harder weaker expensive pricier disadvantage disadvantages cons lacks lack
 problem problems hate avoid bad poor poorer loses lose fails unreliable overpriced riskier
 """.split())
+# FIRST and SECOND closer than this: the head cannot tell the side (see decode_comparative). Fixed before measuring
+# it on the head of the time (title cosine only): leave-topics-out dev macro-F1 over 5 fold splits 0.405 +- 0.021,
+# against 0.400 +- 0.026 for the plain argmax, which also moved by up to 0.009 per split with 1e-7 float noise.
+SIDE_TIE = 1e-3
 _WORD = re.compile(r"[A-Za-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -177,15 +184,24 @@ def comparative_lexical(texts: Sequence[str], objects: tuple[str, str],
     return np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
 
 
-def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, topic_embedding: np.ndarray) -> np.ndarray:
-    """The comparative head's input: passage embedding, lexical features, similarity to the topic title.
+def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, query_embeddings: np.ndarray) -> np.ndarray:
+    """The comparative head's input: passage embedding, lexical features, and the passage's similarity to each of
+    the topic's queries (`app.relevance.topic_queries`: title, title + description, description, narrative).
 
-    `topic_embedding` is one vector, or one row per passage. The embedding is the same whichever object comes
-    first, so (trained on object-swapped copies) it only tells stance from no stance; which side comes from the
-    object-aware lexical features.
+    `query_embeddings` holds the four query rows, or one row, the title, which stands for all four (as for a topic
+    without description); either for all passages or per passage (n, 4, d). The embedding is the same whichever
+    object comes first, so (trained on object-swapped copies) it only tells stance from no stance; which side comes
+    from the object-aware lexical features. NO is mostly "not relevant" in the judgements (444 of the 551 NO
+    passages of the 2022 dev topics have relevance 0), so the description and narrative help tell it apart.
     """
-    similarity = (embeddings * topic_embedding).sum(axis=1)
-    return np.hstack([embeddings, lexical, similarity[:, None]]).astype(np.float32)
+    queries = np.asarray(query_embeddings, dtype=np.float32)
+    queries = queries[None] if queries.ndim == 1 else queries
+    if queries.ndim == 2:
+        queries = np.broadcast_to(queries, (len(embeddings),) + queries.shape)
+    if queries.shape[1] == 1:
+        queries = np.repeat(queries, len(QUERY_NAMES), axis=1)
+    similarity = np.einsum("nd,nqd->nq", embeddings, queries)
+    return np.hstack([embeddings, lexical, similarity]).astype(np.float32)
 
 
 _AGAINST_TARGET = re.compile(r"\b(?:ban|bans|banned|banning|abolish\w*|prohibit\w*|forbid\w*|outlaw\w*|illegal|"
@@ -275,15 +291,16 @@ class StanceModel:
                             **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
-                task: str = "comparative", topic_embedding: np.ndarray | None = None,
+                task: str = "comparative", query_embeddings: np.ndarray | None = None,
                 cross_depth: int = 0) -> list[StancePrediction]:
         """Label each text's stance toward the topic.
 
-        `embeddings` (of the texts) and `topic_embedding` (of the title) are `app.encoder.encode` rows if known.
-        On controversial topics the first `cross_depth` texts (a ranking's top) are also read by the stance
-        cross-encoder (`app.stance_cross`), which takes PRO or CON from reading question and passage together; see
-        `_with_side`. Comparative topics keep the head: a cross-encoder trained the same way scored below it in
-        leave-topics-out cross-validation (`app.training.stance_cross`).
+        `embeddings` (of the texts) and `query_embeddings` (of the topic's queries, `app.relevance.topic_queries`,
+        title first; the title alone will do) are `app.encoder.encode` rows if known. On controversial topics the
+        first `cross_depth` texts (a ranking's top) are also read by the stance cross-encoder (`app.stance_cross`),
+        which takes PRO or CON from reading question and passage together; see `_with_side`. Comparative topics
+        keep the head: a cross-encoder trained the same way scored below it in leave-topics-out cross-validation
+        (`app.training.stance_cross`).
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
@@ -291,12 +308,13 @@ class StanceModel:
             return []
         if embeddings is None:
             embeddings = self._encode(list(texts))
-        if topic_embedding is None:
-            topic_embedding = self._encode([topic.title])[0]
+        if query_embeddings is None:
+            query_embeddings = self._encode(topic_queries(topic) if task == "comparative" else [topic.title])
+        query_embeddings = np.atleast_2d(query_embeddings)
         cross_depth = min(cross_depth, len(texts))
         if task == "controversial":
             probabilities = self.controversial.probabilities(
-                controversial_features(embeddings, topic_embedding, topic_polarity(topic.title)))
+                controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title)))
             if cross_depth:
                 side = self.cross.controversial(topic.title, texts[:cross_depth])
                 probabilities[:cross_depth] = _with_side(probabilities[:cross_depth], self.controversial.labels,
@@ -307,8 +325,8 @@ class StanceModel:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
         lexical = comparative_lexical(texts, objects)
-        probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, topic_embedding))
-        return _decode(probabilities, self.comparative.labels)
+        probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, query_embeddings))
+        return decode_comparative(probabilities, self.comparative.labels)
 
     @property
     def cross(self):
@@ -349,9 +367,23 @@ def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarra
     return result
 
 
-def _decode(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:
-    best = probabilities.argmax(axis=1)
-    return [StancePrediction(labels[i], float(row[i])) for i, row in zip(best, probabilities)]
+def decode_comparative(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:
+    """The most likely comparative label, except that a side is only named when the head can tell which.
+
+    The passage embedding is the same whichever object comes first, so only the object-aware lexical features
+    tell FIRST from SECOND; where they are symmetric (e.g. neither object is mentioned), the two sides' probabilities
+    tie and float noise (bf16 at run time, fp32 in training) would pick one. Within `SIDE_TIE` of each other, the
+    label is the more likely of NEUTRAL and NO instead.
+    """
+    first, second = labels.index("FIRST"), labels.index("SECOND")
+    rest = [labels.index("NEUTRAL"), labels.index("NO")]
+    predictions = []
+    for row in probabilities:
+        best = int(row.argmax())
+        if best in (first, second) and abs(row[first] - row[second]) < SIDE_TIE:
+            best = max(rest, key=lambda i: row[i])
+        predictions.append(StancePrediction(labels[best], float(row[best])))
+    return predictions
 
 
 @lru_cache(maxsize=1)

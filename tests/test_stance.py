@@ -3,9 +3,10 @@ import pytest
 
 from app.errors import ToucheError
 from app.records import Topic
+from app.relevance import QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, FEATURE_NAMES, LinearHead, StanceModel,
-                        balance_stance, controversial_features, find_mentions, lexical_features, task_kind,
-                        topic_polarity)
+                        balance_stance, controversial_features, decode_comparative, find_mentions,
+                        lexical_features, task_kind, topic_polarity)
 
 LAPTOP = Topic("2", "Which is better, a laptop or a desktop?", objects=("laptop", "desktop"))
 TENURE = Topic("51", "Should teachers get tenure?")
@@ -28,6 +29,32 @@ def test_find_mentions():
     assert [text[s:e] for s, e in first] == ["Laptops", "laptop"]
     assert [text[s:e] for s, e in second] == ["desktop", "desktops"]
     assert find_mentions("C++ or C#", "C++") == [(0, 3)]
+
+
+def test_comparative_features_see_each_query_and_the_title_stands_for_all():
+    from app.stance import comparative_features
+
+    passages, queries = _unit(2, seed=1), _unit(len(QUERY_NAMES), seed=2)
+    lexical = np.zeros((2, len(FEATURE_NAMES)), np.float32)
+    features = comparative_features(passages, lexical, queries)
+    assert features.shape == (2, 384 + len(FEATURE_NAMES) + len(QUERY_NAMES))
+    np.testing.assert_allclose(features[:, -len(QUERY_NAMES):], passages @ queries.T, rtol=1e-5)
+    per_passage = comparative_features(passages, lexical, np.stack([queries, queries]))
+    np.testing.assert_allclose(per_passage, features)
+    title_only = comparative_features(passages, lexical, queries[0])
+    np.testing.assert_allclose(title_only[:, -len(QUERY_NAMES):], np.repeat(passages @ queries[:1].T, 4, axis=1),
+                               rtol=1e-5)
+
+
+def test_comparative_side_is_named_only_when_the_head_can_tell_which():
+    # columns in COMPARATIVE_LABELS order: FIRST, SECOND, NEUTRAL, NO
+    probabilities = np.array([[0.40, 0.30, 0.20, 0.10],
+                              [0.3502, 0.3500, 0.10, 0.20],   # sides tied: the likelier of NEUTRAL and NO
+                              [0.3500, 0.3502, 0.25, 0.05],
+                              [0.10, 0.10, 0.20, 0.60]])
+    predictions = decode_comparative(probabilities, COMPARATIVE_LABELS)
+    assert [p.label for p in predictions] == ["FIRST", "NO", "NEUTRAL", "NO"]
+    assert predictions[1].confidence == pytest.approx(0.20) and predictions[0].confidence == pytest.approx(0.40)
 
 
 def test_lexical_features_see_which_object_is_favoured():
@@ -81,7 +108,7 @@ def test_balance_stance_leaves_the_tail_and_respects_pool():
 
 def _toy_model():
     rng = np.random.default_rng(0)
-    comparative_dim, controversial_dim = 384 + len(FEATURE_NAMES) + 1, 2 * 384 + 1  # see app.stance
+    comparative_dim, controversial_dim = 384 + len(FEATURE_NAMES) + len(QUERY_NAMES), 2 * 384 + 1  # see app.stance
 
     def head(labels, dim):
         return LinearHead(labels, np.zeros(dim, np.float32), np.ones(dim, np.float32),
@@ -144,7 +171,9 @@ def test_shipped_comparative_head_reads_direction_and_is_symmetric():
         comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop")), topic))
     first, second = COMPARATIVE_LABELS.index("FIRST"), COMPARATIVE_LABELS.index("SECOND")
     assert forward[0, first] > forward[0, second] and forward[1, second] > forward[1, first]
-    np.testing.assert_allclose(forward[:, [first, second]], backward[:, [second, first]], atol=1e-5)
+    # Trained on object-swapped copies, the head is symmetric up to the solver's tolerance (lbfgs, tol 1e-4);
+    # a head that saw no swapped copies is off by 0.05 on these texts.
+    np.testing.assert_allclose(forward[:, [first, second]], backward[:, [second, first]], atol=1e-4)
     assert [p.label for p in model.predict(LAPTOP, CLEAR)][2] == "NO"
 
 

@@ -106,8 +106,8 @@ def test_cross_depth_changes_only_the_top_of_controversial_rankings():
     assert mixed[4:] == plain[4:]
     assert {p.label for p in mixed[:4]} <= {"CON", "NO"} and "CON" in {p.label for p in mixed[:4]}
     assert model.predict(SMOKING, texts, embeddings, "controversial", embeddings[0], cross_depth=0) == plain
-    comparative = model.predict(LAPTOP, texts, embeddings, topic_embedding=embeddings[0])
-    assert model.predict(LAPTOP, texts, embeddings, topic_embedding=embeddings[0], cross_depth=4) == comparative
+    comparative = model.predict(LAPTOP, texts, embeddings, query_embeddings=embeddings[0])
+    assert model.predict(LAPTOP, texts, embeddings, query_embeddings=embeddings[0], cross_depth=4) == comparative
 
 
 @pytest.mark.slow
@@ -127,3 +127,15 @@ def test_shipped_controversial_cross_encoder_reads_the_side():
         "A ban on smoking in public would violate the personal freedom of adults.",
     ])
     assert [model.labels[i] for i in probabilities.argmax(axis=1)] == ["PRO", "CON"]
+
+
+def test_stance_experiments_script_still_runs_against_the_package():
+    """scripts/stance_experiments.py backs issue 12's negative results; it must keep importing what it measures."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "stance_experiments.py"
+    result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "argq-init" in result.stdout and "neutral-proxy" in result.stdout

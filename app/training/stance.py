@@ -29,8 +29,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 
 from app.encoder import encode
+from app.records import Topic
+from app.relevance import QUERY_NAMES, topic_queries
 from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
-                        controversial_features, find_mentions, topic_polarity)
+                        controversial_features, decode_comparative, find_mentions, topic_polarity)
 from app.training import common
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,12 @@ class ComparativeExample:
     objects: tuple[str, str]
     spans: tuple[list[tuple[int, int]], list[tuple[int, int]]]
     label: str
+    queries: tuple[str, ...] = ()  # the topic's relevance queries (app.relevance.topic_queries); () for the question
+
+
+def queries_of(example: ComparativeExample) -> list[str]:
+    """The query texts the run encodes for the example's topic: a QA pair's question stands for all four."""
+    return list(example.queries) or topic_queries(Topic(example.group, example.question))
 
 
 class EmbeddingCache:
@@ -124,20 +132,22 @@ def load_dev_passages(data_dir: Path) -> list[ComparativeExample]:
         if doc_id in passages:
             topic, text = topics[qid], passages[doc_id]
             spans = (find_mentions(text, topic.objects[0]), find_mentions(text, topic.objects[1]))
-            examples.append(ComparativeExample(qid, topic.title, text, topic.objects, spans, label))
+            examples.append(ComparativeExample(qid, topic.title, text, topic.objects, spans, label,
+                                               tuple(topic_queries(topic))))
     return examples
 
 
 def swap(example: ComparativeExample) -> ComparativeExample:
     """The same passage with the objects' roles exchanged (and FIRST/SECOND with them): free symmetric data."""
     return ComparativeExample(example.group, example.question, example.text, example.objects[::-1],
-                              example.spans[::-1], SWAPPED[example.label])
+                              example.spans[::-1], SWAPPED[example.label], example.queries)
 
 
 def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache) -> np.ndarray:
     """The comparative head's features for examples, built exactly as StanceModel.predict builds them."""
     lexical = np.vstack([comparative_lexical([e.text], e.objects, [e.spans]) for e in examples])
-    return comparative_features(embed([e.text for e in examples]), lexical, embed([e.question for e in examples]))
+    queries = embed([query for e in examples for query in queries_of(e)]).reshape(len(examples), len(QUERY_NAMES), -1)
+    return comparative_features(embed([e.text for e in examples]), lexical, queries)
 
 
 def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...], c: float, seed: int,
@@ -170,7 +180,8 @@ def train_comparative(qa: list[ComparativeExample], dev: list[ComparativeExample
 
 
 def predict_labels(head: LinearHead, features: np.ndarray) -> list[str]:
-    return [head.labels[i] for i in head.probabilities(features).argmax(axis=1)]
+    """The comparative labels the run would write (`decode_comparative`)."""
+    return [prediction.label for prediction in decode_comparative(head.probabilities(features), head.labels)]
 
 
 def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int) -> tuple[float, dict]:
