@@ -30,7 +30,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from app.encoder import encode
 from app.records import Topic
-from app.relevance import QUERY_NAMES, topic_queries
+from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
                         controversial_features, decode_comparative, find_mentions, topic_polarity)
 from app.training import common
@@ -146,7 +146,8 @@ def swap(example: ComparativeExample) -> ComparativeExample:
 def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache) -> np.ndarray:
     """The comparative head's features for examples, built exactly as StanceModel.predict builds them."""
     lexical = np.vstack([comparative_lexical([e.text], e.objects, [e.spans]) for e in examples])
-    queries = embed([query for e in examples for query in queries_of(e)]).reshape(len(examples), len(QUERY_NAMES), -1)
+    queries = embed([query for e in examples for query in queries_of(e)])
+    queries = queries.reshape(len(examples), len(QUERY_NAMES), EMBEDDING_DIM)
     return comparative_features(embed([e.text for e in examples]), lexical, queries)
 
 
