@@ -30,26 +30,19 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
 
 from app.relevance import QUERY_NAMES
 from app.stance import COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, topic_polarity
 from app.stance_cross import StanceCrossEncoder
 from app.training import common
-from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, SPLITS, SWAPPED, ComparativeExample,
-                                 EmbeddingCache, comparative_matrix, fit_head, load_dev_passages, load_qa_pairs,
-                                 predict_labels, swap, train_comparative)
-from app.training.stance_cross import Recipe, fit, lower_states, predict_states
+from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, SPLITS, ComparativeExample, EmbeddingCache,
+                                 comparative_matrix, fit_head, load_dev_passages, load_qa_pairs, predict_labels,
+                                 swap)
+from app.training.stance_cross import Recipe, comparative_predictions, label_scores
 
 SEED = 13
 LABELS = list(COMPARATIVE_LABELS)
 ARGQ_INIT = Recipe(layers=3, max_length=256, epochs=3, lr=1e-4)
-
-
-def _scores(gold: list[str], predicted: list[str], labels: list[str]) -> dict:
-    return {"macro_f1": round(float(f1_score(gold, predicted, labels=labels, average="macro")), 4),
-            "per_label": dict(zip(labels, np.round(f1_score(gold, predicted, labels=labels, average=None),
-                                                   3).tolist()))}
 
 
 def _claim(example: ComparativeExample) -> tuple[str, str]:
@@ -71,37 +64,16 @@ def argq_init(qa, dev, embed, splits: int) -> dict:
         for part in ("weight", "bias"):
             state[f"head.{part}"][row] = trained[f"head.{part}"][source.labels.index(label)]
     model.network.load_state_dict(state)
-    initial = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
-    qa_pairs = qa + [swap(e) for e in qa]
-    qa_states = lower_states(model, [_claim(e) for e in qa_pairs])
-    dev_states = lower_states(model, [_claim(e) for e in dev])
-    dev_swapped = lower_states(model, [_claim(swap(e)) for e in dev])
-    mirror = [LABELS.index(SWAPPED[label]) for label in LABELS]
-    head_features = comparative_matrix(dev, embed)
     result = []
-    for split in range(splits):
-        gold, predicted = [], {"cross": [], "head": [], "mean": [], "cross_side_only": []}
-        for fold in common.topic_folds([e.group for e in dev], FOLDS, SEED + split):
-            train = [i for i, e in enumerate(dev) if e.group not in fold]
-            held = [i for i, e in enumerate(dev) if e.group in fold]
-            model.network.load_state_dict(initial)
-            states = qa_states + [dev_states[i] for i in train] + [dev_swapped[i] for i in train]
-            labels = ([e.label for e in qa_pairs] + [dev[i].label for i in train]
-                      + [SWAPPED[dev[i].label] for i in train])
-            fit(model, states, labels, ARGQ_INIT, SEED)
-            cross = (predict_states(model, [dev_states[i] for i in held])
-                     + predict_states(model, [dev_swapped[i] for i in held])[:, mirror]) / 2
-            head = train_comparative(qa, [dev[i] for i in train], embed, COMPARATIVE_C, DEV_WEIGHT, SEED)
-            head = head.probabilities(head_features[held])  # the head as shipped now
-            side_only = head.copy()  # the head's P(sided), split between FIRST and SECOND by the cross-encoder
-            sided, first = head[:, :2].sum(1), cross[:, 0] / cross[:, :2].sum(1)
-            side_only[:, 0], side_only[:, 1] = sided * first, sided * (1 - first)
-            gold += [dev[i].label for i in held]
-            for name, p in (("cross", cross), ("head", head), ("mean", (cross + head) / 2),
-                            ("cross_side_only", side_only)):
-                predicted[name] += [LABELS[j] for j in p.argmax(1)]
-        result.append({"seed": SEED + split, **{name: _scores(gold, values, LABELS)
-                                                  for name, values in predicted.items()}})
+    for split, (gold, cross, head, _) in enumerate(
+            comparative_predictions(model, ARGQ_INIT, _claim, qa, dev, embed, splits, SEED)):
+        # head: the head as shipped now; cross_side_only: the head's P(sided), split by the cross-encoder
+        side_only = head.copy()
+        sided, first = head[:, :2].sum(1), cross[:, 0] / cross[:, :2].sum(1)
+        side_only[:, 0], side_only[:, 1] = sided * first, sided * (1 - first)
+        arms = (("cross", cross), ("head", head), ("mean", (cross + head) / 2), ("cross_side_only", side_only))
+        result.append({"seed": SEED + split, **{name: label_scores(gold, [LABELS[j] for j in p.argmax(1)], LABELS)
+                                                  for name, p in arms}})
         logging.info("%s", json.dumps(result[-1]))
     return {"splits": result}
 
@@ -129,8 +101,9 @@ def query_cosines(qa, dev, embed) -> dict:
                                 COMPARATIVE_LABELS, COMPARATIVE_C, SEED, weights)
                 gold += [dev[i].label for i in held]
                 predicted += decode(head, features[held])
-            scores.append(_scores(gold, predicted, LABELS)["macro_f1"])
-        result[name] = {"splits": scores, "mean": round(float(np.mean(scores)), 4), "sd": round(float(np.std(scores)), 4)}
+            scores.append(label_scores(gold, predicted, LABELS)["macro_f1"])
+        result[name] = {"splits": scores, "mean": round(float(np.mean(scores)), 4),
+                        "sd": round(float(np.std(scores)), 4)}
     return result
 
 
@@ -152,14 +125,15 @@ def neutral_proxy(qa, dev, embed) -> dict:
         best = [head_labels[i] for i in p.argmax(1)]
         return ["NEU" if label != "NO" and abs(row[0] - row[1]) < margin else label for label, row in zip(best, p)]
 
-    result = {name: {f"margin_{margin}": _scores(gold, decode(p, margin), labels)
+    result = {name: {f"margin_{margin}": label_scores(gold, decode(p, margin), labels)
                      for margin in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6)} for name, (p, gold) in sets.items()}
 
     def features(p: np.ndarray) -> np.ndarray:
         return np.hstack([p, np.abs(p[:, :1] - p[:, 1:2])])
 
     learnt = LogisticRegression(class_weight="balanced", max_iter=2000).fit(features(sets["qa"][0]), sets["qa"][1])
-    result["dev"]["learnt_on_qa"] = _scores(sets["dev"][1], learnt.predict(features(sets["dev"][0])).tolist(), labels)
+    predicted = learnt.predict(features(sets["dev"][0])).tolist()
+    result["dev"]["learnt_on_qa"] = label_scores(sets["dev"][1], predicted, labels)
     return result
 
 

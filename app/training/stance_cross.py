@@ -235,40 +235,56 @@ def _swap_average(model: StanceCrossEncoder, states, swapped_states) -> np.ndarr
     return (predict_states(model, states) + predict_states(model, swapped_states)[:, mirror]) / 2
 
 
-def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed: int) -> dict:
-    """Dev macro-F1, leave-topics-out, of the cross-encoder, the head, and their mean probabilities, per fold split
-    (the topic folds of app.training.stance: split s uses seed + s)."""
-    labels = list(COMPARATIVE_LABELS)
-    model = _create("comparative", COMPARATIVE_LABELS, COMPARATIVE, seed)
+def label_scores(gold: list[str], predicted: list[str], labels: list[str]) -> dict:
+    """Macro-F1 and per-label F1 of predicted labels, rounded for a report."""
+    return {"macro_f1": round(float(f1_score(gold, predicted, labels=labels, average="macro")), 4),
+            "per_label": dict(zip(labels, np.round(f1_score(gold, predicted, labels=labels, average=None),
+                                                   3).tolist()))}
+
+
+def comparative_predictions(model: StanceCrossEncoder, recipe: Recipe, pair, qa, dev, embed: EmbeddingCache,
+                            splits: int, seed: int):
+    """Per fold split (split s uses the topic folds of seed + s, as app.training.stance does): the dev passages'
+    gold labels, the cross-encoder's swap-averaged probabilities, the head's probabilities, and the training seconds
+    of each fold; every passage is predicted by models trained without its topic.
+
+    `model` restarts from its current weights in every fold; `pair` turns an example into its (question, passage)
+    input. The QA pairs and the other folds' dev passages, with object-swapped copies, train each fold.
+    """
     initial = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
     qa_pairs = _with_swapped(qa)
-    qa_states = lower_states(model, [comparative_pair(e) for e in qa_pairs])
-    dev_states = lower_states(model, [comparative_pair(e) for e in dev])
-    dev_swapped = lower_states(model, [comparative_pair(swap(e)) for e in dev])
+    qa_states = lower_states(model, [pair(e) for e in qa_pairs])
+    dev_states = lower_states(model, [pair(e) for e in dev])
+    dev_swapped = lower_states(model, [pair(swap(e)) for e in dev])
     head_features = comparative_matrix(dev, embed)
-    result = {"splits": []}
     for split in range(splits):
-        gold, predicted = [], {"cross": [], "head": [], "mean": []}
-        seconds = []
+        gold, cross, head, seconds = [], [], [], []
         for fold in common.topic_folds([e.group for e in dev], FOLDS, seed + split):
             train = [i for i, e in enumerate(dev) if e.group not in fold]
             held = [i for i, e in enumerate(dev) if e.group in fold]
             model.network.load_state_dict(initial)
             states = qa_states + [dev_states[i] for i in train] + [dev_swapped[i] for i in train]
-            labels_ = ([e.label for e in qa_pairs] + [dev[i].label for i in train]
-                       + [SWAPPED[dev[i].label] for i in train])
-            seconds.append(fit(model, states, labels_, COMPARATIVE, seed)["seconds"])
-            cross = _swap_average(model, [dev_states[i] for i in held], [dev_swapped[i] for i in held])
-            head = train_comparative(qa, [dev[i] for i in train], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
-            head = head.probabilities(head_features[held])
+            labels = ([e.label for e in qa_pairs] + [dev[i].label for i in train]
+                      + [SWAPPED[dev[i].label] for i in train])
+            seconds.append(fit(model, states, labels, recipe, seed)["seconds"])
+            cross.append(_swap_average(model, [dev_states[i] for i in held], [dev_swapped[i] for i in held]))
+            fold_head = train_comparative(qa, [dev[i] for i in train], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+            head.append(fold_head.probabilities(head_features[held]))
             gold += [dev[i].label for i in held]
-            for name, p in (("cross", cross), ("head", head), ("mean", (cross + head) / 2)):
-                predicted[name] += [labels[j] for j in p.argmax(1)]
+        yield gold, np.vstack(cross), np.vstack(head), seconds
+
+
+def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed: int) -> dict:
+    """Dev macro-F1, leave-topics-out, of the cross-encoder, the head, and their mean probabilities, per fold split
+    (the topic folds of app.training.stance: split s uses seed + s)."""
+    labels = list(COMPARATIVE_LABELS)
+    model = _create("comparative", COMPARATIVE_LABELS, COMPARATIVE, seed)
+    result = {"splits": []}
+    for split, (gold, cross, head, seconds) in enumerate(
+            comparative_predictions(model, COMPARATIVE, comparative_pair, qa, dev, embed, splits, seed)):
         row = {"seed": seed + split, "train_seconds": seconds}
-        for name, values in predicted.items():
-            row[name] = {"macro_f1": round(float(f1_score(gold, values, labels=labels, average="macro")), 4),
-                         "per_label": dict(zip(labels, np.round(f1_score(gold, values, labels=labels,
-                                                                         average=None), 3).tolist()))}
+        for name, p in (("cross", cross), ("head", head), ("mean", (cross + head) / 2)):
+            row[name] = label_scores(gold, [labels[j] for j in p.argmax(1)], labels)
         log.info("split %d: %s", split, json.dumps(row))
         result["splits"].append(row)
     for name in ("cross", "head", "mean"):
