@@ -36,7 +36,7 @@ from urllib3.exceptions import ConnectTimeoutError, InvalidHeader, MaxRetryError
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
-from app.html import html_to_text, normalize_whitespace
+from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id
 
 logger = logging.getLogger(__name__)
@@ -60,6 +60,8 @@ class ChatNoirSettings:
     base_url: str = DEFAULT_BASE_URL
     search_method: str = "default"
     cache_dir: Path | None = None
+    # How a fetched page's text is read (app.html.read_page): all visible text, or Resiliparse's main content.
+    page_text: str = PAGE_TEXT
     timeout_s: float = 30.0
     concurrency: int = 8
     retries: int = 4
@@ -72,6 +74,7 @@ class ChatNoirSettings:
         index: str | None = None,
         cache_dir: Path | None = None,
         search_method: str | None = None,
+        page_text: str = PAGE_TEXT,
     ) -> "ChatNoirSettings":
         """Settings from the input dir's credentials file, then the environment, then defaults.
 
@@ -92,6 +95,7 @@ class ChatNoirSettings:
             base_url=base_url if base_url.endswith("/") else base_url + "/",
             search_method=_search_method(search_method or "default"),
             cache_dir=cache_dir,
+            page_text=_page_text(page_text),
             timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float),
             retries=_env_number("CHATNOIR_RETRIES", cls.retries, int),
         )
@@ -131,6 +135,12 @@ def _search_method(name: str) -> str:
     methods = get_args(SearchMethod)
     if name not in methods:
         raise ToucheError(f"unknown ChatNoir search method {name!r}; choose one of: {', '.join(methods)}")
+    return name
+
+
+def _page_text(name: str) -> str:
+    if name not in PAGE_TEXTS:
+        raise ToucheError(f"unknown page text {name!r}; choose one of: {', '.join(PAGE_TEXTS)}")
     return name
 
 
@@ -308,7 +318,7 @@ class ChatNoirClient:
         return results
 
     def cached_text(self, uuid: UUID) -> str:
-        """The plain text of a document from ChatNoir's cache endpoint."""
+        """The plain text of a document from ChatNoir's cache endpoint, read as `settings.page_text` says."""
         response = self._send(
             "document",
             "GET",
@@ -327,7 +337,7 @@ class ChatNoirClient:
         # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed.
         page = response.text[:MAX_PAGE_CHARS]
         if "html" in content_type or page.lstrip().startswith("<"):
-            return html_to_text(page)
+            return read_page(page, self.settings.page_text)
         return normalize_whitespace(page)
 
     def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
@@ -396,12 +406,13 @@ class Hit:
 
 class TextCache:
     """Document texts on disk, one UTF-8 file per document id, so an interrupted run resumes without re-fetching.
+    Keyed by index and by how the page was read (`page_text`): runs that read pages differently share no texts.
 
     Files are written atomically (temp file, then rename): a killed run leaves whole files or none.
     """
 
-    def __init__(self, directory: Path, index: str):
-        self.directory = Path(directory) / index_id(index)
+    def __init__(self, directory: Path, index: str, page_text: str = PAGE_TEXT):
+        self.directory = Path(directory) / index_id(index) / page_text
 
     def get(self, doc_id: str) -> str | None:
         try:
@@ -428,7 +439,8 @@ class ChatNoirBackend:
         self.settings = settings
         self.stats = ChatNoirStats()
         self.client = ChatNoirClient(settings, self.stats)
-        self.cache = TextCache(settings.cache_dir, settings.index) if settings.cache_dir is not None else None
+        self.cache = (TextCache(settings.cache_dir, settings.index, settings.page_text)
+                      if settings.cache_dir is not None else None)
         self._failures_in_a_row = 0
         self._failures_lock = threading.Lock()
 

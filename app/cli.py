@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .errors import ToucheError
+from .html import PAGE_TEXT, PAGE_TEXTS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Argument retrieval for the Touché shared tasks (TIRA software).")
@@ -102,6 +103,8 @@ def run(
                                   "or bf16."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
+    page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: full (all visible text) or main "
+                                  "(Resiliparse's main content, menus and lists dropped)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Cache for the BM25 index, embeddings and fetched pages, "
                                              "kept across runs (default: $XDG_CACHE_HOME/touche, else a temporary "
                                              "directory removed after the run; never the output)."),
@@ -140,9 +143,11 @@ def run(
             raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
+        if page_text not in PAGE_TEXTS:
+            raise ToucheError(f"--page-text must be {' or '.join(PAGE_TEXTS)}, not {page_text!r}")
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
-                               progress=not quiet, backend=backend, index=index,
+                               progress=not quiet, backend=backend, index=index, page_text=page_text,
                                cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
                                rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
                                task=task, balance_stance=balance_stance)

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from uuid import NAMESPACE_URL, uuid5
 
@@ -194,6 +195,18 @@ def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog)
     assert "apikey=***" in caplog.text  # urllib3 logs the cache URL at DEBUG: the key is masked there
     assert_key_absent(caplog.text)
     assert_key_absent_in_dir(settings.cache_dir)
+
+
+def test_pages_are_read_whole_or_as_main_content_and_cached_apart(stub, settings):
+    full = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]
+    whole = next(c.doc for c in full if c.doc.doc_id == "clueweb22-en0001-11-00001")
+    assert whole.text.startswith("Home | About\nTeacher tenure protects academic freedom\nTenure protects teachers")
+
+    main = ChatNoirBackend(replace(settings, page_text="main"))
+    tenure = next(c.doc for c in main.retrieve(TOPICS[:1], depth=5)["1"] if c.doc.doc_id == whole.doc_id)
+    assert tenure.text.startswith("Teacher tenure protects academic freedom\nTenure protects teachers")
+    assert "Home | About" not in tenure.text  # the menu is not main content
+    assert main.stats.cache_hits == 0  # the whole texts on disk are not the main contents
 
 
 def test_an_interrupted_run_resumes_from_the_disk_cache(stub, settings):

@@ -1,8 +1,10 @@
 """Web pages to text: whatever bytes a real page holds, the text comes out and lxml never raises."""
 
+import unicodedata
+
 import pytest
 
-from app.html import html_to_text
+from app.html import html_to_text, read_page
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -21,3 +23,33 @@ def test_visible_text_one_block_per_line():
     markup = ('<?xml version="1.0" encoding="utf-8"?><html><head><title>T</title><script>x=1</script></head>'
               '<body><div>a<p>b <em>c</em>d</p><!-- note --><noscript>n</noscript>e<br>f&amp;g</div></body></html>')
     assert html_to_text(markup) == "a\nb cd\ne\nf&g"
+
+
+PAGE = ('<!doctype html><meta charset="utf-8"><title>Cats &amp; dogs</title><body>'
+        '<nav><a href="/">Home</a> | <a href="/about">About</a></nav>'
+        '<article><h1>Cats or dogs?</h1><p>Cats are independent. Dogs need walks every day.</p>'
+        '<ul><li>Cats: cheaper</li><li>Dogs: loyal</li></ul></article>'
+        '<footer>Copyright 2012 | Privacy</footer></body>')
+
+
+def test_pages_are_read_whole_or_by_main_content():
+    full = read_page(PAGE)
+    assert full.startswith("Home | About\nCats or dogs?") and "Dogs: loyal" in full
+    assert full.endswith("Copyright 2012 | Privacy") and "Cats & dogs" not in full  # the <title> is no text
+    assert read_page(PAGE, "main") == "Cats or dogs?\nCats are independent. Dogs need walks every day."  # no list
+    with pytest.raises(ValueError):
+        read_page(PAGE, "best")
+
+
+def test_a_page_without_main_content_or_markup_keeps_its_text():
+    assert read_page("<html><body><nav>Only a menu | Home</nav></body></html>", "main") == "Only a menu | Home"
+    assert read_page("just words, no markup") == "just words, no markup"
+    assert read_page("") == "" and read_page("<title>T</title>") == ""
+
+
+@pytest.mark.parametrize("character", ODD_CHARACTERS, ids=lambda c: f"U+{ord(c):04X}")
+def test_any_character_in_a_page_is_survived(character):
+    text = read_page(f"<title>t{character}</title><body><p>Tenure{character}protects</p>{character}"
+                     f"<p>academic freedom</p></body>")
+    assert text.startswith("Tenure") and text.endswith("academic freedom")
+    assert not any(unicodedata.category(c) in ("Cc", "Cs", "Cn") for c in text.replace("\n", ""))
