@@ -1,6 +1,6 @@
 """Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
 
-    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document] [--device auto]
+    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document,web-pages]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
 and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
@@ -8,7 +8,9 @@ and whose words are drawn from their unigram distribution, with new words at the
 in its own child process (so peak RSS is that input's), cold (no cache), and the same process then times
 the two floors: bm25s indexing the same texts alone, and the bi-encoder encoding the candidates the
 pipeline re-ranked alone. `long-document` is 100 real passages and one of 15 MB (memory must follow the bound on
-document length, not the largest document). `tira-input-controversial` runs tira-input as controversial topics, so
+document length, not the largest document). `web-pages` is the 536 real ClueWeb12 dev pages (read from
+../shared/data at bench time, never committed) as a local corpus of long documents, with the 46 Touché 2020/2021
+dev topics: each topic reranks its 100 best pages, read as passages (app.passages). `tira-input-controversial` runs tira-input as controversial topics, so
 that the stance stage includes the stance cross-encoder. Writes bench/results.json (merged by input name) and
 bench/results.png (the corpus-size curve, one point per corpus).
 """
@@ -41,13 +43,14 @@ CHUNK = 10_000
 # Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
 GENERATOR = "unigram+heaps-1"
 LONG_DOCUMENT, LONG_DOCUMENT_CHARS = "long-document", 15_000_000
+WEB_PAGES = "web-pages"
 # Real inputs, by name: the tira-input folder and the stance task forced on it (None: from the topics).
 REAL_INPUTS = {"tira-input": None, "tira-input-controversial": "controversial"}
 
 
 def parse_size(name: str) -> int | None:
     """Passages for a size name (`10k`, `868k`, `2500`); None for the real inputs (`tira-input`, ...)."""
-    if name in REAL_INPUTS:
+    if name in REAL_INPUTS or name in (LONG_DOCUMENT, WEB_PAGES):
         return None
     match = re.fullmatch(r"(\d+)(k?)", name)
     if not match:
@@ -167,6 +170,28 @@ def write_long_document(target: Path, data: Path) -> Path:
     return target
 
 
+def write_web_pages(target: Path, data: Path) -> Path:
+    """The dev web pages as a local corpus ({id, contents} read as a ChatNoir page is, app.html.read_page) with the
+    2020/2021 Task 2 dev topics: the pages' ranking with whole web pages, and no network."""
+    from .html import read_page
+
+    pages = data / "web-pages-clueweb12"
+    dev = set((pages / "dev-topics.txt").read_text().strip().split(","))
+    topics = []
+    for path in (data / "touche-2020-task2" / "topics-task-2.xml",
+                 data / "touche-2021-task2" / "topics-task-2-2021-only-titles.xml"):
+        topics += [topic for topic in re.findall(r"<topic>.*?</topic>", path.read_text(encoding="utf-8"), re.S)
+                   if re.search(r"<number>\s*(\d+)", topic).group(1) in dev]
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "topics.xml").write_text("<topics>\n" + "\n".join(topics) + "\n</topics>\n", encoding="utf-8")
+    with gzip.open(pages / "pages-dev.jsonl.gz", "rt", encoding="utf-8") as lines, \
+            (target / "passages.jsonl").open("w", encoding="utf-8") as out:
+        for line in lines:
+            page = json.loads(line)
+            out.write(json.dumps({"id": page["doc_id"], "contents": read_page(page["html"])}) + "\n")
+    return target
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -207,7 +232,9 @@ def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress:
             "peak_rss_mb": round(peak, 1), "stages": {k: round(v, 2) for k, v in report.stages.items()},
             "floor_s": floor, "floor_stages": {"bm25s index": round(index_floor, 2),
                                                "bi-encoder": round(encode_floor, 2)},
-            "encoded_candidates": len(reranked), "rerank_depth": settings.rerank_depth,
+            "encoded_candidates": len(reranked), "encoded_passages": report.passages,
+            "passages_per_document": round(report.passages / max(1, len(reranked)), 2),
+            "rerank_depth": settings.rerank_depth,
             "stance_model": settings.stance_model, "stance_depth": settings.stance_depth, "task": task,
             "ratio": round(wall / floor, 3), "device": encoder.resolve_device(device),
             "precision": encoder.resolve_precision("auto", device),
@@ -234,8 +261,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import RunSettings, _Timer, encode_candidates, encode_queries, first_stage, score_features
-    from .quality import QualityModel
+    from .pipeline import RunSettings, _Timer, first_stage, score_candidates
     from .topics import read_topics
     from .training.fusion import per_topic_ndcg
 
@@ -250,9 +276,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
         topics = [topic for topic in read_topics(settings.input_dir) if topic.number in dev]
         candidates, _, cache = first_stage(settings, topics, _Timer())
         ids = {qid: [candidate.doc.doc_id for candidate in found] for qid, found in candidates.items()}
-        encoded = encode_candidates(candidates, settings, cache)
-        quality = QualityModel.load().score(encoded.texts, encoded.vectors)
-        full = score_features(topics, candidates, encoded, quality, encode_queries(topics, settings), settings)
+        full = {qid: topic.features for qid, topic in score_candidates(topics, candidates, settings, cache)[2].items()}
         for depth in depths:
             features = {qid: {name: np.concatenate([values[:depth], np.full(max(len(values) - depth, 0),
                                                                              values[:depth].min())])
@@ -274,8 +298,8 @@ def plot(results: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = sorted((result for result in results  # one point per corpus: no long document, no forced task
-                   if result["input"] != LONG_DOCUMENT and not REAL_INPUTS.get(result["input"])),
+    rows = sorted((result for result in results  # one point per corpus: no long documents, no forced task
+                   if result["input"] not in (LONG_DOCUMENT, WEB_PAGES) and not REAL_INPUTS.get(result["input"])),
                   key=lambda result: result["passages"])
     sizes = [row["passages"] for row in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
@@ -309,7 +333,8 @@ def merge(path: Path, result: dict) -> list[dict]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
-                        help="comma-separated: 10k, 868k, tira-input, tira-input-controversial, long-document")
+                        help="comma-separated: 10k, 868k, tira-input, tira-input-controversial, long-document, "
+                        "web-pages")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
@@ -334,9 +359,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(result))
         return
     for name in args.sizes.split(","):
-        size = parse_size(name) if name != LONG_DOCUMENT else None
+        size = parse_size(name)
         if name == LONG_DOCUMENT:
             input_dir = write_long_document(work / name, args.data)
+        elif name == WEB_PAGES:
+            input_dir = write_web_pages(work / name, args.data)
         elif size is None:
             input_dir = args.data / "touche-2022-task2" / "tira-input"
         else:

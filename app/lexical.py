@@ -152,9 +152,8 @@ class LexicalIndex:
     def search(self, queries: list[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per query, the top-k rows and their BM25 scores, best first; rows with score 0 are dropped."""
         k = min(k, self.size)
-        tokens = self.tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)
         results = []
-        for query_ids in tokens:
+        for query_ids in self._query_ids(queries):
             if not query_ids:
                 results.append((np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)))
                 continue
@@ -162,3 +161,13 @@ class LexicalIndex:
             keep = scores[0] > 0
             results.append((rows[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)))
         return results
+
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every row for `query` (0 where it shares no term)."""
+        query_ids = self._query_ids([query])[0]
+        if not query_ids or not self.size:
+            return np.zeros(self.size, dtype=np.float32)
+        return self.retriever.get_scores(query_ids).astype(np.float32)
+
+    def _query_ids(self, queries: list[str]) -> list[list[int]]:
+        return self.tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)

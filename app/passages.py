@@ -4,6 +4,11 @@ Every model here was trained on passages (Touché 2022 Task 2: median 144 words,
 word pieces, but web pages and debate posts run to thousands of words and open with menus. Cutting a document into
 windows lets each stage read the parts that matter (`app.pipeline` picks which) instead of the first 256 pieces.
 
+Which windows a topic reads (`read_passages`): a document the encoder reads whole stays one passage, its text as
+it is; a longer one gives its first window (where a page says what it is) and the windows where BM25 finds the
+topic's query, at most `PER_DOCUMENT`. On the dev web pages the first window and the two best BM25 windows rank as
+well as all windows do (judged-only nDCG@5, `scripts/web_page_experiments.py`), at a tenth of the encoding.
+
 Sentences come from a rule (an end mark followed by space and a capital, digit or quote; a line break), so no
 model or data file is needed. Windows take whole sentences while they fit `max_words`; a sentence longer than that
 (a menu with no punctuation, a list run together) is cut between words. A text that fits one window is returned
@@ -13,10 +18,19 @@ as it is, so short passages are read exactly as before.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .lexical import LexicalIndex
+from .records import Document
 
 # Words per window: most 2022 passages fit whole (91% have at most 200 words), and 200 words are about the 256
 # word pieces the encoder reads (1.2-1.3 pieces per word in English prose).
 MAX_WORDS = 200
+# Windows read per long document and topic: the first and the best by BM25.
+PER_DOCUMENT = 3
 
 # A sentence ends at . ! ? (and closing quotes or brackets after them) followed by space and what can start a
 # sentence; or at a line break, which on a web page ends a block (a menu item, a heading, a paragraph).
@@ -84,3 +98,62 @@ def windows(text: str, max_words: int = MAX_WORDS) -> list[str]:
         stripped = text.strip()
         return [stripped] if stripped else []
     return [text[start:end] for start, end in window_spans(text, max_words)]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """What the stages read of a document: its whole text (`span` None) or the window `document[span[0]:span[1]]`."""
+
+    doc_id: str
+    document: str
+    span: tuple[int, int] | None = None
+
+    @property
+    def text(self) -> str:
+        return self.document if self.span is None else self.document[self.span[0]: self.span[1]]
+
+    @property
+    def key(self) -> str:
+        """The passage's id (its embedding's in caches): the document's for a whole document, else the document's
+        and the window's span after a space, which no document id holds."""
+        return self.doc_id if self.span is None else f"{self.doc_id} {self.span[0]}-{self.span[1]}"
+
+
+def read_passages(queries: dict[str, str], documents: dict[str, list[Document]],
+                  fits: Callable[[list[str]], list[bool]],
+                  per_document: int = PER_DOCUMENT) -> dict[str, dict[str, list[Passage]]]:
+    """Per topic and document, in text order, the passages the stages read.
+
+    `documents` holds each topic's documents by topic id, `queries` its BM25 query; `fits` tells which texts the
+    encoder reads whole. Those are one passage each. Every other document is cut into windows, and one BM25 index
+    over the windows of all of them picks, per topic, a document's first window and its `per_document - 1` windows
+    of highest score for the topic's query (the earlier window among ties).
+    """
+    if per_document < 1:
+        raise ValueError(f"per_document must be at least 1, got {per_document}")
+    distinct = {document.doc_id: document for found in documents.values() for document in found}
+    whole = dict(zip(distinct, fits([document.text for document in distinct.values()])))
+    spans = {doc_id: window_spans(distinct[doc_id].text) for doc_id, fit in whole.items() if not fit}
+    first_row, texts = {}, []
+    for doc_id, doc_spans in spans.items():
+        first_row[doc_id] = len(texts)
+        texts.extend(distinct[doc_id].text[start:end] for start, end in doc_spans)
+    index = LexicalIndex.build(texts) if texts else None
+    passages = {}
+    for qid, found in documents.items():
+        scores = index.scores(queries[qid]) if index is not None else None
+        passages[qid] = {}
+        for document in found:
+            if whole[document.doc_id]:
+                passages[qid][document.doc_id] = [Passage(document.doc_id, document.text)]
+                continue
+            doc_spans, row = spans[document.doc_id], first_row[document.doc_id]
+            chosen = _first_and_best(scores[row: row + len(doc_spans)], per_document)
+            passages[qid][document.doc_id] = [Passage(document.doc_id, document.text, doc_spans[i]) for i in chosen]
+    return passages
+
+
+def _first_and_best(scores: np.ndarray, k: int) -> list[int]:
+    """Window 0 and the k - 1 other windows of highest score (stable among ties), in text order."""
+    best = np.argsort(-scores[1:], kind="stable")[: k - 1] + 1
+    return [0, *sorted(best.tolist())]

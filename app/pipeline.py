@@ -1,4 +1,4 @@
-"""The story of a run: topics -> candidates -> scores -> stance -> run file.
+"""The story of a run: topics -> candidates -> passages -> scores -> stance -> run file.
 
 Each step calls one stage module with plain records in and out; `run` reads top to bottom.
 """
@@ -20,7 +20,9 @@ from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import detect_corpus, read_documents, read_rerank
 from .errors import ToucheError
+from .html import PAGE_TEXT
 from .lexical import LexicalIndex
+from .passages import Passage, read_passages
 from .quality import QualityModel
 from .questions import load_classifier
 from .records import Candidate, Topic
@@ -55,6 +57,8 @@ class RunSettings:
     progress: bool = True
     backend: str = "auto"
     index: str | None = None
+    # How ChatNoir's pages are read (app.html.read_page): "full" visible text or "main" content.
+    page_text: str = PAGE_TEXT
     cache_dir: Path | None = None
     # Dense scoring (and quality, stance) for the top `rerank_depth` BM25 candidates per topic; the rest follow
     # them in BM25 order.
@@ -72,13 +76,15 @@ class RunSettings:
 
 @dataclass
 class RunReport:
-    """What a run did: where the run is, how big it is, and seconds per stage."""
+    """What a run did: where the run is, how big it is (`passages`: the distinct passages encoded), and seconds
+    per stage."""
 
     run_path: Path
     topics: int
     rows: int
     documents: int
     stages: dict[str, float] = field(default_factory=dict)
+    passages: int = 0
 
 
 class _Timer:
@@ -105,18 +111,13 @@ def run(settings: RunSettings) -> RunReport:
 
     candidates, corpus_size, cache = first_stage(settings, topics, timer)
 
-    with timer.stage("dense encoding"):
-        encoded = encode_candidates(candidates, settings, cache)
-    with timer.stage("quality"):
-        quality = QualityModel.load().score(encoded.texts, encoded.vectors)
-    with timer.stage("fusion"):
-        queries = encode_queries(topics, settings)
-        features = score_features(topics, candidates, encoded, quality, queries, settings)
-        ranked = {qid: rank(candidates[qid], fusion.fuse(topic_features), settings.depth)
-                  for qid, topic_features in features.items()}
+    encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
+    ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)
+              for qid, topic in scored.items()}
 
     with timer.stage("stance"):
-        stances = detect_stances(topics, ranked, encoded, queries, task, settings)
+        best = {qid: topic.best_passages for qid, topic in scored.items()}
+        stances = detect_stances(topics, ranked, best, encoded, queries, task, settings)
     if settings.balance_stance:
         argumentative = {topic.number for topic in topics
                          if analyses[topic.number].type == "argumentative"}
@@ -131,7 +132,7 @@ def run(settings: RunSettings) -> RunReport:
         # but said loudly: the user learns it here, not after the submission.
         for problem in runfile.validate_run(path, task).errors:
             log.warning("TIRA will reject this run: %s", problem)
-    return RunReport(path, len(topics), len(rows), corpus_size, timer.stages)
+    return RunReport(path, len(topics), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
 
 
 def topic_task(topics: list[Topic], override: str | None = None) -> tuple[str, list[Topic], dict]:
@@ -164,7 +165,8 @@ def first_stage(settings: RunSettings, topics: list[Topic],
     if settings.backend == "chatnoir" or (settings.backend == "auto" and source is None
                                           and has_credentials(settings.input_dir)):
         with timer.stage("first-stage retrieval"):
-            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir")
+            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
+                                                page_text=settings.page_text)
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
                                                             text_depth=CHATNOIR_TEXT_DEPTH)
         return candidates, sum(len(found) for found in candidates.values()), None
@@ -215,33 +217,63 @@ def corpus_cache(settings: RunSettings, source) -> CorpusCache:
     return CorpusCache(settings.cache_dir, fingerprint(source))
 
 
+def score_candidates(topics: list[Topic], candidates: dict[str, list[Candidate]], settings: RunSettings,
+                     cache: CorpusCache | None, timer: _Timer | None = None
+                     ) -> tuple[Encoded, dict[str, np.ndarray], dict[str, TopicScores]]:
+    """The rerank: the passages each topic reads of its top `rerank_depth` candidates, their embeddings (and the
+    topics' queries'), and per topic the fusion features of its candidates."""
+    timer = timer or _Timer()
+    with timer.stage("passages"):
+        passages = choose_passages(topics, candidates, settings)
+    with timer.stage("dense encoding"):
+        encoded = encode_passages(passages, settings, cache)
+    with timer.stage("quality"):
+        # Text statistics are the document's (a window's length says nothing of the page), the embedding the passage's.
+        quality = QualityModel.load().score(encoded.documents, encoded.vectors)
+    with timer.stage("fusion"):
+        queries = encode_queries(topics, settings)
+        scored = score_features(topics, candidates, passages, encoded, quality, queries, settings)
+    return encoded, queries, scored
+
+
+def choose_passages(topics: list[Topic], candidates: dict[str, list[Candidate]],
+                    settings: RunSettings) -> dict[str, dict[str, list[Passage]]]:
+    """Per topic, the passages of its top `rerank_depth` candidates that the stages read (app.passages): a document
+    the encoder reads whole is one passage; of a longer one, its first window and the windows BM25 finds the
+    topic's title in."""
+    head = {qid: [candidate.doc for candidate in found[: settings.rerank_depth]] for qid, found in candidates.items()}
+    return read_passages({topic.number: topic.title for topic in topics if topic.number in head}, head,
+                         lambda texts: encoder.fits(texts, settings.device, settings.max_seq_length))
+
+
 @dataclass(frozen=True)
 class Encoded:
-    """The distinct candidates that get reranked (each topic's top `rerank_depth`), their texts and vectors."""
+    """The distinct passages that get reranked (of each topic's top `rerank_depth`), by key, with their texts,
+    vectors and the whole texts of their documents."""
 
     ids: list[str]
     texts: list[str]
     vectors: np.ndarray
+    documents: list[str]
 
     @property
     def rows(self) -> dict[str, int]:
-        return {doc_id: row for row, doc_id in enumerate(self.ids)}
+        return {key: row for row, key in enumerate(self.ids)}
 
 
-def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSettings,
-                      cache: CorpusCache | None) -> Encoded:
-    """Encode each distinct head candidate once across topics, reusing the corpus's embedding cache if any."""
-    texts: dict[str, str] = {}
-    for found in candidates.values():
-        for candidate in found[: settings.rerank_depth]:
-            texts.setdefault(candidate.doc.doc_id, candidate.doc.text)
+def encode_passages(passages: dict[str, dict[str, list[Passage]]], settings: RunSettings,
+                    cache: CorpusCache | None) -> Encoded:
+    """Encode each distinct passage once across topics, reusing the corpus's embedding cache if any."""
+    read = {passage.key: passage for documents in passages.values() for found in documents.values()
+            for passage in found}
+    texts = {key: passage.text for key, passage in read.items()}
     ids = list(texts)
     store = None
     if cache is not None:
         precision = encoder.resolve_precision(settings.precision, settings.device)
         store = cache.embeddings(f"minilm-{settings.max_seq_length}-{precision}")
     missing = store.missing(ids) if store is not None else ids
-    log.info("encoding %d distinct candidates (%d cached)", len(missing), len(ids) - len(missing))
+    log.info("encoding %d distinct passages (%d cached)", len(missing), len(ids) - len(missing))
     vectors = encoder.encode([texts[doc_id] for doc_id in missing], device=settings.device,
                              progress=settings.progress, max_seq_length=settings.max_seq_length,
                              precision=settings.precision)
@@ -249,7 +281,7 @@ def encode_candidates(candidates: dict[str, list[Candidate]], settings: RunSetti
         store.add(missing, vectors)
         store.save()
         vectors = store.get(ids)
-    return Encoded(ids, [texts[doc_id] for doc_id in ids], vectors)
+    return Encoded(ids, [texts[key] for key in ids], vectors, [read[key].document for key in ids])
 
 
 def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.ndarray]:
@@ -260,40 +292,61 @@ def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.n
     return {topic.number: topic_vectors for topic, topic_vectors in zip(topics, vectors)}
 
 
-def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]], encoded: Encoded,
-                   quality: np.ndarray, queries: dict[str, np.ndarray],
-                   settings: RunSettings) -> dict[str, dict[str, np.ndarray]]:
+@dataclass(frozen=True)
+class TopicScores:
+    """A topic's fusion features, one value per candidate, and the passage (a row of `Encoded`) each of its top
+    `rerank_depth` candidates is best read by: the stance stage reads that one."""
+
+    features: dict[str, np.ndarray]
+    best_passages: dict[str, int]
+
+
+def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
+                   passages: dict[str, dict[str, list[Passage]]], encoded: Encoded, quality: np.ndarray,
+                   queries: dict[str, np.ndarray], settings: RunSettings) -> dict[str, TopicScores]:
     """Per topic, the fusion features of its candidates.
 
-    Only the top `rerank_depth` candidates have dense, length and quality scores; the tail gets the head's
-    minimum of each, so with non-negative weights it fuses below the head, in BM25 order.
+    The top `rerank_depth` candidates are scored passage by passage: dense, quality and relevance read the
+    passage's embedding; text statistics (length, the quality head's counts) and the first stage's score are the
+    document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The tail gets the head's minimum of each, so with non-negative weights it fuses below
+    the head, in BM25 order.
     """
     rows = encoded.rows
-    word_counts = np.array([len(text.split()) for text in encoded.texts])
+    word_counts = np.array([len(text.split()) for text in encoded.documents])
     relevance = RelevanceModel.load()
 
     def padded(head: np.ndarray, size: int) -> np.ndarray:
         return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
 
-    features = {}
+    scored = {}
     for topic in topics:
         found = candidates.get(topic.number, [])
         if not found:
             log.warning("topic %s: no candidates", topic.number)
             continue
-        head = np.array([rows[candidate.doc.doc_id] for candidate in found[: settings.rerank_depth]])
+        head = found[: settings.rerank_depth]
+        read = [[rows[passage.key] for passage in passages[topic.number][candidate.doc.doc_id]]
+                for candidate in head]
         lexical = np.array([candidate.score for candidate in found], dtype=np.float64)
         top = np.abs(lexical).max()
         lexical = lexical / top if top > 0 else lexical
-        features[topic.number] = {
-            "lexical": lexical,
-            "dense": padded(encoded.vectors[head] @ queries[topic.number][TITLE], len(found)),
-            "length": padded(fusion.length_prior(word_counts[head]), len(found)),
-            "quality": padded(quality[head], len(found)),
-            "relevance": padded(relevance.score(topic, [encoded.texts[row] for row in head], encoded.vectors[head],
-                                                queries[topic.number], lexical[: len(head)]), len(found)),
+        flat = np.array([row for document in read for row in document])
+        sizes = [len(document) for document in read]
+        documents = np.split(np.arange(len(flat)), np.cumsum(sizes)[:-1])
+        per_passage = {
+            "dense": encoded.vectors[flat] @ queries[topic.number][TITLE],
+            "length": fusion.length_prior(word_counts[flat]),
+            "quality": quality[flat],
+            "relevance": relevance.score(topic, [encoded.documents[row] for row in flat], encoded.vectors[flat],
+                                         queries[topic.number], np.repeat(lexical[: len(head)], sizes)),
         }
-    return features
+        per_document, best = fusion.aggregate(per_passage, documents)
+        scored[topic.number] = TopicScores(
+            features={"lexical": lexical,
+                      **{name: padded(values, len(found)) for name, values in per_document.items()}},
+            best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best)},
+        )
+    return scored
 
 
 def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
@@ -306,24 +359,27 @@ def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[s
     return [found[i].doc.doc_id for i in order], [float(scores[i]) for i in order]
 
 
-def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]], encoded: Encoded,
-                   queries: dict[str, np.ndarray], task: str, settings: RunSettings) -> dict[str, list[str]]:
-    """Stance labels for each topic's reranked documents; Q0 (no label) below the rerank depth or with --no-stance."""
+def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]],
+                   best_passages: dict[str, dict[str, int]], encoded: Encoded, queries: dict[str, np.ndarray],
+                   task: str, settings: RunSettings) -> dict[str, list[str]]:
+    """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
+    document id -> row of `encoded`); Q0 (no label) below the rerank depth or with --no-stance."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
     cross_depth = settings.stance_depth if settings.stance_model == "cross" else 0
-    rows = encoded.rows
     labels = {}
     for topic in topics:
         if topic.number not in ranked:
             continue
         doc_ids = ranked[topic.number][0]
+        best = best_passages[topic.number]
         # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
-        head = [rows[doc_id] for doc_id in doc_ids[: settings.rerank_depth]]
-        predictions = model.predict(topic, [encoded.texts[row] for row in head], encoded.vectors[head], task,
-                                    query_embeddings=queries[topic.number], cross_depth=cross_depth)
-        found = {encoded.ids[row]: prediction.label for row, prediction in zip(head, predictions)}
+        head = [doc_id for doc_id in doc_ids[: settings.rerank_depth] if doc_id in best]
+        passages = [best[doc_id] for doc_id in head]
+        predictions = model.predict(topic, [encoded.texts[row] for row in passages], encoded.vectors[passages],
+                                    task, query_embeddings=queries[topic.number], cross_depth=cross_depth)
+        found = {doc_id: prediction.label for doc_id, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
 

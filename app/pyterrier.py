@@ -19,13 +19,14 @@ import pandas as pd
 import pyterrier as pt
 
 from . import encoder, fusion, stance
-from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_candidates, encode_queries,
-                       rank, score_features, topic_task)
-from .quality import QualityModel
+from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_queries, rank, score_candidates,
+                       topic_task)
 from .records import Candidate, Document, Topic, bounded_text
 from .topics import parse_objects, read_topics
 
-DOC_VECTOR = "touche_doc_vec"  # the reranker's MiniLM embedding of a head document; the stance labeller reuses it
+# The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
+# MiniLM embedding: the stance labeller reads them.
+PASSAGE, DOC_VECTOR = "touche_passage", "touche_doc_vec"
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class ToucheOptions:
 
 class ToucheReranker(pt.Transformer):
     """Reranks each topic's top `rerank_depth` candidates by the fused dense, quality and relevance scores; the rest
-    follow in first-stage order. Sets `score` and `rank` and adds the head's embeddings in `touche_doc_vec`."""
+    follow in first-stage order. Sets `score` and `rank` and adds each head document's best passage and its
+    embedding in `touche_passage` and `touche_doc_vec`."""
 
     def __init__(self, options: ToucheOptions = ToucheOptions()):
         self.options = options
@@ -57,23 +59,23 @@ class ToucheReranker(pt.Transformer):
         pt.validate.result_frame(inp, extra_columns=["query", "text", "score"])
         if inp.empty:
             return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int),
-                              **{DOC_VECTOR: pd.Series(dtype=object)})
+                              **{PASSAGE: pd.Series(dtype=object), DOC_VECTOR: pd.Series(dtype=object)})
         settings = self.options.run_settings()
         topics, frames = by_topic(inp)
         candidates = {topic.number: to_candidates(topic, frame) for topic, frame in zip(topics, frames)}
-        encoded = encode_candidates(candidates, settings, None)
-        quality = QualityModel.load().score(encoded.texts, encoded.vectors)
-        features = score_features(topics, candidates, encoded, quality, encode_queries(topics, settings), settings)
-        rows = encoded.rows
+        encoded, _, scored = score_candidates(topics, candidates, settings, None)
         ranked = []
         for topic, frame in zip(topics, frames):
             found = candidates[topic.number]
-            doc_ids, scores = rank(found, fusion.fuse(features[topic.number]), len(found))
+            doc_ids, scores = rank(found, fusion.fuse(scored[topic.number].features), len(found))
             frame = frame.set_index("docno", drop=False).loc[doc_ids].reset_index(drop=True)
             frame["score"] = scores
-            head = frame["docno"].iloc[: settings.rerank_depth]
-            vectors = [encoded.vectors[rows[doc_id]] for doc_id in head] + [None] * (len(frame) - len(head))
-            frame[DOC_VECTOR] = pd.Series(vectors, index=frame.index, dtype=object)
+            best_passages = scored[topic.number].best_passages
+            best = [best_passages[doc_id] for doc_id in frame["docno"].iloc[: settings.rerank_depth]]
+            tail = [None] * (len(frame) - len(best))
+            frame[PASSAGE] = pd.Series([encoded.texts[row] for row in best] + tail, index=frame.index, dtype=object)
+            frame[DOC_VECTOR] = pd.Series([encoded.vectors[row] for row in best] + tail, index=frame.index,
+                                          dtype=object)
             ranked.append(frame)
         return pt.model.add_ranks(pd.concat(ranked, ignore_index=True))
 
@@ -99,8 +101,8 @@ class ToucheStance(pt.Transformer):
         task, topics = self._task(topics)
         ranked = {topic.number: (frame["docno"].tolist(), frame["score"].tolist())
                   for topic, frame in zip(topics, frames)}
-        encoded = self._head(topics, frames, settings)
-        labels = detect_stances(topics, ranked, encoded, encode_queries(topics, settings), task, settings)
+        encoded, best = self._head(topics, frames, settings)
+        labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings)
         return pd.concat([frame.assign(stance=labels[topic.number]) for topic, frame in zip(topics, frames)],
                          ignore_index=True)
 
@@ -112,16 +114,23 @@ class ToucheStance(pt.Transformer):
         task, topics, _ = topic_task(topics, self.task)
         return task, topics
 
-    def _head(self, topics: list[Topic], frames: list[pd.DataFrame], settings: RunSettings) -> Encoded:
-        """The head documents' texts and embeddings: the reranker's where every head row has one, else encoded."""
+    def _head(self, topics: list[Topic], frames: list[pd.DataFrame],
+              settings: RunSettings) -> tuple[Encoded, dict[str, dict[str, int]]]:
+        """The passages the head documents are read by, with embeddings, and per topic each document's passage row:
+        the reranker's where every head row has them, else chosen and encoded here as the reranker does."""
         heads = [frame.iloc[: settings.rerank_depth] for frame in frames]
-        if all(DOC_VECTOR in head and head[DOC_VECTOR].map(lambda v: isinstance(v, np.ndarray)).all()
-               for head in heads):
-            rows = pd.concat(heads).drop_duplicates("docno")
-            return Encoded(rows["docno"].tolist(), [bounded_text(text) for text in rows["text"]],
-                           np.stack(rows[DOC_VECTOR].tolist()))
+        if all(PASSAGE in head and DOC_VECTOR in head
+               and head[DOC_VECTOR].map(lambda vector: isinstance(vector, np.ndarray)).all() for head in heads):
+            rows = pd.concat(heads, ignore_index=True)
+            encoded = Encoded([f"{qid} {docno}" for qid, docno in zip(rows["qid"], rows["docno"])],
+                              rows[PASSAGE].tolist(), np.stack(rows[DOC_VECTOR].tolist()), rows["text"].tolist())
+            best: dict[str, dict[str, int]] = {}
+            for row, (qid, docno) in enumerate(zip(rows["qid"], rows["docno"])):
+                best.setdefault(str(qid), {})[docno] = row
+            return encoded, best
         candidates = {topic.number: to_candidates(topic, head) for topic, head in zip(topics, heads)}
-        return encode_candidates(candidates, settings, None)
+        encoded, _, scored = score_candidates(topics, candidates, settings, None)
+        return encoded, {qid: topic.best_passages for qid, topic in scored.items()}
 
 
 def touche_topics(path: str | Path) -> pd.DataFrame:

@@ -107,6 +107,10 @@ def text_features(texts: list[str]) -> np.ndarray:
     texts = [t or "" for t in texts]
     if not texts:
         return np.zeros((0, len(FEATURE_NAMES)), dtype=np.float32)
+    distinct = dict.fromkeys(texts)
+    if len(distinct) < len(texts):  # e.g. one document's statistics for each of its passages: measured once
+        rows = {text: row for row, text in enumerate(distinct)}
+        return text_features(list(distinct))[[rows[text] for text in texts]]
     chars = np.maximum(_per_text(len, texts), 1.0)
     word_lists = [_WORD.findall(t) for t in texts]
     lowered = [" ".join(words).lower().split() for words in word_lists]

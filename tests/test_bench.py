@@ -60,6 +60,25 @@ def test_long_document_input_is_real_passages_and_one_huge_one(data, tmp_path):
     assert len(documents[-1].text) == MAX_TEXT_CHARS  # what every stage reads of it
 
 
+def test_web_pages_input_is_the_dev_pages_read_as_text_with_the_dev_topics(data, tmp_path):
+    pages = data / "web-pages-clueweb12"
+    pages.mkdir()
+    (pages / "dev-topics.txt").write_text("2,52\n")
+    with gzip.open(pages / "pages-dev.jsonl.gz", "wt", encoding="utf-8") as out:
+        for doc_id, body in (("clueweb12-01", "<nav>Home</nav><p>Cats are loyal.</p>"), ("clueweb12-02", "x\x00y")):
+            out.write(json.dumps({"doc_id": doc_id, "html": f"<title>T</title><body>{body}</body>"}) + "\n")
+    for folder, name, numbers in (("touche-2020-task2", "topics-task-2.xml", (1, 2)),
+                                  ("touche-2021-task2", "topics-task-2-2021-only-titles.xml", (51, 52))):
+        (data / folder).mkdir()
+        (data / folder / name).write_text("<topics>" + "".join(
+            f"<topic><number>{n}</number><title>Cats or dogs {n}?</title></topic>" for n in numbers) + "</topics>")
+    target = bench.write_web_pages(tmp_path / bench.WEB_PAGES, data)
+    assert [(d.doc_id, d.text) for d in read_documents(detect_corpus(target))] == [
+        ("clueweb12-01", "Home\nCats are loyal."), ("clueweb12-02", "x y")]
+    assert (target / "topics.xml").read_text().count("<topic>") == 2  # topics 2 and 52: the dev topics
+    assert bench.parse_size(bench.WEB_PAGES) is None
+
+
 def test_synthetic_vocabulary_grows_as_heaps_law_says():
     model = bench.PassageModel(np.array([50]), ["the", "cat"], np.array([2.0, 1.0]), heaps_k=10.0, heaps_beta=0.5)
     rng = np.random.default_rng(0)

@@ -32,6 +32,13 @@ def test_texts_are_cut_at_max_seq_length():
     assert np.allclose(cut[0], cut[1], atol=1e-6)
 
 
+def test_fits_counts_word_pieces_with_the_special_tokens():
+    texts = ["word " * 254, "word " * 255, "antidisestablishmentarianism " * 100, "x " * 300, "", TEXTS[0]]
+    assert encoder.fits(texts, device="cpu") == [True, False, False, False, True, True]
+    assert encoder.fits(texts[:1], device="cpu", max_seq_length=128) == [False]
+    assert encoder.fits([], device="cpu") == []
+
+
 def test_precision_auto_is_bf16_only_on_cpus_with_native_bf16(monkeypatch):
     assert encoder.resolve_precision("fp32", "cpu") == "fp32"
     assert encoder.resolve_precision("bf16", "cpu") == "bf16"

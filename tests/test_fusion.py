@@ -6,7 +6,7 @@ import ir_measures
 import numpy as np
 import pytest
 
-from app.fusion import FusionWeights, fuse, length_prior
+from app.fusion import FusionWeights, aggregate, fuse, length_prior
 from app.training import fusion as tuner
 from app.training.common import ideal_dcg, judged_ndcg, per_topic_ndcg, topic_folds
 
@@ -24,6 +24,30 @@ def test_fuse_is_the_weighted_sum_of_present_features():
     np.testing.assert_allclose(fuse(features, weights), [0.2 + 2.0 + 1.5, 0.8 + 0.0 + 0.3])
     with pytest.raises(ValueError):
         fuse({"lexical": np.ones(2)}, FusionWeights(0.0, 1.0, 0.0))
+
+
+def test_documents_take_the_mean_of_their_best_passages_features():
+    features = {"dense": np.array([0.5, 0.9, 0.1, 0.3, 0.7], dtype=np.float32),
+                "quality": np.array([0.25, 0.0, 1.0, 0.5, 0.5], dtype=np.float32)}
+    weights = FusionWeights(lexical=0.0, dense=1.0, length=0.0, quality=1.0)  # fused: .75 .9 1.1 .8 1.2
+    documents, best = aggregate(features, [np.array([0]), np.array([1, 2, 3]), np.array([4])], weights, top=2)
+    np.testing.assert_allclose(documents["dense"], [0.5, 0.5, 0.7])  # passages 2 and 1
+    np.testing.assert_allclose(documents["quality"], [0.25, 0.5, 0.5])
+    assert best.tolist() == [0, 2, 4] and documents["dense"].dtype == np.float32
+    top1, best1 = aggregate(features, [np.array([1, 2, 3])], weights, top=1)
+    assert top1["dense"][0] == np.float32(0.1) and best1.tolist() == [2]
+
+
+def test_a_document_of_one_passage_keeps_its_features_bit_for_bit():
+    rng = np.random.default_rng(13)
+    features = {name: rng.random(50).astype(np.float32) for name in ("dense", "length", "quality", "relevance")}
+    documents, best = aggregate(features, [np.array([row]) for row in range(50)])
+    for name, values in features.items():
+        assert documents[name].tobytes() == values.tobytes()
+    assert best.tolist() == list(range(50))
+    ties, first = aggregate({"dense": np.ones(3, dtype=np.float32)}, [np.array([0, 1, 2])],
+                            FusionWeights(0.0, 1.0, 0.0), top=1)
+    assert first.tolist() == [0]  # the earlier passage among ties
 
 
 def test_fold_splits_never_train_on_held_out_topics():

@@ -35,6 +35,15 @@ def test_k_is_capped_and_unknown_or_stopword_queries_return_nothing():
     assert len(results[1][0]) == 0 and len(results[2][0]) == 0
 
 
+def test_scores_give_every_row_the_score_search_ranks_by():
+    index = LexicalIndex.build(TEXTS)
+    scores = index.scores("walking dogs")
+    (rows, found), = index.search(["walking dogs"], k=10)
+    assert scores.shape == (len(TEXTS),) and scores[2] == 0
+    np.testing.assert_array_equal(scores[rows], found)
+    assert not index.scores("the and of").any() and not index.scores("").any()
+
+
 # The chunked builder against plain bm25s, as LexicalIndex.build indexed before it streamed in chunks.
 
 def _bm25s_reference(texts: list[str]) -> LexicalIndex:

@@ -2,7 +2,8 @@ import re
 
 import pytest
 
-from app.passages import MAX_WORDS, sentence_spans, window_spans, windows
+from app.passages import MAX_WORDS, Passage, read_passages, sentence_spans, window_spans, windows
+from app.records import Document
 
 PAGE = ("Home\nAbout us\nSign up\n\n"
         "Python is easier to learn than Java. It reads like \"plain English.\" Is it slower? Yes: 10x in loops.\n"
@@ -64,3 +65,55 @@ def test_windows_of_a_long_page_are_about_passage_sized():
 def test_max_words_must_be_positive():
     with pytest.raises(ValueError):
         window_spans("a b", 0)
+
+
+# --- which passages a topic reads -----------------------------------------------------------------------------
+
+def fits_when_short(texts: list[str]) -> list[bool]:
+    """A stand-in for the encoder's word-piece count: a text of at most 30 words is read whole."""
+    return [len(words(text)) <= 30 for text in texts]
+
+
+def page(*topics: str) -> str:
+    """A long page: a menu, then one paragraph of 150 words on each topic word (a window each)."""
+    return "\n".join(["Home\nAbout\nContact"] + [f"{topic.capitalize()} " + "word " * 148 + "end." for topic in topics])
+
+
+def test_short_documents_are_one_passage_as_they_are():
+    short = Document("d1", "  Cats are better pets than dogs.  ")
+    read = read_passages({"1": "cats"}, {"1": [short]}, fits_when_short)
+    assert read == {"1": {"d1": [Passage("d1", short.text)]}}
+    assert read["1"]["d1"][0].key == "d1"
+
+
+def test_long_documents_give_their_first_window_and_the_best_bm25_windows_per_topic():
+    long = Document("d2", page("zebras", "cats", "lions", "dogs", "otters"))
+    other = Document("d5", page("otters", "zebras", "cats"))
+    read = read_passages({"1": "cats", "2": "dogs otters"}, {"1": [long, other], "2": [long]}, fits_when_short,
+                         per_document=3)
+    heads = {qid: {doc: [passage.text.split()[0] for passage in found] for doc, found in by_doc.items()}
+             for qid, by_doc in read.items()}
+    # the first window, then the best for the topic (the earlier among ties), in text order
+    assert heads == {"1": {"d2": ["Home", "Cats", "Lions"], "d5": ["Home", "Zebras", "Cats"]},
+                     "2": {"d2": ["Home", "Dogs", "Otters"]}}
+    for passage in read["1"]["d2"] + read["1"]["d5"]:
+        start, end = passage.span
+        text = long.text if passage.doc_id == "d2" else other.text
+        assert text[start:end] == passage.text and passage.key == f"{passage.doc_id} {start}-{end}"
+        assert passage.document == text and len(words(passage.text)) <= MAX_WORDS
+
+
+def test_per_document_bounds_the_windows_and_one_means_the_first():
+    long = Document("d3", page("a", "b", "c", "d", "e", "f"))
+    assert [p.span for p in read_passages({"1": "zebra"}, {"1": [long]}, fits_when_short, per_document=1)["1"]["d3"]] \
+        == [window_spans(long.text)[0]]
+    assert len(read_passages({"1": "b c d"}, {"1": [long]}, fits_when_short, per_document=10)["1"]["d3"]) \
+        == len(window_spans(long.text))
+    with pytest.raises(ValueError):
+        read_passages({"1": "b"}, {"1": [long]}, fits_when_short, per_document=0)
+
+
+def test_a_query_without_indexed_terms_keeps_the_first_windows():
+    long = Document("d4", page("a", "b", "c", "d"))
+    read = read_passages({"1": "the of and"}, {"1": [long]}, fits_when_short, per_document=2)["1"]["d4"]
+    assert [p.span for p in read] == window_spans(long.text)[:2]

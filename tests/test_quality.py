@@ -149,3 +149,9 @@ def test_shared_training_data_is_complete(shared_data):
     assert len(judged) == 401 and len({j.qid for j in judged}) == 25
     pairs = training.load_ukp_pairs(shared_data)
     assert len(pairs.better) == 11650 and len(set(pairs.debate)) == 16
+
+
+def test_a_repeated_text_is_measured_once_with_the_same_row():
+    texts = ["Cats are better. Dogs bark!", "Tenure protects teachers?", "Cats are better. Dogs bark!"]
+    features = text_features(texts)
+    assert np.array_equal(features, np.stack([text_features([text])[0] for text in texts]))
