@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .errors import ToucheError
+from .files import describe_os_error, prepare_output
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Argument retrieval for the Touché shared tasks (TIRA software).")
@@ -58,12 +59,27 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
 
 def _setup_logging(debug: bool, quiet: bool) -> None:
     if quiet:
-        os.environ.setdefault("TQDM_DISABLE", "1")  # the libraries' own bars too (model loading)
+        # The libraries' own bars too: tqdm's and huggingface_hub's read these variables when imported, and
+        # transformers' "Loading weights" bar follows huggingface_hub's switch (read when transformers is imported).
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        _disable_imported_bars()
     level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S", force=True)
     for noisy in ("sentence_transformers", "transformers", "httpx", "urllib3", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING if not debug else logging.DEBUG)
+
+
+def _disable_imported_bars() -> None:
+    """Switch off the progress bars of libraries that were imported before --quiet was read (e.g. by a test
+    runner or a caller of `app`), whose import-time settings missed the variables."""
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
 
 
 @contextmanager
@@ -79,6 +95,11 @@ def _errors(debug: bool):
     except KeyboardInterrupt:
         typer.echo("touche: interrupted", err=True)
         raise typer.Exit(130) from None
+    except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
+        if debug:
+            raise
+        typer.echo(f"touche: error: {' '.join(describe_os_error(error).split())}", err=True)
+        raise typer.Exit(1) from None
     except Exception as error:  # noqa: BLE001 - the last line of defence of a batch job
         if debug:
             raise
@@ -121,11 +142,12 @@ def run(
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
+    _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
     from .encoder import PRECISIONS
-    from .metadata import recorded
+    from .metadata import METADATA_FILE, recorded
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
+    from .runfile import RUN_FILES
 
-    _setup_logging(debug, quiet)
     with _errors(debug):
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         if not input_dir.is_dir():
@@ -140,6 +162,7 @@ def run(
             raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
+        prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index,
@@ -151,8 +174,8 @@ def run(
         with recorded(settings, enabled=metadata):
             report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
-        typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "
-                   f"from {report.documents} documents ({stages})", err=True)
+        log.info("wrote %s: %d lines for %d topics from %d documents (%s)", report.run_path, report.rows,
+                 report.topics, report.documents, stages)
 
 
 @app.command()
