@@ -121,6 +121,9 @@ def run(
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
     precision: str = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
                                   "or bf16."),
+    corpus: Optional[Path] = typer.Option(None, help="The corpus file to rank (a path, or a file name in the "
+                                          "input directory) when the input holds more than one (README: which "
+                                          "corpus a run ranks)."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Cache for the BM25 index, embeddings and fetched pages, "
@@ -162,13 +165,15 @@ def run(
             raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
         if backend not in ("auto", "local", "chatnoir"):
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
+        if corpus is not None and backend == "chatnoir":
+            raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
         prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index,
                                cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
                                rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
-                               task=task, balance_stance=balance_stance)
+                               task=task, balance_stance=balance_stance, corpus=corpus)
         if stance_depth is not None:
             settings = replace(settings, stance_depth=stance_depth)
         with recorded(settings, enabled=metadata):
