@@ -275,11 +275,13 @@ def classify(
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from ../shared/data (fixed seeds).")
+train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from a data folder (fixed seeds; "
+                        "docs/DATA.md).")
 app.add_typer(train_app, name="train")
 
 DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "data", "--data",
-                           help="The shared data folder.")
+                           help="The data folder (this checkout's ../shared/data by default): docs/DATA.md says "
+                           "what goes in it.")
 MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", help="Where the artefacts go.")
 
 
@@ -298,8 +300,12 @@ def _train_command(name: str, help_text: str):
     def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
         from importlib import import_module
 
+        from .training.common import require_data
+
         with _errors(False):
-            import_module(f"app.training.{name.replace('-', '_')}").main(data, out, seed)
+            module = import_module(f"app.training.{name.replace('-', '_')}")
+            require_data(data, module.DATA_FILES, f"touche train {name}")
+            module.main(data, out, seed)
 
     train.__doc__ = help_text
     return train
