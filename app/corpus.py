@@ -282,11 +282,17 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
-            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record["text"]
-        except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
+            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
+        except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
             defects.add("bad lines")
             continue
-        if qid is None or doc_id is None or not isinstance(text, str):
+        if qid is None or doc_id is None:
+            defects.add("bad lines")
+            continue
+        if text is None:  # a first stage that wrote ids and scores only: said apart, the stages need a text
+            defects.add("lines without text")
+            continue
+        if not isinstance(text, str):
             defects.add("bad lines")
             continue
         if not text.strip():

@@ -114,6 +114,21 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
     assert not tira_accepts(output)
 
 
+@pytest.mark.slow
+def test_rerank_lines_without_text_are_named_as_such(tmp_path):
+    inputs, output = tmp_path / "in", tmp_path / "out"
+    shutil.copytree(FIXTURES / "rerank", inputs)
+    with (inputs / "rerank.jsonl").open("a") as rerank:  # a first stage that wrote ids and scores only
+        for number, text in enumerate(([], None)):
+            line = {"qid": "11", "query": "q", "docno": f"p-no-text-{number}", "rank": 9, "score": 0.5}
+            rerank.write(json.dumps(line if text == [] else {**line, "text": text}) + "\n")
+        rerank.write("not json\n")
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata")
+    assert done.returncode == 0, done.stderr
+    assert "rerank.jsonl: skipped 3 records (1 bad lines, 2 lines without text)" in done.stderr
+    assert tira_accepts(output)
+
+
 def test_an_empty_question_is_an_error():
     for questions in ([""], ["  ", "Is tea healthier than coffee?"]):
         done = touche("classify", *questions)
