@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import random
 import re
 import threading
 import time
@@ -296,20 +297,26 @@ class ChatNoirClient:
             minimal=False,
             search_method=self.settings.search_method,
         ).model_dump_json(by_alias=True)  # by_alias: the server reads "from", the client's default dump says "start"
-        response = self._send(
-            "search",
-            "POST",
-            urljoin(self.settings.base_url, "api/v1/_search"),
-            data=body.encode("utf-8"),
-            headers={"Accept": "application/json", "Content-Type": "text/plain"},
-        )
-        try:
-            payload = response.json()
-        except ValueError:
+        for attempt in range(self.settings.retries + 1):
+            response = self._send(
+                "search",
+                "POST",
+                urljoin(self.settings.base_url, "api/v1/_search"),
+                data=body.encode("utf-8"),
+                headers={"Accept": "application/json", "Content-Type": "text/plain"},
+            )
+            payload = _json_answer(response)
+            if payload is not None or attempt == self.settings.retries:
+                break
+            # A gateway's error page or a cut answer says the service is unwell, as a 5xx does: wait and ask again.
+            self._pause(f"HTTP {response.status_code} answer that is not JSON ({len(response.content)} bytes)",
+                        attempt + 1)
+        if payload is None:
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes)",
+                f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes) "
+                f"{self.settings.retries + 1} times",
                 "malformed JSON",
-            ) from None
+            )
         results = payload.get("results") if isinstance(payload, dict) else None
         if not isinstance(results, list):
             raise ChatNoirRequestError(
@@ -331,6 +338,9 @@ class ChatNoirClient:
                 "apikey": self.settings.api_key,
             },
         )
+        not_text = _not_text(response)
+        if not_text:
+            raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with {not_text}, not a text page", NOT_TEXT)
         content_type = response.headers.get("Content-Type", "").lower()
         if "charset" not in content_type:
             response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
@@ -339,6 +349,15 @@ class ChatNoirClient:
         if "html" in content_type or page.lstrip().startswith("<"):
             return read_page(page, self.settings.page_text)
         return normalize_whitespace(page)
+
+    def _pause(self, problem: str, retry: int) -> None:
+        """Wait before retrying a search whose answer was unusable, with urllib3's backoff (none before the first
+        retry, then `backoff_s` x 2, 4, ... plus jitter), counted and logged as _Retry does."""
+        settings = self.settings
+        delay = 0.0 if retry == 1 else settings.backoff_s * 2 ** (retry - 1) + random.uniform(0, settings.backoff_s)
+        logger.warning("ChatNoir search request: %s; retry %d of %d in %.1f s", problem, retry, settings.retries, delay)
+        self.stats.add("retries")
+        time.sleep(delay)
 
     def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         settings = self.settings
@@ -382,6 +401,42 @@ class ChatNoirClient:
 
     def _excerpt(self, text: str) -> str:
         return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
+
+
+def _json_answer(response: requests.Response) -> object | None:
+    """The answer's JSON, None when it is not JSON (an HTML error page, a cut body)."""
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+NOT_TEXT = "not text"
+# Content types of pages read as text; anything else under these main types is a document the stages cannot read.
+_BINARY_TYPES = ("application/", "image/", "audio/", "video/", "font/", "model/")
+_TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/json")
+# Of a page's first bytes, the share of characters that are undecodable or control characters above which the
+# page is binary: real pages (even windows-1252 read as UTF-8) stay far below it.
+_SAMPLE_BYTES = 4096
+_MAX_BINARY_SHARE = 0.3
+_BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _not_text(response: requests.Response) -> str | None:
+    """What a cache answer is when it is not a text page: its binary content type ("application/pdf"), or
+    "undecodable bytes" when most of its first bytes are not text; None for a text page."""
+    content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if content_type.startswith(_BINARY_TYPES) and content_type not in _TEXT_APPLICATIONS \
+            and not content_type.endswith("+xml"):
+        return content_type
+    declared = response.encoding if "charset" in response.headers.get("Content-Type", "").lower() else None
+    try:
+        sample = response.content[:_SAMPLE_BYTES].decode(declared or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        sample = response.content[:_SAMPLE_BYTES].decode("utf-8", errors="replace")
+    if sample and len(_BINARY_CHARACTERS.findall(sample)) > _MAX_BINARY_SHARE * len(sample):
+        return "undecodable bytes"
+    return None
 
 
 def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str]:
@@ -554,7 +609,7 @@ class ChatNoirBackend:
             text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
-            self._failed(error.reason != "HTTP 404")  # a missing page says nothing about the service
+            self._failed(error.reason not in ("HTTP 404", NOT_TEXT))  # a page's own defect says nothing of the service
             return None
         self._failed(False)
         if not text:
@@ -582,6 +637,6 @@ class ChatNoirBackend:
         if stats.fallbacks:
             reasons = ", ".join(f"{count} {reason}" for reason, count in stats.fallbacks.most_common())
             logger.warning(
-                "ChatNoir: %d documents use title + snippet, their text could not be fetched (%s)",
+                "ChatNoir: %d documents use title + snippet, their text could not be fetched or read (%s)",
                 sum(stats.fallbacks.values()), reasons,
             )

@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from .errors import ToucheError
+from .files import describe_os_error, prepare_output
 from .html import PAGE_TEXT, PAGE_TEXTS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -59,12 +60,27 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
 
 def _setup_logging(debug: bool, quiet: bool) -> None:
     if quiet:
-        os.environ.setdefault("TQDM_DISABLE", "1")  # the libraries' own bars too (model loading)
+        # The libraries' own bars too: tqdm's and huggingface_hub's read these variables when imported, and
+        # transformers' "Loading weights" bar follows huggingface_hub's switch (read when transformers is imported).
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        _disable_imported_bars()
     level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
     logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S", force=True)
     for noisy in ("sentence_transformers", "transformers", "httpx", "urllib3", "bm25s"):
         logging.getLogger(noisy).setLevel(logging.WARNING if not debug else logging.DEBUG)
+
+
+def _disable_imported_bars() -> None:
+    """Switch off the progress bars of libraries that were imported before --quiet was read (e.g. by a test
+    runner or a caller of `app`), whose import-time settings missed the variables."""
+    if "huggingface_hub" in sys.modules:
+        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
 
 
 @contextmanager
@@ -80,6 +96,11 @@ def _errors(debug: bool):
     except KeyboardInterrupt:
         typer.echo("touche: interrupted", err=True)
         raise typer.Exit(130) from None
+    except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
+        if debug:
+            raise
+        typer.echo(f"touche: error: {' '.join(describe_os_error(error).split())}", err=True)
+        raise typer.Exit(1) from None
     except Exception as error:  # noqa: BLE001 - the last line of defence of a batch job
         if debug:
             raise
@@ -101,6 +122,9 @@ def run(
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
     precision: str = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
                                   "or bf16."),
+    corpus: Optional[Path] = typer.Option(None, help="The corpus file to rank (a path, or a file name in the "
+                                          "input directory) when the input holds more than one (README: which "
+                                          "corpus a run ranks)."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
     page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: full (all visible text) or main "
@@ -124,11 +148,12 @@ def run(
     debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
+    _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
     from .encoder import PRECISIONS
-    from .metadata import recorded
+    from .metadata import METADATA_FILE, recorded
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
+    from .runfile import RUN_FILES
 
-    _setup_logging(debug, quiet)
     with _errors(debug):
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         if not input_dir.is_dir():
@@ -145,19 +170,22 @@ def run(
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         if page_text not in PAGE_TEXTS:
             raise ToucheError(f"--page-text must be {' or '.join(PAGE_TEXTS)}, not {page_text!r}")
+        if corpus is not None and backend == "chatnoir":
+            raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
+        prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,
                                cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
                                rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
-                               task=task, balance_stance=balance_stance)
+                               task=task, balance_stance=balance_stance, corpus=corpus)
         if stance_depth is not None:
             settings = replace(settings, stance_depth=stance_depth)
         with recorded(settings, enabled=metadata):
             report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
-        typer.echo(f"wrote {report.run_path}: {report.rows} lines for {report.topics} topics "
-                   f"from {report.documents} documents ({stages})", err=True)
+        log.info("wrote %s: %d lines for %d topics from %d documents (%s)", report.run_path, report.rows,
+                 report.topics, report.documents, stages)
 
 
 @app.command()
@@ -252,11 +280,13 @@ def classify(
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from ../shared/data (fixed seeds).")
+train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from a data folder (fixed seeds; "
+                        "docs/DATA.md).")
 app.add_typer(train_app, name="train")
 
 DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "data", "--data",
-                           help="The shared data folder.")
+                           help="The data folder (this checkout's ../shared/data by default): docs/DATA.md says "
+                           "what goes in it.")
 MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", help="Where the artefacts go.")
 
 
@@ -275,8 +305,12 @@ def _train_command(name: str, help_text: str):
     def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
         from importlib import import_module
 
+        from .training.common import require_data
+
         with _errors(False):
-            import_module(f"app.training.{name.replace('-', '_')}").main(data, out, seed)
+            module = import_module(f"app.training.{name.replace('-', '_')}")
+            require_data(data, module.DATA_FILES, f"touche train {name}")
+            module.main(data, out, seed)
 
     train.__doc__ = help_text
     return train

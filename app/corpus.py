@@ -44,30 +44,88 @@ class CorpusSource:
         return ", ".join(path.name for path in self.paths)
 
 
-def _first_existing(input_dir: Path, stem: str) -> Path | None:
-    for name in (stem, stem + ".gz"):
-        if (input_dir / name).is_file():
-            return input_dir / name
-    return None
+# The corpus files an input directory may hold, in order of precedence (docs: README, "Which corpus a run ranks"):
+# (kind, id field, text field, file names). A re-rank file comes first: it is the task's candidates, and a corpus
+# beside it is their source. Of args.me, args-me.json holds the portal files' arguments. Within one entry the
+# uncompressed file comes first (`gunzip -k` leaves both).
+CORPUS_FILES = (
+    ("rerank", "docno", "text", ("rerank.jsonl", "rerank.jsonl.gz")),
+    ("argsme", "id", "contents", ARGSME_FILES[:1]),
+    ("argsme", "id", "contents", ARGSME_FILES[1:]),
+    ("jsonl", "id", "contents", ("passages.jsonl", "passages.jsonl.gz")),
+    ("jsonl", "docno", "text", ("documents.jsonl", "documents.jsonl.gz")),
+)
+CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 
 
-def detect_corpus(input_dir: Path) -> CorpusSource | None:
-    """The corpus in `input_dir`, by file name; None when there is none (e.g. a ChatNoir input)."""
-    rerank = _first_existing(input_dir, "rerank.jsonl")
-    if rerank:
-        return CorpusSource("rerank", (rerank,), "docno", "text")
-    if (input_dir / "args-me.json").is_file():
-        return CorpusSource("argsme", (input_dir / "args-me.json",))
-    portals = tuple(input_dir / name for name in ARGSME_FILES[1:] if (input_dir / name).is_file())
-    if portals:
-        return CorpusSource("argsme", portals)
-    passages = _first_existing(input_dir, "passages.jsonl")
-    if passages:
-        return CorpusSource("jsonl", (passages,), "id", "contents")
-    documents = _first_existing(input_dir, "documents.jsonl")
-    if documents:
-        return CorpusSource("jsonl", (documents,), "docno", "text")
-    return None
+def find_corpora(input_dir: Path) -> list[CorpusSource]:
+    """Every corpus in `input_dir`, by file name, in order of precedence (the args.me portal files are one)."""
+    found = []
+    for kind, id_field, text_field, names in CORPUS_FILES:
+        paths = [input_dir / name for name in names if (input_dir / name).is_file()]
+        if kind == "argsme" and paths:
+            found.append(CorpusSource(kind, tuple(paths), id_field, text_field))
+        else:
+            found.extend(CorpusSource(kind, (path,), id_field, text_field) for path in paths)
+    return found
+
+
+def corpus_file(path: Path) -> CorpusSource:
+    """The corpus that `--corpus FILE` names, read as its file name says."""
+    for kind, id_field, text_field, names in CORPUS_FILES:
+        if path.name in names:
+            if not path.is_file():
+                raise ToucheError(f"--corpus {path}: no such file")
+            return CorpusSource(kind, (path,), id_field, text_field)
+    raise ToucheError(f"--corpus {path}: the file name must be one of {', '.join(CORPUS_NAMES)}")
+
+
+def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource | None:
+    """The corpus in `input_dir` a run ranks (None when there is none, e.g. a ChatNoir input): `choice` (--corpus,
+    a path or a file name in `input_dir`) if given, else the first of CORPUS_FILES present. Two local corpora of
+    different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
+    found = find_corpora(input_dir)
+    if choice is not None:
+        source = corpus_file(choice if choice.is_file() or choice.is_absolute() else input_dir / choice)
+        _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
+        return source
+    if not found:
+        return None
+    source, others = found[0], found[1:]
+    if source.kind != "rerank":
+        rivals = [other for other in others if other.paths[0].name.removesuffix(".gz")
+                  != source.paths[0].name.removesuffix(".gz") and {other.kind, source.kind} != {"argsme"}]
+        if rivals:
+            raise ToucheError(f"two corpora in {input_dir}: {source.name} and {rivals[0].name}; choose one with "
+                              f"--corpus {source.paths[0].name} or --corpus {rivals[0].paths[0].name}")
+    _log_choice(source, others, "a re-rank file comes first" if source.kind == "rerank" else "precedence")
+    return source
+
+
+def _log_choice(source: CorpusSource, ignored: list[CorpusSource], why: str) -> None:
+    if ignored:
+        log.warning("ranking %s (%s); ignoring %s", source.name, why, ", ".join(other.name for other in ignored))
+
+
+def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: bool) -> CorpusSource | None:
+    """Where a run's candidates come from: a local corpus (detect_corpus), or ChatNoir (None) with --backend
+    chatnoir, or with `chatnoir` credentials in the input and no local corpus. Both present: the log says which."""
+    if backend == "chatnoir":
+        if choice is not None:
+            raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
+        ignored = find_corpora(input_dir)
+        if ignored:
+            log.warning("ranking ChatNoir's results (--backend chatnoir); ignoring %s",
+                        ", ".join(other.name for other in ignored))
+        return None
+    source = detect_corpus(input_dir, choice)
+    if source is None and not (backend == "auto" and chatnoir):
+        raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
+                          "documents.jsonl[.gz] or rerank.jsonl[.gz]")
+    if source is not None and chatnoir:
+        log.warning("ranking %s (a local corpus comes first); ignoring the ChatNoir credentials (--backend "
+                    "chatnoir uses them)", source.name)
+    return source
 
 
 class Defects:
@@ -224,11 +282,17 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
-            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record["text"]
-        except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
+            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
+        except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
             defects.add("bad lines")
             continue
-        if qid is None or doc_id is None or not isinstance(text, str):
+        if qid is None or doc_id is None:
+            defects.add("bad lines")
+            continue
+        if text is None:  # a first stage that wrote ids and scores only: said apart, the stages need a text
+            defects.add("lines without text")
+            continue
+        if not isinstance(text, str):
             defects.add("bad lines")
             continue
         if not text.strip():

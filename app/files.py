@@ -1,15 +1,61 @@
-"""Output files written whole or not at all: the run, its ir_metadata, a report."""
+"""Output files written whole or not at all (the run, its ir_metadata, a report), the output directory checked
+before any work, and the one mapping of OS errors to the words a user reads."""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from .errors import ToucheError
+
 TEMPORARY_SUFFIX = ".tmp"
+_PROBE_PREFIX = ".touche-probe."
+# What a user can act on, by errno; anything else reads as the system's own words (strerror).
+_REASONS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a part of the path is a file, not a directory",
+    errno.EISDIR: "is a directory",
+    errno.ENOENT: "no such file or directory",
+    errno.EFBIG: "file too large",
+    errno.EIO: "input/output error",
+}
+
+
+def os_reason(error: OSError) -> str:
+    """Why an OS call failed, in a few words (no path: the caller names the path it was working on)."""
+    return _REASONS.get(error.errno) or (error.strerror or str(error) or type(error).__name__).lower()
+
+
+def describe_os_error(error: OSError) -> str:
+    """An OSError nobody caught closer to it, as one line naming the file it concerns when it knows one."""
+    where = f"{error.filename}: " if error.filename else ""
+    return f"{where}{os_reason(error)}"
+
+
+def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool) -> None:
+    """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
+    none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took."""
+    if directory.exists() and not directory.is_dir():
+        raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to -o/--output")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ToucheError(f"cannot write to output directory {directory}: {os_reason(error)}") from None
+    for name in outputs:
+        if (directory / name).exists() and not overwrite:
+            raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
 
 
 @contextmanager

@@ -19,8 +19,7 @@ from dataclasses import asdict
 from importlib import metadata as distribution
 from pathlib import Path
 
-from .errors import ToucheError
-from .files import atomic_text
+from .files import atomic_text, prepare_output
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +43,7 @@ def recorded(settings, enabled: bool = True) -> Iterator[None]:
         if settings.overwrite:
             target.unlink(missing_ok=True)
         return
-    if target.exists() and not settings.overwrite:
-        raise ToucheError(f"{target} exists; pass --overwrite to replace it")
+    prepare_output(settings.output_dir, (METADATA_FILE,), settings.overwrite)
     with tempfile.TemporaryDirectory(prefix="touche-metadata-") as scratch:
         # The tracker writes its export and a `.tirex-tracker/` folder beside it: keep both out of the output.
         export = Path(scratch) / METADATA_FILE

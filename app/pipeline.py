@@ -18,8 +18,7 @@ import numpy as np
 from . import encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
-from .corpus import detect_corpus, read_documents, read_rerank
-from .errors import ToucheError
+from .corpus import choose_source, read_documents, read_rerank
 from .html import PAGE_TEXT
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
@@ -72,6 +71,8 @@ class RunSettings:
     stance_depth: int = STANCE_DEPTH
     task: str | None = None
     balance_stance: bool = False
+    # --corpus: the local corpus file to rank when the input directory holds more than one (app.corpus).
+    corpus: Path | None = None
 
 
 @dataclass
@@ -161,18 +162,14 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                 timer: _Timer) -> tuple[dict[str, list[Candidate]], int, CorpusCache | None]:
     """Candidates per topic (from ChatNoir, a re-rank file as given, or BM25 over the local corpus), the number of
     documents they came from, and the local corpus's cache (None for ChatNoir)."""
-    source = detect_corpus(settings.input_dir) if settings.backend != "chatnoir" else None
-    if settings.backend == "chatnoir" or (settings.backend == "auto" and source is None
-                                          and has_credentials(settings.input_dir)):
+    source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
+    if source is None:
         with timer.stage("first-stage retrieval"):
             chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
                                                 page_text=settings.page_text)
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
                                                             text_depth=CHATNOIR_TEXT_DEPTH)
         return candidates, sum(len(found) for found in candidates.values()), None
-    if source is None:
-        raise ToucheError(f"no corpus in {settings.input_dir}: expected args.me JSON, passages.jsonl[.gz], "
-                          "documents.jsonl[.gz] or rerank.jsonl[.gz]")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
             candidates = read_rerank(source)

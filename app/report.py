@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .files import atomic_text
+from .files import atomic_text, os_reason
 from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
@@ -205,7 +205,7 @@ def write_report(markup: str, path: Path) -> None:
         with atomic_text(path, f".{path.name}.") as out:
             out.write(markup)
     except OSError as error:
-        raise ToucheError(f"cannot write {path} ({error})") from None
+        raise ToucheError(f"cannot write {path}: {os_reason(error)}") from None
 
 
 # --- HTML ---------------------------------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ToucheError
-from .files import TEMPORARY_SUFFIX, atomic_text
+from .files import TEMPORARY_SUFFIX, atomic_text, os_reason, prepare_output
 from .records import RunRow
 
 RUN_FILE = "run.txt"
+# A run directory holds one of these; an existing one is replaced only with --overwrite.
+RUN_FILES = (RUN_FILE, RUN_FILE + ".gz")
 SCORE_DECIMALS = 6
 MAX_BYTES = 75 * 1024 * 1024
 STANCE_LABELS = {
@@ -58,14 +60,15 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
         raise ToucheError("the run is empty: no topic retrieved any document")
     if not re.fullmatch(r"\S+", rows[0].tag):
         raise ToucheError(f"run tag {rows[0].tag!r} must be one word without spaces")
-    output_dir.mkdir(parents=True, exist_ok=True)
+    prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
-    if (target.exists() or (output_dir / (RUN_FILE + ".gz")).exists()) and not overwrite:
-        raise ToucheError(f"{target} exists; pass --overwrite to replace it")
-    for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
-        stale.unlink(missing_ok=True)
-    with atomic_text(target, _TEMPORARY_PREFIX) as out:
-        out.writelines(format_row(row) for row in rows)
+    try:
+        for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
+            stale.unlink(missing_ok=True)
+        with atomic_text(target, _TEMPORARY_PREFIX) as out:
+            out.writelines(format_row(row) for row in rows)
+    except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_text left no partial file
+        raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
     return target
 
 

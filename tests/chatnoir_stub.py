@@ -5,8 +5,9 @@
 chatnoir-api 3.4.2 models require (short uuids, <em> highlights). `GET /cache?uuid=&index=&raw=&plain=&apikey=`
 answers the page's HTML. Both check the API key (401). Faults are queued per endpoint and served to the next
 requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no answer for `hang_s`),
-"malformed" (truncated JSON), "missing-fields" (results without lang and cache_uri), "missing-id" (the first
-result without uuid and trec_id).
+"malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
+application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
+"missing-id" (the first result without uuid and trec_id).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -24,7 +25,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "missing-fields", "missing-id")
+FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
+          "missing-id")
+PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
 MAX_HITS = 10_000
 _WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^>]+>")
@@ -233,6 +236,10 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._json(504, {"error": "too late"})
             elif fault == "malformed":
                 self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
+            elif fault == "gateway-html":
+                self._send(200, b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", "text/html")
+            elif fault in ("pdf", "binary"):  # a PDF as served, or the same bytes claiming to be a page
+                self._send(200, PDF_BYTES, "application/pdf" if fault == "pdf" else "text/html; charset=utf-8")
             else:
                 self._pending_result_fault = fault
                 return False

@@ -239,7 +239,7 @@ def test_depth_is_one_request_of_at_most_1000(stub, settings):
 # --- faults --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "504", "hang"])
+@pytest.mark.parametrize("fault", ["429", "500", "504", "hang", "malformed", "gateway-html"])
 def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault, caplog):
     expected = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     stub.requests.clear()
@@ -257,6 +257,7 @@ def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault,
     ("429", "after 3 attempts: HTTP 429"),
     ("500", "after 3 attempts: HTTP 500"),
     ("hang", "after 3 attempts: no answer within 0.3 s"),
+    ("gateway-html", r"with malformed JSON \(55 bytes\) 3 times"),
 ])
 def test_search_faults_that_outlast_the_retries_fail_clearly(stub, settings, fault, message):
     stub.fail("search", fault, times=3)
@@ -273,7 +274,6 @@ def test_search_faults_that_outlast_the_retries_fail_clearly(stub, settings, fau
 @pytest.mark.parametrize("fault, message", [
     ("401", "rejected the API key"),
     ("403", "blocked this IP address"),
-    ("malformed", "malformed JSON"),
 ])
 def test_search_faults_the_api_does_not_retry_fail_at_once(stub, settings, fault, message):
     stub.fail("search", fault)
@@ -324,6 +324,20 @@ def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings)
     candidates = refused.retrieve(TOPICS[1:2], depth=5)
     assert refused.stats.fallbacks == {"HTTP 401": 5}
     assert all(c.doc.text for c in candidates["2"])
+
+
+@pytest.mark.parametrize("fault", ["pdf", "binary"])  # by its content type, or by its bytes
+def test_a_page_that_is_not_text_keeps_title_and_snippet_and_is_counted(stub, settings, caplog, fault):
+    stub.fail("cache", fault, times=10)
+    backend = ChatNoirBackend(settings)
+    with caplog.at_level(logging.DEBUG, logger="app.chatnoir"):
+        candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
+    pages = stub.count("cache")
+    assert pages >= 2 and backend.stats.fallbacks == {"not text": pages} and backend.stats.retries == 0
+    assert all(c.doc.text and "\ufffd" not in c.doc.text and "PDF" not in c.doc.text for c in candidates)
+    assert (f"{pages} documents use title + snippet, their text could not be fetched or read ({pages} not text)"
+            in caplog.text)
+    assert not [path for path in settings.cache_dir.rglob("*") if path.is_file()]  # a later run asks again
 
 
 def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
@@ -407,6 +421,19 @@ def test_entrypoint_ranks_chatnoir_results(stub, chatnoir_input, tmp_path):
     assert stub.count("search") == 4  # one per topic, plus the retried 429
     assert_key_absent(result.stdout, result.stderr)
     assert_key_absent_in_dir(output)
+
+
+@pytest.mark.slow
+def test_entrypoint_retries_a_gateway_page_and_counts_pages_that_are_not_text(stub, chatnoir_input, tmp_path):
+    stub.fail("search", "gateway-html")
+    stub.fail("cache", "pdf", times=2)
+    output = tmp_path / "out"
+    result = _entrypoint(chatnoir_input, output, stub.base_url, "--quiet")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "HTTP 200 answer that is not JSON (55 bytes); retry 1 of 1" in result.stderr
+    assert "could not be fetched or read (2 not text, 1 HTTP 404)" in result.stderr  # one page the stub lacks
+    assert "\ufffd" not in (output / "run.txt").read_text(encoding="utf-8")
+    assert_key_absent(result.stdout, result.stderr)
 
 
 @pytest.mark.slow

@@ -49,6 +49,46 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, messa
     assert not (outputs / "run.txt").exists()
 
 
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def two_corpora(tmp_path: Path) -> Path:
+    """300 words of passages beside a one-argument args.me file: the input the issue found ranked silently."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for name in ("topics.xml", "passages.jsonl"):
+        (inputs / name).write_bytes((FIXTURES / "passages" / name).read_bytes())
+    (inputs / "args-me.json").write_text('{"arguments": [{"id": "a1", "conclusion": "Cats are better pets.", '
+                                         '"premises": [{"text": "Cats are quiet.", "stance": "PRO"}]}]}')
+    return inputs
+
+
+def test_two_corpora_are_one_line_naming_both_and_how_to_choose(tmp_path):
+    inputs, outputs = two_corpora(tmp_path), tmp_path / "out"
+    result = runner.invoke(app, ["run", "-i", str(inputs), "-o", str(outputs), "--quiet"])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (f"touche: error: two corpora in {inputs}: args-me.json and passages.jsonl; "
+                                     "choose one with --corpus args-me.json or --corpus passages.jsonl")
+    assert not (outputs / "run.txt").exists()
+
+
+@pytest.mark.slow
+def test_corpus_chooses_the_file_and_the_log_names_the_one_ignored(tmp_path):
+    inputs, outputs = two_corpora(tmp_path), tmp_path / "out"
+    result = runner.invoke(app, ["run", "-i", str(inputs), "-o", str(outputs), "--corpus", "passages.jsonl",
+                                 "--no-metadata"])
+    assert result.exit_code == 0, result.stderr
+    assert "ranking passages.jsonl (--corpus); ignoring args-me.json" in result.stderr
+    ranked = {line.split()[2] for line in (outputs / "run.txt").read_text().splitlines()}
+    assert len(ranked) > 1 and "a1" not in ranked
+
+
+def test_corpus_cannot_go_with_chatnoir(tmp_path):
+    result = runner.invoke(app, ["run", "-i", str(tmp_path), "-o", str(tmp_path / "out"), "--corpus",
+                                 "passages.jsonl", "--backend", "chatnoir"])
+    assert result.exit_code == 1 and "cannot go with --backend chatnoir" in result.stderr
+
+
 def test_missing_input_directory_and_bad_options(tmp_path):
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "nope"), "-o", str(tmp_path)])
     assert result.exit_code == 1 and "does not exist" in result.stderr

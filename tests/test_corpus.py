@@ -2,10 +2,11 @@ import gzip
 import json
 import logging
 import shutil
+from pathlib import Path
 
 import pytest
 
-from app.corpus import detect_corpus, read_documents, read_rerank
+from app.corpus import choose_source, detect_corpus, read_documents, read_rerank
 from app.errors import ToucheError
 
 
@@ -70,6 +71,65 @@ def test_rerank_file_groups_candidates_by_query(fixtures):
     assert list(candidates) == ["11", "12", "13"]
     assert [c.doc.doc_id for c in candidates["13"]] == ["p-tea-1", "p-tea-2", "p-tea-3"]
     assert candidates["13"][0].score == 9.0
+
+
+# --- which corpus: one documented precedence, an error where the choice is the user's ---------------------------
+
+
+def _files(directory: Path, *names: str) -> Path:
+    directory.mkdir(exist_ok=True)
+    for name in names:
+        (directory / name).write_text("")
+    return directory
+
+
+@pytest.mark.parametrize("names, ranked, ignored", [
+    (("rerank.jsonl.gz", "passages.jsonl", "args-me.json"), "rerank.jsonl.gz", "args-me.json, passages.jsonl"),
+    (("args-me.json", "debateorg.json", "idebate.json"), "args-me.json", "debateorg.json, idebate.json"),
+    (("passages.jsonl", "passages.jsonl.gz"), "passages.jsonl", "passages.jsonl.gz"),
+    (("rerank.jsonl", "rerank.jsonl.gz"), "rerank.jsonl", "rerank.jsonl.gz"),
+])
+def test_precedence_ranks_one_file_and_names_the_ignored_ones(tmp_path, caplog, names, ranked, ignored):
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert detect_corpus(_files(tmp_path, *names)).name == ranked
+    assert [record.getMessage() for record in caplog.records] == [f"ranking {ranked} ({'a re-rank file comes first' if ranked.startswith('rerank') else 'precedence'}); ignoring {ignored}"]
+
+
+@pytest.mark.parametrize("names", [("args-me.json", "passages.jsonl"), ("debatewise.json", "documents.jsonl.gz"),
+                                   ("passages.jsonl.gz", "documents.jsonl")])
+def test_two_local_corpora_of_different_kinds_are_an_error_naming_both(tmp_path, names):
+    with pytest.raises(ToucheError) as error:
+        detect_corpus(_files(tmp_path, *names))
+    assert all(f"--corpus {name}" in str(error.value) for name in names), error.value
+
+
+def test_corpus_choice_wins_and_is_checked(tmp_path, caplog):
+    inputs = _files(tmp_path / "in", "args-me.json", "passages.jsonl")
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert detect_corpus(inputs, Path("passages.jsonl")).paths == (inputs / "passages.jsonl",)
+    assert "ranking passages.jsonl (--corpus); ignoring args-me.json" in caplog.text
+    elsewhere = _files(tmp_path / "elsewhere", "documents.jsonl")
+    source = detect_corpus(inputs, elsewhere / "documents.jsonl")
+    assert (source.kind, source.id_field, source.text_field) == ("jsonl", "docno", "text")
+    with pytest.raises(ToucheError, match="file name must be one of"):
+        detect_corpus(inputs, elsewhere)
+    with pytest.raises(ToucheError, match="no such file"):
+        detect_corpus(inputs, Path("documents.jsonl"))
+
+
+def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, caplog):
+    inputs = _files(tmp_path, "passages.jsonl")
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert choose_source(inputs, "auto", None, chatnoir=True).name == "passages.jsonl"
+        assert choose_source(inputs, "chatnoir", None, chatnoir=True) is None
+    assert [record.getMessage() for record in caplog.records] == [
+        "ranking passages.jsonl (a local corpus comes first); ignoring the ChatNoir credentials (--backend chatnoir "
+        "uses them)", "ranking ChatNoir's results (--backend chatnoir); ignoring passages.jsonl"]
+    assert choose_source(tmp_path / "nothing-here", "auto", None, chatnoir=True) is None
+    with pytest.raises(ToucheError, match="no corpus in"):
+        choose_source(tmp_path / "nothing-here", "local", None, chatnoir=True)
+    with pytest.raises(ToucheError, match="cannot go with --backend chatnoir"):
+        choose_source(inputs, "chatnoir", Path("passages.jsonl"), chatnoir=True)
 
 
 # --- damaged bytes: one place where corpus bytes become records ------------------------------------------------

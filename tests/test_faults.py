@@ -114,11 +114,147 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
     assert not tira_accepts(output)
 
 
+@pytest.mark.slow
+def test_rerank_lines_without_text_are_named_as_such(tmp_path):
+    inputs, output = tmp_path / "in", tmp_path / "out"
+    shutil.copytree(FIXTURES / "rerank", inputs)
+    with (inputs / "rerank.jsonl").open("a") as rerank:  # a first stage that wrote ids and scores only
+        for number, text in enumerate(([], None)):
+            line = {"qid": "11", "query": "q", "docno": f"p-no-text-{number}", "rank": 9, "score": 0.5}
+            rerank.write(json.dumps(line if text == [] else {**line, "text": text}) + "\n")
+        rerank.write("not json\n")
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata")
+    assert done.returncode == 0, done.stderr
+    assert "rerank.jsonl: skipped 3 records (1 bad lines, 2 lines without text)" in done.stderr
+    assert tira_accepts(output)
+
+
 def test_an_empty_question_is_an_error():
     for questions in ([""], ["  ", "Is tea healthier than coffee?"]):
         done = touche("classify", *questions)
         assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.strip() == "touche: error: empty question: every question needs some text"
+
+
+# --- the output side: problems with the output directory fail before any work, and a failed write is one line ----
+
+def sandboxed(script: str, mounts: str) -> subprocess.CompletedProcess:
+    """`script` (a shell line) in a private mount namespace after the shell lines `mounts`: as root, chmod does not
+    make a directory read-only, a mount does. Skips where this machine refuses namespaces or mounts."""
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=4k tmpfs /mnt"],
+                           capture_output=True, text=True) if shutil.which("unshare") else None
+    if probe is None or probe.returncode != 0:
+        pytest.skip(f"no private mounts here ({probe.stderr.strip() if probe else 'no unshare'})")
+    return subprocess.run(["unshare", "-rm", "sh", "-c", f"{mounts} && {script}"], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "TQDM_DISABLE": "1"})
+
+
+def refuses_before_work(monkeypatch, args: list[str]):
+    """The CLI in-process with the pipeline replaced by a tripwire: the check must come before any work."""
+    from typer.testing import CliRunner
+
+    from app import pipeline
+    from app.cli import app as cli
+
+    def tripwire(settings):
+        raise AssertionError("the pipeline ran: the output was not checked first")
+
+    monkeypatch.setattr(pipeline, "run", tripwire)
+    return CliRunner().invoke(cli, ["run", "-i", str(FIXTURES / "passages"), *args, "--quiet"])
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_any_work(tmp_path, monkeypatch):
+    output = tmp_path / "out"
+    output.write_text("a file")
+    result = refuses_before_work(monkeypatch, ["-o", str(output)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip() == (f"touche: error: output path {output} is a file, not a directory: pass a "
+                                     "directory to -o/--output")
+    assert output.read_text() == "a file"
+
+
+@pytest.mark.parametrize("existing", ["run.txt", "run.txt.gz", "ir-metadata.yml"])
+def test_an_existing_run_is_refused_before_any_work(tmp_path, monkeypatch, existing):
+    (tmp_path / existing).write_text("an earlier run")
+    result = refuses_before_work(monkeypatch, ["-o", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"touche: error: {tmp_path / existing} exists; pass --overwrite to replace it"
+
+
+def test_a_read_only_output_directory_is_refused_before_any_work(tmp_path, monkeypatch):
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system", str(kwargs.get("dir")))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    result = refuses_before_work(monkeypatch, ["-o", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (f"touche: error: cannot write to output directory {tmp_path}: read-only "
+                                     "file system")
+
+
+def test_a_read_only_mount_is_refused_before_any_work(tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    done = sandboxed(f"{TOUCHE} run -i {FIXTURES / 'passages'} -o {output} --quiet",
+                     f"mount --bind {output} {output} && mount -o remount,bind,ro {output}")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == f"touche: error: cannot write to output directory {output}: read-only file system"
+    assert not any(output.iterdir())
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
+    output = tmp_path / "out"
+    output.mkdir()
+    # A tmpfs over the output directory, filled up: the probe (an empty file) fits, run.txt does not.
+    done = sandboxed(f"{TOUCHE} run -i {FIXTURES / 'passages'} -o {output} --quiet",
+                     f"mount -t tmpfs -o size=16k tmpfs {output} && (dd if=/dev/zero of={output}/fill bs=1k "
+                     "2>/dev/null; true)")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (f"touche: error: cannot write run.txt to {output}: no space "
+                                                    "left on device")
+    assert not any(output.iterdir())  # the tmpfs is gone with its namespace; nothing reached the real directory
+
+
+@pytest.mark.slow
+def test_a_write_that_fails_mid_file_is_one_line_and_leaves_no_file(tmp_path, monkeypatch):
+    """The run's bytes go to /dev/full: ENOSPC when they are flushed, after the temporary file exists."""
+    from contextlib import contextmanager
+
+    from typer.testing import CliRunner
+
+    from app import runfile
+    from app.cli import app as cli
+
+    real = runfile.atomic_text
+
+    @contextmanager
+    def onto_a_full_disk(path, prefix):
+        with real(path, prefix) as out:
+            full = os.open("/dev/full", os.O_WRONLY)
+            os.dup2(full, out.fileno())
+            os.close(full)
+            yield out
+
+    monkeypatch.setattr(runfile, "atomic_text", onto_a_full_disk)
+    result = CliRunner().invoke(cli, ["run", "-i", str(FIXTURES / "passages"), "-o", str(tmp_path), "--quiet"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (f"touche: error: cannot write run.txt to {tmp_path}: no "
+                                                      "space left on device")
+    assert list(tmp_path.iterdir()) == []  # no run.txt, no temporary file, no ir-metadata.yml
+
+
+@pytest.mark.slow
+def test_quiet_is_silent_on_a_clean_run(tmp_path):
+    done = subprocess.run([TOUCHE, "run", "-i", str(Path(__file__).parents[1] / "app" / "demo"), "-o",
+                           str(tmp_path), "--quiet", "--no-metadata"], capture_output=True, text=True, timeout=600,
+                          env={name: value for name, value in os.environ.items() if "PROGRESS" not in name
+                               and not name.startswith("TQDM_")})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout == ""
+    assert (tmp_path / "run.txt").is_file()
 
 
 # --- crash safety: a run killed at any point leaves no run.txt, and the next run on its caches is the same -------

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from app.corpus import detect_corpus, read_documents
+from app.errors import ToucheError
 from app.evaluate import read_qrels, read_stance_qrels
 from app.records import Topic
 from app.topics import read_topics
@@ -22,10 +23,30 @@ from app.topics import read_topics
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
 DEFAULT_OUT_DIR = Path(__file__).resolve().parents[1] / "models"
 TASK = "touche-2022-task2"
+# The files under the data folder that the readers below open (docs/DATA.md: where each comes from). Each training
+# module's DATA_FILES lists what it reads, from these and its own; `require_data` checks them before any work.
+DEV_PASSAGES = (f"{TASK}/tira-input/passages.jsonl.gz",)
+DEV_TOPICS = (f"{TASK}/tira-input/topics.xml", f"{TASK}/dev-topics.txt")
+DEV_QRELS = (f"{TASK}/touche-task2-2022-relevance-dev.qrels", f"{TASK}/touche-task2-2022-quality-dev.qrels")
+DEV_STANCES = (f"{TASK}/touche-task2-2022-stance-dev.qrels",)
 # The shipped heads were trained on embeddings encoded like this; fixing it (padding, and so the last bits, depend on
 # the batch size) makes a retrain byte-identical on any CPU. Runs may encode in bf16 (app.encoder.resolve_precision),
 # within cosine 0.99995 of these.
 ENCODING = {"precision": "fp32", "batch_size": 32}
+
+
+def require_data(data_dir: Path, files: Sequence[str], command: str) -> None:
+    """One line before any work when the data folder lacks a file `command` reads (`files`: paths or glob
+    patterns under it), naming the first one missing, --data and docs/DATA.md."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise ToucheError(f"{command}: no data folder {data_dir}; pass --data DIR holding the files docs/DATA.md "
+                          "lists")
+    missing = [name for name in files if next(data_dir.glob(name), None) is None]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise ToucheError(f"{command}: {data_dir / missing[0]} is missing{more}; pass --data DIR holding the files "
+                          "docs/DATA.md lists")
 
 
 def read_passages(data_dir: Path) -> dict[str, str]:
@@ -122,4 +143,9 @@ def run(main: Callable, parser: argparse.ArgumentParser, argv: list[str] | None 
     """Parse argv, log to stderr, and call main with the options as keywords; returns what main returns."""
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    module = sys.modules[main.__module__]  # `python -m` runs it as __main__; its spec keeps the real name
+    try:
+        require_data(args.data_dir, module.DATA_FILES, f"python -m {module.__spec__.name}")
+    except ToucheError as error:
+        parser.exit(1, f"error: {error}\n")
     return main(**vars(args))

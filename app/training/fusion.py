@@ -33,6 +33,8 @@ from app.training import quality as quality_training
 from app.training import relevance as relevance_training
 
 log = logging.getLogger(__name__)
+# What this module reads under the data folder (docs/DATA.md): the quality and relevance heads' data.
+DATA_FILES = tuple(dict.fromkeys(quality_training.DATA_FILES + relevance_training.DATA_FILES))
 
 GRID = {
     "lexical": (0.0, 0.1, 0.3),

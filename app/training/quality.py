@@ -30,6 +30,9 @@ from app.quality import DEFAULT_MODEL_PATH, FEATURE_NAMES, QualityModel, text_fe
 from app.training import common
 
 log = logging.getLogger(__name__)
+# What this module reads under the data folder (docs/DATA.md); checked before training.
+DATA_FILES = (*common.DEV_PASSAGES, *common.DEV_QRELS,
+              "argument-quality/ukpconvarg1/UKPConvArg1Strict-CSV/*.csv.gz")
 
 # L2 penalties, searched by Touché topic-held-out CV (mean judged-only quality nDCG@5).
 L2_FEATURES_GRID = (0.1, 0.3, 1.0)

@@ -41,6 +41,9 @@ TOPIC_FILES = ("touche-2020-task1/topics-task-1-2020.xml", "touche-2021-task1/to
 GOLD_OBJECTS = "touche-2022-task2/topics-task2.xml"
 HEAD_C = 1.0
 TAGGER_C = 1.0
+# What this module reads under the data folder (docs/DATA.md); checked before training.
+DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/comparative-questions-parsing/full.tsv",
+              *TOPIC_FILES, f"{common.TASK}/dev-topics.txt")
 
 
 # ---------------------------------------------------------------------------------------------------------

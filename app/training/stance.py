@@ -37,6 +37,14 @@ from app.training import common
 
 log = logging.getLogger(__name__)
 
+# What this module reads under the data folder (docs/DATA.md); checked before training.
+QA_PAIRS = "comparative-questions/Webis-CompQuestions-22/comparative-stance-dataset/stance-dataset.tsv"
+CONTROVERSIAL_FILES = ("stance/ibm-claim-stance/claim_stance_dataset_v1.csv",
+                       *(f"stance/perspectrum/{name}" for name in ("dataset_split_v1.0.json",
+                                                                   "perspective_pool_v1.0.json",
+                                                                   "perspectrum_with_answers_v1.0.json")))
+DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES)
+
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO"}
 FOLDS = 5

@@ -33,12 +33,16 @@ from sklearn.metrics import accuracy_score, f1_score
 from app.stance import COMPARATIVE_LABELS, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
+from app.training import stance as stance_training
 from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, ComparativeExample, ControversialExample,
                                  EmbeddingCache, _without_topics, comparative_matrix, load_dev_passages,
                                  SWAPPED, load_ibm_claims, load_perspectrum, load_qa_pairs, swap,
                                  train_comparative)
 
 log = logging.getLogger(__name__)
+
+# What this module reads under the data folder (docs/DATA.md), --task comparative's files included.
+DATA_FILES = ("argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz", *stance_training.DATA_FILES)
 
 CONTROVERSIAL_LABELS = ("PRO", "CON")
 
