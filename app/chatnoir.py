@@ -61,7 +61,7 @@ class ChatNoirSettings:
     base_url: str = DEFAULT_BASE_URL
     search_method: str = "default"
     cache_dir: Path | None = None
-    # How a fetched page's text is read (app.html.read_page): all visible text, or Resiliparse's main content.
+    # How a fetched page's text is read (app.html.read_page): Resiliparse's main content, or all visible text.
     page_text: str = PAGE_TEXT
     timeout_s: float = 30.0
     concurrency: int = 8

@@ -127,8 +127,8 @@ def run(
                                           "corpus a run ranks)."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
-    page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: full (all visible text) or main "
-                                  "(Resiliparse's main content, menus and lists dropped)."),
+    page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: main (Resiliparse's main "
+                                  "content, as ChatNoir extracts it) or full (all visible text)."),
     cache_dir: Optional[Path] = typer.Option(None, help="Cache for the BM25 index, embeddings and fetched pages, "
                                              "kept across runs (default: $XDG_CACHE_HOME/touche, else a temporary "
                                              "directory removed after the run; never the output)."),

@@ -56,7 +56,7 @@ class RunSettings:
     progress: bool = True
     backend: str = "auto"
     index: str | None = None
-    # How ChatNoir's pages are read (app.html.read_page): "full" visible text or "main" content.
+    # How ChatNoir's pages are read (app.html.read_page): "main" content or "full" visible text.
     page_text: str = PAGE_TEXT
     cache_dir: Path | None = None
     # Dense scoring (and quality, stance) for the top `rerank_depth` BM25 candidates per topic; the rest follow

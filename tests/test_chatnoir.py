@@ -197,16 +197,16 @@ def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog)
     assert_key_absent_in_dir(settings.cache_dir)
 
 
-def test_pages_are_read_whole_or_as_main_content_and_cached_apart(stub, settings):
-    full = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]
-    whole = next(c.doc for c in full if c.doc.doc_id == "clueweb22-en0001-11-00001")
-    assert whole.text.startswith("Home | About\nTeacher tenure protects academic freedom\nTenure protects teachers")
-
-    main = ChatNoirBackend(replace(settings, page_text="main"))
-    tenure = next(c.doc for c in main.retrieve(TOPICS[:1], depth=5)["1"] if c.doc.doc_id == whole.doc_id)
+def test_pages_are_read_as_main_content_or_whole_and_cached_apart(stub, settings):
+    main = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]
+    tenure = next(c.doc for c in main if c.doc.doc_id == "clueweb22-en0001-11-00001")
     assert tenure.text.startswith("Teacher tenure protects academic freedom\nTenure protects teachers")
     assert "Home | About" not in tenure.text  # the menu is not main content
-    assert main.stats.cache_hits == 0  # the whole texts on disk are not the main contents
+
+    full = ChatNoirBackend(replace(settings, page_text="full"))
+    whole = next(c.doc for c in full.retrieve(TOPICS[:1], depth=5)["1"] if c.doc.doc_id == tenure.doc_id)
+    assert whole.text.startswith("Home | About\nTeacher tenure protects academic freedom\nTenure protects teachers")
+    assert full.stats.cache_hits == 0  # the main-content texts on disk are not the whole pages
 
 
 def test_an_interrupted_run_resumes_from_the_disk_cache(stub, settings):
@@ -317,7 +317,6 @@ def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings)
     backend = ChatNoirBackend(settings)
     candidates = backend.retrieve(TOPICS[:1], depth=5)
     assert backend.stats.retries == 2 and backend.stats.fallbacks == {}
-    assert all(c.doc.text.startswith("Home | About") for c in candidates["1"])  # full pages, navigation included
 
     stub.fail("cache", "401", times=10)
     refused = ChatNoirBackend(ChatNoirSettings(api_key=KEY, base_url=stub.base_url, retries=0))

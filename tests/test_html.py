@@ -32,17 +32,17 @@ PAGE = ('<!doctype html><meta charset="utf-8"><title>Cats &amp; dogs</title><bod
         '<footer>Copyright 2012 | Privacy</footer></body>')
 
 
-def test_pages_are_read_whole_or_by_main_content():
-    full = read_page(PAGE)
+def test_pages_are_read_by_main_content_or_whole():
+    assert read_page(PAGE) == "Cats or dogs?\nCats are independent. Dogs need walks every day."  # a list is no content
+    full = read_page(PAGE, "full")
     assert full.startswith("Home | About\nCats or dogs?") and "Dogs: loyal" in full
     assert full.endswith("Copyright 2012 | Privacy") and "Cats & dogs" not in full  # the <title> is no text
-    assert read_page(PAGE, "main") == "Cats or dogs?\nCats are independent. Dogs need walks every day."  # no list
     with pytest.raises(ValueError):
         read_page(PAGE, "best")
 
 
 def test_a_page_without_main_content_or_markup_keeps_its_text():
-    assert read_page("<html><body><nav>Only a menu | Home</nav></body></html>", "main") == "Only a menu | Home"
+    assert read_page("<html><body><nav>Only a menu | Home</nav></body></html>") == "Only a menu | Home"
     assert read_page("just words, no markup") == "just words, no markup"
     assert read_page("") == "" and read_page("<title>T</title>") == ""
 

@@ -1,0 +1,215 @@
+"""Web pages as passages (issue 19): the measurements behind the choices in app/passages.py and app/pipeline.py.
+
+    ../shared/tools/web-pages-check.sh --out OUT_A [-- touche run flags]        # one arm of the dev loop
+    python scripts/web_page_experiments.py compare OUT_A OUT_B [OUT_C ...]    # per topic, paired bootstrap
+    python scripts/web_page_experiments.py page-stance                        # about 3 min on 2 cores
+    python scripts/web_page_experiments.py short-documents BEFORE/run.txt AFTER/run.txt [--input DIR]
+
+- compare: judged-only nDCG@5 (relevance 2020 and 2021, quality 2021) of the runs the dev loop left in each OUT,
+  with the judgements restricted to the served pages (as ../shared/tools/touche_eval.py computes it), per topic,
+  and each run's mean difference to the first with a 95% paired bootstrap interval over topics. `OUT/chatnoir.txt`
+  of the first OUT joins as "chatnoir", ChatNoir's own order.
+- page-stance: a proxy for the stance of whole pages. Of the stance-judged 2022 Task 2 dev passages, those whose
+  parent page (the id before "___") is among the dev pages are compared with the page's label, read two ways: as
+  the run reads a long document (its best passage for the topic, app.pipeline) and as the first 256 word pieces of
+  the page's text (the stance models' reading before windows). Also the judged passage itself, the ceiling. The
+  comparative stance head was fitted on these dev passages, so the passage figure is optimistic.- short-documents: two runs on the same local input (by default the 2022 Task 2 tira-input), before and after the
+  passages: for every document the encoder reads whole (one passage) and that both runs rerank (rank within the
+  rerank depth; the tail's scores follow the head's minimum), its stance and score per topic: how many rows are
+  identical, and the largest score difference (bf16 encoding in batches of other neighbours moves the 6th decimal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import logging
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from app.report import bootstrap_interval
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+DATA = SHARED / "data"
+PAGES = DATA / "web-pages-clueweb12" / "pages-dev.jsonl.gz"
+YEARS = {
+    "2020": (DATA / "touche-2020-task2" / "touche2020-task2-relevance-withbaseline.qrels", None),
+    "2021": (DATA / "touche-2021-task2" / "touche-task2-51-100-relevance.qrels",
+             DATA / "touche-2021-task2" / "touche-task2-51-100-quality.qrels"),
+}
+TASK_2022 = DATA / "touche-2022-task2"
+STANCE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
+
+
+def evaluator():
+    """The acceptance tests' evaluator (../shared/tools/touche_eval.py), imported as a module."""
+    spec = importlib.util.spec_from_file_location("touche_eval", SHARED / "tools" / "touche_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def served_pages(path: Path = PAGES) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def per_topic(run: Path, qrels: Path, served: set[str], year: str) -> dict[str, float]:
+    """Judged-only nDCG@5 per topic of `year` with at least one judged served page."""
+    tools = evaluator()
+    judged = {topic: {doc: grade for doc, grade in found.items() if doc in served}
+              for topic, found in tools.read_qrels(str(qrels)).items()
+              if (int(topic) <= 50) == (year == "2020")}
+    ranked = {topic: [(doc, stance) for doc, stance in found if doc in served]
+              for topic, found in tools.read_run(str(run)).items()}
+    return {topic: tools.ndcg_judged(ranked.get(topic, []), found, 5) for topic, found in judged.items()
+            if found and topic in ranked}
+
+
+def compare(outs: list[Path]) -> None:
+    served = {page["doc_id"] for page in served_pages()}
+    runs = {"chatnoir": outs[0] / "chatnoir.txt", **{out.name: out / "run.txt" for out in outs}}
+    for year, (relevance, quality) in YEARS.items():
+        for measure, qrels in (("relevance", relevance), ("quality", quality)):
+            if qrels is None:
+                continue
+            # Topics judged for relevance: those the dev loop scores, quality included.
+            topics = sorted(per_topic(runs["chatnoir"], relevance, served, year), key=int)
+            scores = {name: per_topic(run, qrels, served, year) for name, run in runs.items()}
+            topics = [topic for topic in topics if all(topic in found for found in scores.values())]
+            base = np.array([scores[outs[0].name][topic] for topic in topics])
+            print(f"\n{year} {measure}, judged-only nDCG@5 over {len(topics)} topics; difference to {outs[0].name}")
+            for name, found in scores.items():
+                values = np.array([found[topic] for topic in topics])
+                low, high = bootstrap_interval(values - base)
+                print(f"  {name:24s} {values.mean():.3f}  {values.mean() - base.mean():+.3f} [{low:+.3f}, {high:+.3f}]")
+            print("  per topic: " + "  ".join(
+                f"{topic}:" + "/".join(f"{scores[name][topic]:.2f}" for name in scores) for topic in topics))
+            print(f"  (order: {', '.join(scores)})")
+
+
+def macro_f1(pairs: list[tuple[str, str]]) -> float:
+    return evaluator().macro_f1(pairs, STANCE_LABELS)
+
+
+def page_stance(depth: int) -> None:
+    """The stance proxy: judged passage labels against page labels read by best passage or by the first pieces."""
+    from app.html import read_page
+    from app.passages import Passage
+    from app.pipeline import RunSettings, detect_stances, encode_passages, encode_queries, score_candidates, topic_task
+    from app.records import Candidate, Document, bounded_text
+    from app.topics import read_topics
+
+    dev = set((TASK_2022 / "dev-topics.txt").read_text().strip().split(","))
+    truth: dict[str, dict[str, str]] = defaultdict(dict)
+    for line in (TASK_2022 / "touche-task2-2022-stance-dev.qrels").read_text().splitlines():
+        topic, _, passage, label = line.split()
+        if topic in dev:
+            truth[topic][passage] = label
+    pages = {page["doc_id"]: page["html"] for page in served_pages()}
+    topics = [topic for topic in read_topics(TASK_2022 / "topics-task2.xml") if topic.number in truth]
+    task, topics, _ = topic_task(topics, "comparative")
+    passages_by_id = {}
+    with gzip.open(TASK_2022 / "tira-input" / "passages.jsonl.gz", "rt", encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            passages_by_id[record["id"]] = record["contents"]
+
+    candidates, judged_passages = {}, {}
+    for topic in topics:
+        parents = sorted({passage.split("___")[0] for passage in truth[topic.number]} & set(pages))
+        candidates[topic.number] = [
+            Candidate(topic.number, Document(parent, bounded_text(read_page(pages[parent]))),
+                      float(len(parents) - rank))
+            for rank, parent in enumerate(parents)]
+        judged_passages[topic.number] = [
+            Candidate(topic.number, Document(passage, passages_by_id[passage]), 0.0)
+            for passage in truth[topic.number] if passage in passages_by_id]
+    settings = RunSettings(input_dir=TASK_2022 / "tira-input", output_dir=Path("unused"), rerank_depth=depth,
+                           stance_depth=depth, progress=False)
+    queries = encode_queries(topics, settings)
+
+    def labels_by(candidate_sets, passages=None) -> dict[str, dict[str, str]]:
+        if passages is None:
+            encoded, _, scored = score_candidates(topics, candidate_sets, settings, None)
+            best = {qid: found.best_passages for qid, found in scored.items()}
+        else:
+            encoded = encode_passages(passages, settings, None)
+            best = {qid: {doc: encoded.rows[read[0].key] for doc, read in found.items()}
+                    for qid, found in passages.items()}
+        ranked = {qid: ([c.doc.doc_id for c in found], [0.0] * len(found)) for qid, found in candidate_sets.items()}
+        stances = detect_stances(topics, ranked, best, encoded, queries, task, settings)
+        return {qid: dict(zip(ranked[qid][0], stances[qid])) for qid in stances}
+
+    first_pieces = {qid: {c.doc.doc_id: [Passage(c.doc.doc_id, c.doc.text)] for c in found}
+                    for qid, found in candidates.items()}
+    readings = {
+        "page, best passage (the run)": labels_by(candidates),
+        "page, first 256 word pieces": labels_by(candidates, first_pieces),
+        "the judged passage itself": labels_by(judged_passages, {
+            qid: {c.doc.doc_id: [Passage(c.doc.doc_id, c.doc.text)] for c in found}
+            for qid, found in judged_passages.items()}),
+    }
+    for name, labels in readings.items():
+        pairs = [(labels[qid].get(passage if "judged" in name else passage.split("___")[0], "Q0"), label)
+                 for qid, found in truth.items() for passage, label in found.items()
+                 if passage.split("___")[0] in pages and qid in labels]
+        counts = {label: sum(1 for _, truth_label in pairs if truth_label == label) for label in STANCE_LABELS}
+        print(f"{name:32s} macro-F1 {macro_f1(pairs):.3f} over {len(pairs)} judged passages {counts}")
+
+
+def short_documents(before: Path, after: Path, input_dir: Path, depth: int = 100) -> None:
+    """Rows of one-passage documents must be byte-identical (score and stance) before and after."""
+    from app import encoder
+    from app.corpus import detect_corpus, read_documents
+
+    documents = list(read_documents(detect_corpus(input_dir)))
+    whole = {document.doc_id for document, fits in zip(documents, encoder.fits([d.text for d in documents]))
+             if fits}
+
+    def rows(path: Path) -> dict[tuple[str, str], tuple[str, str]]:
+        found = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            topic, stance, doc_id, rank, score, _ = line.split()
+            if int(rank) <= depth:
+                found[topic, doc_id] = (stance, score)
+        return found
+
+    old, new = rows(before), rows(after)
+    shared = [key for key in old if key in new and key[1] in whole]
+    identical = sum(old[key] == new[key] for key in shared)
+    stances = sum(old[key][0] == new[key][0] for key in shared)
+    largest = max((abs(float(old[key][1]) - float(new[key][1])), key) for key in shared)
+    print(f"{len(whole)} of {len(documents)} documents are read whole; {len(shared)} of their reranked rows are in "
+          f"both runs: {identical} identical, {stances} with the same stance, largest score difference "
+          f"{largest[0]:.6f} (topic {largest[1][0]}, {largest[1][1]})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    runs = commands.add_parser("compare", help="per-topic scores and paired intervals of dev-loop outputs")
+    runs.add_argument("outs", nargs="+", type=Path, help="--out folders of ../shared/tools/web-pages-check.sh")
+    stance = commands.add_parser("page-stance", help="page-level stance against judged 2022 dev passages")
+    stance.add_argument("--depth", type=int, default=100, help="pages per topic read for stance (all: 100)")
+    short = commands.add_parser("short-documents", help="one-passage documents score the same before and after")
+    short.add_argument("before", type=Path)
+    short.add_argument("after", type=Path)
+    short.add_argument("--input", type=Path, default=TASK_2022 / "tira-input")
+    args = parser.parse_args(argv)
+    if args.command == "compare":
+        compare(args.outs)
+    elif args.command == "page-stance":
+        page_stance(args.depth)
+    else:
+        short_documents(args.before, args.after, args.input)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""scripts/web_page_experiments.py backs the web-page choices (README, "Web pages"): it must keep running against the
+package, and its per-topic nDCG must be the acceptance evaluator's."""
+
+import importlib.util
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "web_page_experiments.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("web_page_experiments", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_runs_against_the_package():
+    result = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents"))
+
+
+def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path):
+    script = load_script()
+    if not script.PAGES.exists():
+        pytest.skip("needs ../shared/data/web-pages-clueweb12")
+    served = {page["doc_id"] for page in script.served_pages()}
+    qrels = script.YEARS["2021"][0]
+    grades = defaultdict(dict)
+    for line in qrels.read_text().splitlines():
+        topic, _, doc_id, grade = line.split()
+        if doc_id in served:
+            grades[topic][doc_id] = int(grade)
+    graded = {topic: found for topic, found in grades.items() if len(set(found.values())) > 1}
+    assert graded
+    for name, reverse in (("ideal", True), ("reversed", False)):
+        with (tmp_path / name).open("w") as out:
+            for topic, found in graded.items():
+                ranked = sorted(found, key=lambda doc_id: (found[doc_id], doc_id), reverse=reverse)
+                for rank, doc_id in enumerate(ranked, 1):
+                    out.write(f"{topic} Q0 {doc_id} {rank} {1000 - rank} x\n")
+    ideal = script.per_topic(tmp_path / "ideal", qrels, served, "2021")
+    worst = script.per_topic(tmp_path / "reversed", qrels, served, "2021")
+    assert set(ideal) == set(graded) and all(value == pytest.approx(1.0) for value in ideal.values())
+    assert all(worst[topic] < 1.0 for topic in graded)
