@@ -7,7 +7,8 @@ small `.npz` file:
 
 - comparative: the passage embedding, object-aware lexical features around the mentions of the two objects
   (comparative words, "A ... better than ... B" patterns, who is praised alone) and the passage's similarity to
-  each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode).
+  each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode),
+  and the side model's (`app.stance_side`, trained on CompSent-19) reading of the sentences naming both objects.
   A side is named only where the head can tell which (`decode_comparative`). Embedding the passage with the
   objects masked by marker words scored lower in cross-validation (0.39 vs 0.44 macro-F1) and costs an extra
   encode, so it is not used. No extra encode per passage.
@@ -36,6 +37,7 @@ import numpy as np
 from app.errors import ToucheError
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
+from app.stance_side import SideModel, both_object_sentences
 
 log = logging.getLogger(__name__)
 
@@ -176,12 +178,18 @@ def _sentences(text: str):
 
 
 def comparative_lexical(texts: Sequence[str], objects: tuple[str, str],
-                        spans: Sequence[tuple[SpanList, SpanList]] | None = None) -> np.ndarray:
-    """Lexical features of passages on a comparative topic (object mentions found unless given)."""
-    rows = [lexical_features(text, *(spans[i] if spans is not None else
-                                     (find_mentions(text, objects[0]), find_mentions(text, objects[1]))))
-            for i, text in enumerate(texts)]
-    return np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
+                        spans: Sequence[tuple[SpanList, SpanList]] | None = None,
+                        side: SideModel | None = None) -> np.ndarray:
+    """Lexical features of passages on a comparative topic (object mentions found unless given), followed, with a
+    `side` model, by its side features (`app.stance_side.SideModel.passage_features`)."""
+    if spans is None:
+        spans = [(find_mentions(text, objects[0]), find_mentions(text, objects[1])) for text in texts]
+    rows = [lexical_features(text, *spans[i]) for i, text in enumerate(texts)]
+    matrix = np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
+    if side is None:
+        return matrix
+    sentences = [both_object_sentences(text, *spans[i]) for i, text in enumerate(texts)]
+    return np.hstack([matrix, side.passage_features(sentences)])
 
 
 def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, query_embeddings: np.ndarray) -> np.ndarray:
@@ -261,9 +269,11 @@ class StanceModel:
     """Predicts Touché stance labels for passages on a topic, for either kind of topic."""
 
     def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
-                 metadata: dict | None = None, device: str = "auto", precision: str = "auto"):
+                 metadata: dict | None = None, device: str = "auto", precision: str = "auto",
+                 side: SideModel | None = None):
         self.comparative = comparative
         self.controversial = controversial
+        self.side = side  # the comparative head's side evidence (app.stance_side), if it was trained with it
         self.neutral_margin = neutral_margin
         self.metadata = metadata or {}
         self.device = device
@@ -280,7 +290,9 @@ class StanceModel:
             metadata = json.loads(str(arrays["metadata"]))
             comparative = LinearHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
             controversial = LinearHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
-        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision)
+            side = SideModel.from_arrays(arrays, "side") if "side_weights" in arrays.files else None
+        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision,
+                   side)
 
     def save(self, path: str | Path) -> None:
         """Write both heads and the metadata into one `.npz` (no pickle)."""
@@ -288,7 +300,8 @@ class StanceModel:
                         controversial_labels=list(self.controversial.labels),
                         neutral_margin=self.neutral_margin)
         np.savez_compressed(path, metadata=np.asarray(json.dumps(metadata, sort_keys=True)),
-                            **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
+                            **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"),
+                            **(self.side.arrays("side") if self.side is not None else {}))
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,
@@ -324,7 +337,7 @@ class StanceModel:
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
-        lexical = comparative_lexical(texts, objects)
+        lexical = comparative_lexical(texts, objects, side=self.side)
         probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, query_embeddings))
         return decode_comparative(probabilities, self.comparative.labels)
 
@@ -359,9 +372,10 @@ class StanceModel:
 def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarray,
                side_labels: Sequence[str]) -> np.ndarray:
     """The head's probabilities with the PRO / CON split taken from the cross-encoder: whether a text takes a
-    side (1 - P(NO)) stays the head's call, which side it takes becomes the cross-encoder's."""
+    side (P(PRO) + P(CON); not NO, nor NEU where the head learnt it) stays the head's call, which side it takes
+    becomes the cross-encoder's."""
     result = probabilities.copy()
-    stance = 1.0 - probabilities[:, labels.index("NO")]
+    stance = probabilities[:, labels.index("PRO")] + probabilities[:, labels.index("CON")]
     for label in ("PRO", "CON"):
         result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
     return result

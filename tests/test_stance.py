@@ -166,9 +166,9 @@ def test_shipped_comparative_head_reads_direction_and_is_symmetric():
     model = StanceModel.load()
     embeddings, topic = encode(CLEAR), encode([LAPTOP.title])[0]
     forward = model.comparative.probabilities(
-        comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop")), topic))
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop"), side=model.side), topic))
     backward = model.comparative.probabilities(
-        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop")), topic))
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop"), side=model.side), topic))
     first, second = COMPARATIVE_LABELS.index("FIRST"), COMPARATIVE_LABELS.index("SECOND")
     assert forward[0, first] > forward[0, second] and forward[1, second] > forward[1, first]
     # Trained on object-swapped copies, the head is symmetric up to the solver's tolerance (lbfgs, tol 1e-4);
