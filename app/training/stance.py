@@ -7,9 +7,11 @@ reference, the head trained on the QA pairs alone. Its side evidence comes from 
 trained first on CompSent-19's train split (and its object-swapped copies); reported: its macro-F1 over 5 random
 folds of that split (which chose its settings) and on CompSent-19's held-out test split.
 
-Controversial head: IBM Claim Stance (train split) and Perspectrum (train and dev claims) for PRO/CON, and on-topic
-vs. unrelated pairs for NO (a Perspectrum perspective paired with another claim). Reported: accuracy and PRO/CON
-macro-F1 on the IBM Claim Stance test split, which is never trained on.
+Controversial head: IBM Claim Stance (train split), Perspectrum (train and dev claims), ArgKP-2021 (train and dev,
+without IBM-ArgQ-30k's dev and test motions) for PRO/CON, VAST (train) for PRO/CON/NEU, and on-topic vs. unrelated
+pairs for NO (a text paired with another topic). Reported: accuracy and PRO/CON macro-F1 on the IBM Claim Stance
+test split, Perspectrum test accuracy, ArgKP test PRO/CON macro-F1 and VAST test PRO/CON/NEU macro-F1, none trained
+on.
 
     python -m app.training.stance [--data-dir ../shared/data] [--out-dir app/models] [--seed 13]
 """
@@ -34,7 +36,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from app.encoder import encode
 from app.records import Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
-from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
+from app.stance import (COMPARATIVE_LABELS, NEUTRAL_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
                         controversial_features, decode_comparative, find_mentions, topic_polarity)
 from app import stance_side
 from app.stance_side import SideModel, masked
@@ -54,6 +56,12 @@ DATA_FILES = (
     "stance/perspectrum/dataset_split_v1.0.json",
     "stance/perspectrum/perspective_pool_v1.0.json",
     "stance/perspectrum/perspectrum_with_answers_v1.0.json",
+    "stance/ibm-argkp-2021/kpm_data/arguments_train.csv",
+    "stance/ibm-argkp-2021/kpm_data/arguments_dev.csv",
+    "stance/ibm-argkp-2021/test_data/arguments_test.csv",
+    "argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz",  # its dev and test motions, dropped from ArgKP
+    "stance/vast/vast_train.csv.gz",
+    "stance/vast/vast_test.from_xlsx.csv.gz",
 )
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
@@ -81,10 +89,9 @@ ARGKP_FILES = {"train": "kpm_data/arguments_train.csv", "dev": "kpm_data/argumen
                "test": "test_data/arguments_test.csv"}
 VAST_FILES = {"train": "vast_train.csv.gz", "test": "vast_test.from_xlsx.csv.gz"}
 VAST_LABELS = {"0": "CON", "1": "PRO", "2": "NEU"}
-NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU, for a head that learnt no NEU class
-CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
+NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU, for a model without a neutral head
 # Sets the controversial head learns from beside IBM Claim Stance and Perspectrum (see controversial_head).
-CONTROVERSIAL_SETS: tuple[str, ...] = ()
+CONTROVERSIAL_SETS = ("argkp", "vast")
 
 
 @dataclass
@@ -369,40 +376,52 @@ def controversial_matrix(examples: list[ControversialExample], embed: EmbeddingC
 
 def train_controversial(examples: list[ControversialExample], embed: EmbeddingCache, c: float,
                         seed: int) -> LinearHead:
-    """The controversial head; NEU is a class only if some example is NEU (else never predicted)."""
-    return fit_head(controversial_matrix(examples, embed), [e.label for e in examples], CONTROVERSIAL_LABELS, c,
-                    seed)
+    return fit_head(controversial_matrix(examples, embed), [e.label for e in examples], ("PRO", "CON", "NO"), c, seed)
 
 
-def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int,
-                       sets: tuple[str, ...] = CONTROVERSIAL_SETS) -> tuple[LinearHead, dict]:
+def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c: float, seed: int) -> LinearHead:
+    """The neutral head: NEU against SIDED (PRO or CON), from texts that are on their topic."""
+    return fit_head(controversial_matrix(examples, embed), ["NEU" if e.label == "NEU" else "SIDED" for e in examples],
+                    NEUTRAL_LABELS, c, seed)
+
+
+def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = CONTROVERSIAL_SETS
+                       ) -> tuple[LinearHead, LinearHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
-    "vast"), anything restating an IBM test motion dropped, with unrelated NO pairs; measure it on each set's test
-    split (none trained on)."""
+    "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with
+    "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
+    (none trained on)."""
     ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
     loaders = {"argkp": lambda: load_argkp(data_dir, ("train", "dev")), "vast": lambda: load_vast(data_dir, "train")}
-    extra = _without_topics(load_perspectrum(data_dir) + [e for name in sets for e in loaders[name]()], ibm_test,
-                            embed)
+    extra = [e for e in _without_topics(load_perspectrum(data_dir) + [e for name in sets for e in loaders[name]()],
+                                        ibm_test, embed) if e.label != "NEU"]
     ibm_cv_accuracy = cross_validate_ibm(ibm_train, extra, embed, CONTROVERSIAL_C, seed)
+    neutral = (train_neutral(_without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
+                             seed) if "vast" in sets else None)
     stance = ibm_train + extra
     stance += unrelated_pairs(stance, len(stance) // 3, seed)
     head = train_controversial(stance, embed, CONTROVERSIAL_C, seed)
     ibm_predicted = pro_or_con(head, ibm_test, embed)
     ibm_gold = [e.label for e in ibm_test]
+    perspectrum_test = load_perspectrum(data_dir, ("test",))
+    perspectrum_predicted = pro_or_con(head, perspectrum_test, embed)
     argkp_test, vast_test = load_argkp(data_dir, ("test",)), load_vast(data_dir, "test")
-    argkp_predicted, vast_predicted = pro_or_con(head, argkp_test, embed), sided_or_neutral(head, vast_test, embed)
+    argkp_predicted = pro_or_con(head, argkp_test, embed)
+    vast_predicted = sided_or_neutral(head, neutral, vast_test, embed)
     metrics = {
         "ibm_train_accuracy_leave_topics_out": round(float(ibm_cv_accuracy), 4),
         "ibm_test_accuracy": round(float(accuracy_score(ibm_gold, ibm_predicted)), 4),
         "ibm_test_macro_f1": round(float(f1_score(ibm_gold, ibm_predicted, average="macro")), 4),
         "ibm_test_claims": len(ibm_test),
+        "perspectrum_test_accuracy": round(float(accuracy_score([e.label for e in perspectrum_test],
+                                                                perspectrum_predicted)), 4),
         "argkp_test_macro_f1": round(float(f1_score([e.label for e in argkp_test], argkp_predicted,
                                                     average="macro")), 4),
         "vast_test_macro_f1": round(float(f1_score([e.label for e in vast_test], vast_predicted,
                                                    average="macro")), 4),
         "vast_test_f1_per_label": _per_label([e.label for e in vast_test], vast_predicted),
     }
-    return head, {"sets": list(sets), "examples": len(stance), "metrics": metrics}
+    return head, neutral, {"sets": list(sets), "examples": len(stance), "metrics": metrics}
 
 
 def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[ControversialExample],
@@ -422,16 +441,16 @@ def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[Contro
     return correct / len(ibm_train)
 
 
-def sided_or_neutral(head: LinearHead, examples: list[ControversialExample], embed: EmbeddingCache) -> list[str]:
-    """PRO, CON or NEU, whichever the head finds most likely (for texts known to be on topic, as VAST's); a head
-    without a NEU class decides NEU by the margin rule, as a run does."""
-    probabilities = head.probabilities(controversial_matrix(examples, embed))
-    columns = [head.labels.index(label) for label in ("PRO", "CON", "NEU")]
-    best = [("PRO", "CON", "NEU")[i] for i in probabilities[:, columns].argmax(axis=1)]
-    if "NEU" in {e.label for e in examples} and head.bias[head.labels.index("NEU")] < -1e3:
-        pro, con = probabilities[:, columns[0]], probabilities[:, columns[1]]
-        best = ["NEU" if abs(p - c) < NEUTRAL_MARGIN else label for label, p, c in zip(best, pro, con)]
-    return best
+def sided_or_neutral(head: LinearHead, neutral: LinearHead | None, examples: list[ControversialExample],
+                     embed: EmbeddingCache) -> list[str]:
+    """PRO, CON or NEU for texts known to be on topic (as VAST's), decided as a run decides between them: NEU where
+    the neutral head says so (without one: PRO and CON within NEUTRAL_MARGIN), else the likelier of PRO and CON."""
+    features = controversial_matrix(examples, embed)
+    probabilities = head.probabilities(features)
+    pro, con = (probabilities[:, head.labels.index(label)] for label in ("PRO", "CON"))
+    is_neutral = (neutral.probabilities(features)[:, NEUTRAL_LABELS.index("NEU")] > 0.5 if neutral is not None
+                  else np.abs(pro - con) < NEUTRAL_MARGIN)
+    return ["NEU" if n else ("PRO" if p >= c else "CON") for n, p, c in zip(is_neutral, pro, con)]
 
 
 def pro_or_con(head: LinearHead, examples: list[ControversialExample], embed: EmbeddingCache) -> list[str]:
@@ -463,7 +482,7 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
                           labels=list(COMPARATIVE_LABELS), average="macro")
     comparative = train_comparative(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
 
-    controversial, controversial_facts = controversial_head(data_dir, embed, seed)
+    controversial, neutral, controversial_facts = controversial_head(data_dir, embed, seed)
 
     metrics = {
         "dev_stance_macro_f1_leave_topics_out": round(float(cv_f1), 4),
@@ -488,8 +507,8 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
                                       "controversial": controversial_facts["examples"]},
                 "metrics": metrics}
     out_dir.mkdir(parents=True, exist_ok=True)
-    margin = NEUTRAL_MARGIN if "vast" not in CONTROVERSIAL_SETS else 0.0  # NEU learnt from VAST: no margin rule
-    StanceModel(comparative, controversial, margin, metadata, side=side).save(out_dir / "stance.npz")
+    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata, side=side, neutral=neutral).save(
+        out_dir / "stance.npz")
     log.info("wrote %s in %.0f s: %s", out_dir / "stance.npz", time.time() - started, json.dumps(metrics))
     return metrics
 
