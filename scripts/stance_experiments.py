@@ -4,6 +4,7 @@
     python scripts/stance_experiments.py query-cosines            # about 2 min
     python scripts/stance_experiments.py neutral-proxy            # about 2 min
     python scripts/stance_experiments.py ukp-sides [--model PATH] # about 3 min: the shipped path on debate posts
+    python scripts/stance_experiments.py controversial-sets --out DIR  # about 5 min
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -24,6 +25,9 @@
   one): 9 yes/no debates as controversial topics (PRO / CON macro-F1 with the heads alone and with the
   cross-encoder reading every post), 7 "X or Y" debates as comparative topics (FIRST / SECOND macro-F1). The
   question and side of each file are the table UKP_DEBATES, written by reading the file names and posts.
+- controversial-sets (issue 20): the controversial head (and, with VAST, the neutral head) trained with ArgKP alone,
+  VAST alone and both beside IBM Claim Stance and Perspectrum (`app.training.stance.controversial_head`), each
+  set's test figures; writes each variant as DIR/stance-<sets>.npz (the shipped comparative head) for ukp-sides.
 """
 
 from __future__ import annotations
@@ -221,9 +225,25 @@ def ukp_sides(model_path: Path | None) -> dict:
     return result
 
 
+def controversial_sets(embed, out: Path) -> dict:
+    """The controversial heads trained with each of ArgKP and VAST and with both; test figures per variant."""
+    from app.training.stance import NEUTRAL_MARGIN, controversial_head
+
+    shipped, result = StanceModel.load(device="cpu"), {}
+    out.mkdir(parents=True, exist_ok=True)
+    for sets in (("argkp",), ("vast",), ("argkp", "vast")):
+        head, neutral, facts = controversial_head(common.DEFAULT_DATA_DIR, embed, SEED, sets)
+        StanceModel(shipped.comparative, head, NEUTRAL_MARGIN, shipped.metadata, side=shipped.side,
+                    neutral=neutral).save(out / f"stance-{'-'.join(sets)}.npz")
+        result["+".join(sets)] = facts["metrics"]
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides"))
+    parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
+                                               "controversial-sets"))
+    parser.add_argument("--out", type=Path, default=Path("out/stance-sets"), help="controversial-sets: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides: a stance.npz (default: the shipped)")
     parser.add_argument("--splits", type=int, default=1, help="fold splits for argq-init")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
@@ -234,7 +254,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     embed = EmbeddingCache(args.cache_dir)
     qa, dev = load_qa_pairs(common.DEFAULT_DATA_DIR), load_dev_passages(common.DEFAULT_DATA_DIR)
-    if args.experiment == "argq-init":
+    if args.experiment == "controversial-sets":
+        result = controversial_sets(embed, args.out)
+    elif args.experiment == "argq-init":
         result = argq_init(qa, dev, embed, args.splits)
     elif args.experiment == "query-cosines":
         result = query_cosines(qa, dev, embed)
