@@ -7,13 +7,16 @@ small `.npz` file:
 
 - comparative: the passage embedding, object-aware lexical features around the mentions of the two objects
   (comparative words, "A ... better than ... B" patterns, who is praised alone) and the passage's similarity to
-  each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode).
+  each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode),
+  and the side model's (`app.stance_side`, trained on CompSent-19) reading of the sentences naming both objects.
   A side is named only where the head can tell which (`decode_comparative`). Embedding the passage with the
   objects masked by marker words scored lower in cross-validation (0.39 vs 0.44 macro-F1) and costs an extra
   encode, so it is not used. No extra encode per passage.
 - controversial: the document embedding signed by the topic's polarity (-1 for topics against their target, "Should
   X be banned?", from a word rule), its element-wise product with the topic's, and their similarity; PRO / CON /
-  NO (NO learnt from texts paired with unrelated topics), NEU when PRO and CON are within `neutral_margin`. The
+  NO (NO learnt from texts paired with unrelated topics); NEU, where the head takes a side, when the neutral head
+  (trained on VAST's neutral comments against its sided ones) says so, or, for a model without one, when PRO and
+  CON are within `neutral_margin`. The
   signed embedding lets the head learn the document's sentiment once for both kinds of topic: IBM Claim Stance
   test accuracy 0.52 without it, see the artefact's metrics with it. No extra encode per document.
 
@@ -36,11 +39,13 @@ import numpy as np
 from app.errors import ToucheError
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
+from app.stance_side import SideModel, both_object_sentences
 
 log = logging.getLogger(__name__)
 
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
+NEUTRAL_LABELS = ("SIDED", "NEU")  # the neutral head's (StanceModel.neutral)
 TASKS = ("comparative", "controversial")
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "stance.npz"
 
@@ -176,12 +181,18 @@ def _sentences(text: str):
 
 
 def comparative_lexical(texts: Sequence[str], objects: tuple[str, str],
-                        spans: Sequence[tuple[SpanList, SpanList]] | None = None) -> np.ndarray:
-    """Lexical features of passages on a comparative topic (object mentions found unless given)."""
-    rows = [lexical_features(text, *(spans[i] if spans is not None else
-                                     (find_mentions(text, objects[0]), find_mentions(text, objects[1]))))
-            for i, text in enumerate(texts)]
-    return np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
+                        spans: Sequence[tuple[SpanList, SpanList]] | None = None,
+                        side: SideModel | None = None) -> np.ndarray:
+    """Lexical features of passages on a comparative topic (object mentions found unless given), followed, with a
+    `side` model, by its side features (`app.stance_side.SideModel.passage_features`)."""
+    if spans is None:
+        spans = [(find_mentions(text, objects[0]), find_mentions(text, objects[1])) for text in texts]
+    rows = [lexical_features(text, *spans[i]) for i, text in enumerate(texts)]
+    matrix = np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
+    if side is None:
+        return matrix
+    sentences = [both_object_sentences(text, *spans[i]) for i, text in enumerate(texts)]
+    return np.hstack([matrix, side.passage_features(sentences)])
 
 
 def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, query_embeddings: np.ndarray) -> np.ndarray:
@@ -261,9 +272,12 @@ class StanceModel:
     """Predicts Touché stance labels for passages on a topic, for either kind of topic."""
 
     def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
-                 metadata: dict | None = None, device: str = "auto", precision: str = "auto"):
+                 metadata: dict | None = None, device: str = "auto", precision: str = "auto",
+                 side: SideModel | None = None, neutral: LinearHead | None = None):
         self.comparative = comparative
         self.controversial = controversial
+        self.side = side  # the comparative head's side evidence (app.stance_side), if it was trained with it
+        self.neutral = neutral  # SIDED / NEU on controversial topics, for texts the controversial head gives a side
         self.neutral_margin = neutral_margin
         self.metadata = metadata or {}
         self.device = device
@@ -280,7 +294,11 @@ class StanceModel:
             metadata = json.loads(str(arrays["metadata"]))
             comparative = LinearHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
             controversial = LinearHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
-        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision)
+            side = SideModel.from_arrays(arrays, "side") if "side_weights" in arrays.files else None
+            neutral = (LinearHead.from_arrays(arrays, "neutral", NEUTRAL_LABELS) if "neutral_weights" in arrays.files
+                       else None)
+        return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision,
+                   side, neutral)
 
     def save(self, path: str | Path) -> None:
         """Write both heads and the metadata into one `.npz` (no pickle)."""
@@ -288,7 +306,9 @@ class StanceModel:
                         controversial_labels=list(self.controversial.labels),
                         neutral_margin=self.neutral_margin)
         np.savez_compressed(path, metadata=np.asarray(json.dumps(metadata, sort_keys=True)),
-                            **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"))
+                            **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"),
+                            **(self.side.arrays("side") if self.side is not None else {}),
+                            **(self.neutral.arrays("neutral") if self.neutral is not None else {}))
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,
@@ -313,18 +333,20 @@ class StanceModel:
         query_embeddings = np.atleast_2d(query_embeddings)
         cross_depth = min(cross_depth, len(texts))
         if task == "controversial":
-            probabilities = self.controversial.probabilities(
-                controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title)))
+            features = controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title))
+            probabilities = self.controversial.probabilities(features)
             if cross_depth:
                 side = self.cross.controversial(topic.title, texts[:cross_depth])
                 probabilities[:cross_depth] = _with_side(probabilities[:cross_depth], self.controversial.labels,
                                                          side, self.cross.labels)
-            return self._decode_controversial(probabilities)
+            neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
+                "NEU")]
+            return self._decode_controversial(probabilities, neutral)
         objects = topic.objects or _objects_from_question(topic.title)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
-        lexical = comparative_lexical(texts, objects)
+        lexical = comparative_lexical(texts, objects, side=self.side)
         probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, query_embeddings))
         return decode_comparative(probabilities, self.comparative.labels)
 
@@ -337,14 +359,20 @@ class StanceModel:
             self._cross = StanceCrossEncoder.load(device=self.device, precision=self.precision)
         return self._cross
 
-    def _decode_controversial(self, probabilities: np.ndarray) -> list[StancePrediction]:
-        """PRO / CON / NO by the highest probability; NEU when PRO and CON are within `neutral_margin`."""
+    def _decode_controversial(self, probabilities: np.ndarray,
+                              neutral: np.ndarray | None = None) -> list[StancePrediction]:
+        """PRO / CON / NO by the highest probability; a side becomes NEU where the neutral head's P(NEU) (`neutral`)
+        is over 0.5, or, without a neutral head, where PRO and CON are within `neutral_margin`."""
         labels = self.controversial.labels
         predictions = []
-        for row in probabilities:
+        for i, row in enumerate(probabilities):
             label = labels[int(row.argmax())]
             pro, con = float(row[labels.index("PRO")]), float(row[labels.index("CON")])
-            if label in ("PRO", "CON") and abs(pro - con) < self.neutral_margin:
+            if label in ("PRO", "CON") and neutral is not None:
+                sided = neutral[i] <= 0.5
+                predictions.append(StancePrediction(label, float(row.max())) if sided else
+                                   StancePrediction("NEU", float(neutral[i])))
+            elif label in ("PRO", "CON") and abs(pro - con) < self.neutral_margin:
                 predictions.append(StancePrediction("NEU", 1.0 - abs(pro - con)))
             else:
                 predictions.append(StancePrediction(label, float(row.max())))
@@ -359,9 +387,10 @@ class StanceModel:
 def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarray,
                side_labels: Sequence[str]) -> np.ndarray:
     """The head's probabilities with the PRO / CON split taken from the cross-encoder: whether a text takes a
-    side (1 - P(NO)) stays the head's call, which side it takes becomes the cross-encoder's."""
+    side (P(PRO) + P(CON); not NO, nor NEU where the head learnt it) stays the head's call, which side it takes
+    becomes the cross-encoder's."""
     result = probabilities.copy()
-    stance = 1.0 - probabilities[:, labels.index("NO")]
+    stance = probabilities[:, labels.index("PRO")] + probabilities[:, labels.index("CON")]
     for label in ("PRO", "CON"):
         result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
     return result

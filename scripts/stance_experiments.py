@@ -3,6 +3,8 @@
     python scripts/stance_experiments.py argq-init [--splits 1]   # about 30 min per split on 2 cores
     python scripts/stance_experiments.py query-cosines            # about 2 min
     python scripts/stance_experiments.py neutral-proxy            # about 2 min
+    python scripts/stance_experiments.py ukp-sides [--model PATH] # about 3 min: the shipped path on debate posts
+    python scripts/stance_experiments.py controversial-sets --out DIR  # about 5 min
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -18,6 +20,14 @@
   stance toward the claim "A is better than B" (FIRST -> PRO, SECOND -> CON, NEUTRAL -> NEU, NO -> NO), the
   controversial head and cross-encoder score near chance (dev macro-F1 0.16), so a NEU rule fitted there says
   nothing about controversial topics; the margin rule stays.
+- ukp-sides (issue 20's dev check): UKPConvArg1's debate-portal posts (createdebate), whose file name is the side
+  they argue, labelled by `StanceModel.predict` as a run labels them (`--model`: a stance.npz, default the shipped
+  one): 9 yes/no debates as controversial topics (PRO / CON macro-F1 with the heads alone and with the
+  cross-encoder reading every post), 7 "X or Y" debates as comparative topics (FIRST / SECOND macro-F1). The
+  question and side of each file are the table UKP_DEBATES, written by reading the file names and posts.
+- controversial-sets (issue 20): the controversial head (and, with VAST, the neutral head) trained with ArgKP alone,
+  VAST alone and both beside IBM Claim Stance and Perspectrum (`app.training.stance.controversial_head`), each
+  set's test figures; writes each variant as DIR/stance-<sets>.npz (the shipped comparative head) for ukp-sides.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from app.records import Topic
 from app.relevance import QUERY_NAMES
 from app.stance import COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, topic_polarity
 from app.stance_cross import StanceCrossEncoder
@@ -137,16 +148,115 @@ def neutral_proxy(qa, dev, embed) -> dict:
     return result
 
 
+# file-name debate: (question, compared objects or None, {file-name side: label}); yes/no debates are PRO / CON
+# toward the question, "X or Y" debates FIRST / SECOND toward the objects.
+UKP_DEBATES = {
+    "ban-plastic-water-bottles": ("Should plastic water bottles be banned?", None,
+                                  {"yes-emergencies-only": "PRO", "no-bad-for-the-economy": "CON"}),
+    "gay-marriage-right-or-wrong": ("Is allowing gay marriage right?", None,
+                                    {"allowing-gay-marriage-is-right": "PRO", "allowing-gay-marriage-is-wrong": "CON"}),
+    "human-growth-and-development-should-parents-use-spanking-as-an-option-to-discipline-": (
+        "Should parents use spanking as an option to discipline?", None, {"yes": "PRO", "no": "CON"}),
+    "if-your-spouse-committed-murder-and-he-or-she-confided-in-you-would-you-turn-them-in-": (
+        "If your spouse committed murder and confided in you, would you turn them in?", None,
+        {"yes": "PRO", "no": "CON"}),
+    "india-has-the-potential-to-lead-the-world-": ("Does India have the potential to lead the world?", None,
+                                                   {"yes-for": "PRO", "no-against": "CON"}),
+    "is-porn-wrong-": ("Is porn wrong?", None, {"yes-porn-is-wrong": "PRO", "no-is-is-not": "CON"}),
+    "is-the-school-uniform-a-good-or-bad-idea-": ("Is the school uniform a good idea?", None,
+                                                  {"good": "PRO", "bad": "CON"}),
+    "should-physical-education-be-mandatory-in-schools-": ("Should physical education be mandatory in schools?",
+                                                           None, {"yes-": "PRO", "no-": "CON"}),
+    "william-farquhar-ought-to-be-honoured-as-the-rightful-founder-of-singapore": (
+        "Ought William Farquhar to be honoured as the rightful founder of Singapore?", None,
+        {"yes-of-course-": "PRO", "no-it-is-raffles-": "CON"}),
+    "christianity-or-atheism-": ("Christianity or atheism?", ("christianity", "atheism"),
+                                 {"christianity": "FIRST", "atheism": "SECOND"}),
+    "evolution-vs-creation": ("Evolution vs. creation: which is right?", ("evolution", "creation"),
+                              {"evolution": "FIRST", "creation": "SECOND"}),
+    "firefox-vs-internet-explorer": ("Which is better, Firefox or Internet Explorer?", ("firefox", "internet explorer"),
+                                     {"it-has-a-cute-logo-oh-and-extensions-err-add-ons": "FIRST",
+                                      "there-s-more-browsers-than-the-ie-firefox-is-an-animal": "SECOND"}),
+    "is-it-better-to-have-a-lousy-father-or-to-be-fatherless-": (
+        "Is it better to have a lousy father or to be fatherless?", ("lousy father", "fatherless"),
+        {"lousy-father": "FIRST", "fatherless": "SECOND"}),
+    "personal-pursuit-or-advancing-the-common-good-": ("Personal pursuit or advancing the common good?",
+                                                       ("personal pursuit", "common good"),
+                                                       {"personal-pursuit": "FIRST",
+                                                        "advancing-the-common-good": "SECOND"}),
+    "pro-choice-vs-pro-life": ("Pro-choice or pro-life?", ("pro-choice", "pro-life"),
+                               {"pro-choice": "FIRST", "pro-life": "SECOND"}),
+    "tv-is-better-than-books": ("Is TV better than books?", ("TV", "books"), {"tv": "FIRST", "books": "SECOND"}),
+}
+UKP_FOLDER = "argument-quality/ukpconvarg1/UKPConvArg1-Ranking-CSV"
+
+
+def read_ukp_debates(data_dir: Path) -> list[tuple[Topic, list[str], list[str]]]:
+    """(topic, posts, gold labels) per UKPConvArg1 debate, sides from UKP_DEBATES; a file not in it is an error."""
+    debates: dict[str, tuple[Topic, list[str], list[str]]] = {}
+    for path in sorted((data_dir / UKP_FOLDER).glob("*.csv")):
+        debate, side = path.stem.split("_", 1)
+        question, objects, sides = UKP_DEBATES[debate]
+        topic, texts, gold = debates.setdefault(debate, (Topic(str(len(debates) + 1), question, objects=objects),
+                                                         [], []))
+        for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+            texts.append(line.split("\t", 2)[2].replace("<br/>", "\n"))
+            gold.append(sides[side])
+    return list(debates.values())
+
+
+def ukp_sides(model_path: Path | None) -> dict:
+    """The run's stance labels on UKPConvArg1 posts: PRO / CON macro-F1 of yes/no debates (heads; cross-encoder on
+    every post) and FIRST / SECOND macro-F1 of "X or Y" debates, with the share of posts given a side."""
+    model = StanceModel.load(model_path, device="cpu")
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    for topic, texts, gold in read_ukp_debates(common.DEFAULT_DATA_DIR):
+        runs = ([("comparative", "comparative", 0)] if topic.objects else
+                [("controversial_heads", "controversial", 0), ("controversial_cross", "controversial", len(texts))])
+        for name, task, depth in runs:
+            predicted = [p.label for p in model.predict(topic, texts, task=task, cross_depth=depth)]
+            found.setdefault(name, ([], []))[0].extend(gold)
+            found[name][1].extend(predicted)
+    result = {}
+    for name, (gold, predicted) in found.items():
+        sides = ["FIRST", "SECOND"] if name == "comparative" else ["PRO", "CON"]
+        result[name] = dict(label_scores(gold, predicted, sides), posts=len(gold),
+                            sided=round(sum(p in sides for p in predicted) / len(predicted), 3))
+    return result
+
+
+def controversial_sets(embed, out: Path) -> dict:
+    """The controversial heads trained with each of ArgKP and VAST and with both; test figures per variant."""
+    from app.training.stance import NEUTRAL_MARGIN, controversial_head
+
+    shipped, result = StanceModel.load(device="cpu"), {}
+    out.mkdir(parents=True, exist_ok=True)
+    for sets in (("argkp",), ("vast",), ("argkp", "vast")):
+        head, neutral, facts = controversial_head(common.DEFAULT_DATA_DIR, embed, SEED, sets)
+        StanceModel(shipped.comparative, head, NEUTRAL_MARGIN, shipped.metadata, side=shipped.side,
+                    neutral=neutral).save(out / f"stance-{'-'.join(sets)}.npz")
+        result["+".join(sets)] = facts["metrics"]
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy"))
+    parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
+                                               "controversial-sets"))
+    parser.add_argument("--out", type=Path, default=Path("out/stance-sets"), help="controversial-sets: models here")
+    parser.add_argument("--model", type=Path, default=None, help="ukp-sides: a stance.npz (default: the shipped)")
     parser.add_argument("--splits", type=int, default=1, help="fold splits for argq-init")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
+    if args.experiment == "ukp-sides":
+        print(json.dumps(ukp_sides(args.model), indent=2))
+        return
     embed = EmbeddingCache(args.cache_dir)
     qa, dev = load_qa_pairs(common.DEFAULT_DATA_DIR), load_dev_passages(common.DEFAULT_DATA_DIR)
-    if args.experiment == "argq-init":
+    if args.experiment == "controversial-sets":
+        result = controversial_sets(embed, args.out)
+    elif args.experiment == "argq-init":
         result = argq_init(qa, dev, embed, args.splits)
     elif args.experiment == "query-cosines":
         result = query_cosines(qa, dev, embed)

@@ -166,9 +166,9 @@ def test_shipped_comparative_head_reads_direction_and_is_symmetric():
     model = StanceModel.load()
     embeddings, topic = encode(CLEAR), encode([LAPTOP.title])[0]
     forward = model.comparative.probabilities(
-        comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop")), topic))
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop"), side=model.side), topic))
     backward = model.comparative.probabilities(
-        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop")), topic))
+        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop"), side=model.side), topic))
     first, second = COMPARATIVE_LABELS.index("FIRST"), COMPARATIVE_LABELS.index("SECOND")
     assert forward[0, first] > forward[0, second] and forward[1, second] > forward[1, first]
     # Trained on object-swapped copies, the head is symmetric up to the solver's tolerance (lbfgs, tol 1e-4);
@@ -186,6 +186,32 @@ def test_shipped_controversial_head_says_no_for_unrelated_text():
         "Our store sells furniture, lamps and garden tools at low prices.",
     ], task="controversial")
     assert predictions[0].label in ("PRO", "CON", "NEU") and predictions[1].label == "NO"
+
+
+def test_neutral_head_turns_only_sides_into_neu_and_is_saved(tmp_path):
+    from app.stance import NEUTRAL_LABELS
+
+    model = _toy_model()
+    dim = model.controversial.mean.shape[0]
+    model.neutral = LinearHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                               np.zeros((dim, 2), np.float32), np.asarray([0.0, 1.0], np.float32))  # NEU wins
+    probabilities = np.asarray([[0.6, 0.3, 0.1], [0.3, 0.6, 0.1], [0.1, 0.1, 0.8]], np.float32)  # PRO, CON, NO
+    decoded = model._decode_controversial(probabilities, np.asarray([0.7, 0.2, 0.9]))
+    assert [p.label for p in decoded] == ["NEU", "CON", "NO"]  # no margin rule beside a neutral head
+    model.save(tmp_path / "stance.npz")
+    loaded = StanceModel.load(tmp_path / "stance.npz")
+    assert loaded.neutral is not None and loaded.neutral.labels == NEUTRAL_LABELS
+    texts = ["Tenure protects teachers."] * 2
+    predicted = loaded.predict(TENURE, texts, embeddings=_unit(2, seed=3), task="controversial",
+                               query_embeddings=_unit(1, seed=4))
+    assert {p.label for p in predicted} <= {"NEU", "NO"}
+
+
+@pytest.mark.slow
+def test_shipped_model_has_a_neutral_head_learnt_from_vast():
+    model = StanceModel.load()
+    assert model.neutral is not None and "vast" in model.metadata["controversial_sets"]
+    assert model.metadata["metrics"]["vast_test_macro_f1"] > 0.55
 
 
 @pytest.mark.parametrize("labels", [("PRO", "CON"), ("PRO", "CON", "NO")])

@@ -3,11 +3,15 @@
 Comparative head: the Touché 2022 Task 2 training set (956 question-answer pairs, Webis-CompQuestions-22) plus the
 2022 dev topics' stance qrels over the tira-input passages. Reported: stance macro-F1 on the dev passages,
 leave-topics-out (5 folds of dev topics; the other dev topics and the QA pairs train each fold), and, as a clean
-reference, the head trained on the QA pairs alone.
+reference, the head trained on the QA pairs alone. Its side evidence comes from the side model of app.stance_side,
+trained first on CompSent-19's train split (and its object-swapped copies); reported: its macro-F1 over 5 random
+folds of that split (which chose its settings) and on CompSent-19's held-out test split.
 
-Controversial head: IBM Claim Stance (train split) and Perspectrum (train and dev claims) for PRO/CON, and on-topic
-vs. unrelated pairs for NO (a Perspectrum perspective paired with another claim). Reported: accuracy and PRO/CON
-macro-F1 on the IBM Claim Stance test split, which is never trained on.
+Controversial head: IBM Claim Stance (train split), Perspectrum (train and dev claims), ArgKP-2021 (train and dev,
+without IBM-ArgQ-30k's dev and test motions) for PRO/CON, VAST (train) for PRO/CON/NEU, and on-topic vs. unrelated
+pairs for NO (a text paired with another topic). Reported: accuracy and PRO/CON macro-F1 on the IBM Claim Stance
+test split, Perspectrum test accuracy, ArgKP test PRO/CON macro-F1 and VAST test PRO/CON/NEU macro-F1, none trained
+on.
 
     python -m app.training.stance [--data-dir ../shared/data] [--out-dir app/models] [--seed 13]
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import gzip
 import hashlib
 import json
 import logging
@@ -31,8 +36,10 @@ from sklearn.metrics import accuracy_score, f1_score
 from app.encoder import encode
 from app.records import Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
-from app.stance import (COMPARATIVE_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
+from app.stance import (COMPARATIVE_LABELS, NEUTRAL_LABELS, LinearHead, StanceModel, comparative_features, comparative_lexical,
                         controversial_features, decode_comparative, find_mentions, topic_polarity)
+from app import stance_side
+from app.stance_side import SideModel, masked
 from app.training import common
 
 log = logging.getLogger(__name__)
@@ -43,10 +50,23 @@ CONTROVERSIAL_FILES = ("stance/ibm-claim-stance/claim_stance_dataset_v1.csv",
                        *(f"stance/perspectrum/{name}" for name in ("dataset_split_v1.0.json",
                                                                    "perspective_pool_v1.0.json",
                                                                    "perspectrum_with_answers_v1.0.json")))
-DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES)
+STANCE_SETS = (  # issue 20: CompSent-19 sides, ArgKP-2021 and VAST stance
+    "stance/compsent19/train_dev_data.csv.gz",
+    "stance/compsent19/held_out_data.csv.gz",
+    "stance/ibm-argkp-2021/kpm_data/arguments_train.csv",
+    "stance/ibm-argkp-2021/kpm_data/arguments_dev.csv",
+    "stance/ibm-argkp-2021/test_data/arguments_test.csv",
+    "argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz",  # its dev and test motions, dropped from ArgKP
+    "stance/vast/vast_train.csv.gz",
+    "stance/vast/vast_test.from_xlsx.csv.gz",
+)
+DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES,
+              *STANCE_SETS)
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
-SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO"}
+SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO", "NONE": "NONE"}
+COMPSENT_LABELS = {"BETTER": "FIRST", "WORSE": "SECOND", "NONE": "NONE"}
+COMPSENT_FILES = {"train": "train_dev_data.csv.gz", "test": "held_out_data.csv.gz"}
 FOLDS = 5
 # Chosen by leave-topics-out cross-validation on the dev passages (C in 0.001-0.01, dev weight 1 or 3), on the
 # fold split of seed 13, so that figure is optimistic; the mean over SPLITS splits of the 25 topics into folds
@@ -55,7 +75,22 @@ SPLITS = 5
 COMPARATIVE_C = 0.001
 DEV_WEIGHT = 3.0
 CONTROVERSIAL_C = 0.003  # IBM train leave-topics-out accuracy: 0.617 (0.609 at 0.01, 0.613 at 0.03 and 0.1)
-NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU (no training data for NEU exists here)
+# The side model (app.stance_side), chosen by 5-fold macro-F1 on CompSent-19's train split (its test split kept
+# for the report): C 0.1 / 0.3 / 1.0 -> 0.637 / 0.642 / 0.629; n-grams in at least SIDE_MIN_DF sentences, counted
+# with the swapped copies (4: 21k n-grams; 10: 5.5k n-grams, 0.627).
+SIDE_C = 0.3
+# The comparative head is fitted to a tighter tolerance than sklearn's 1e-4: trained on object-swapped copies it is
+# symmetric up to the solver's tolerance, and with the side features that left FIRST / SECOND asymmetries of 1e-3,
+# the size of SIDE_TIE (app.stance), on texts whose features are symmetric.
+COMPARATIVE_TOL = 1e-6
+SIDE_MIN_DF = 4
+ARGKP_FILES = {"train": "kpm_data/arguments_train.csv", "dev": "kpm_data/arguments_dev.csv",
+               "test": "test_data/arguments_test.csv"}
+VAST_FILES = {"train": "vast_train.csv.gz", "test": "vast_test.from_xlsx.csv.gz"}
+VAST_LABELS = {"0": "CON", "1": "PRO", "2": "NEU"}
+NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU, for a model without a neutral head
+# Sets the controversial head learns from beside IBM Claim Stance and Perspectrum (see controversial_head).
+CONTROVERSIAL_SETS = ("argkp", "vast")
 
 
 @dataclass
@@ -151,21 +186,67 @@ def swap(example: ComparativeExample) -> ComparativeExample:
                               example.spans[::-1], SWAPPED[example.label], example.queries)
 
 
-def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache) -> np.ndarray:
+def load_compsent(data_dir: Path, split: str) -> list[ComparativeExample]:
+    """CompSent-19 sentences of one split ("train": its train_dev file, "test": its held-out file), objects found
+    by `find_mentions`; BETTER (the first object wins) -> FIRST, WORSE -> SECOND, NONE -> NONE."""
+    path = data_dir / "stance" / "compsent19" / COMPSENT_FILES[split]
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    examples = []
+    for row in rows:
+        objects, text = (row["object_a"].strip(), row["object_b"].strip()), row["sentence"]
+        spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
+        examples.append(ComparativeExample("compsent", "", text, objects, spans,
+                                           COMPSENT_LABELS[row["most_frequent_label"]]))
+    return examples
+
+
+def train_side(examples: list[ComparativeExample], c: float, seed: int) -> SideModel:
+    """Fit the side model (`app.stance_side`) on sentences and their object-swapped copies."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    examples = examples + [swap(example) for example in examples]
+    vectorizer = CountVectorizer(ngram_range=(1, stance_side.NGRAMS), binary=True, min_df=SIDE_MIN_DF,
+                                 token_pattern=stance_side.TOKEN_PATTERN, dtype=np.float32)
+    x = vectorizer.fit_transform([masked(e.text, *e.spans) for e in examples])
+    y = np.asarray([stance_side.LABELS.index(e.label) for e in examples])
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=3000, random_state=seed).fit(x, y)
+    return SideModel(vectorizer.get_feature_names_out().tolist(), model.coef_.T, model.intercept_)
+
+
+def side_labels(model: SideModel, examples: list[ComparativeExample]) -> list[str]:
+    probabilities = model.probabilities([masked(e.text, *e.spans) for e in examples])
+    return [stance_side.LABELS[i] for i in probabilities.argmax(axis=1)]
+
+
+def cross_validate_side(examples: list[ComparativeExample], c: float, seed: int) -> float:
+    """Macro-F1 of the side model over FOLDS random folds of CompSent-19's train split (the selection figure)."""
+    fold_of = np.random.default_rng(seed).permutation(len(examples)) % FOLDS
+    gold, predicted = [], []
+    for fold in range(FOLDS):
+        held = [e for e, f in zip(examples, fold_of) if f == fold]
+        model = train_side([e for e, f in zip(examples, fold_of) if f != fold], c, seed)
+        gold += [e.label for e in held]
+        predicted += side_labels(model, held)
+    return float(f1_score(gold, predicted, average="macro"))
+
+
+def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache,
+                       side: SideModel | None = None) -> np.ndarray:
     """The comparative head's features for examples, built exactly as StanceModel.predict builds them."""
-    lexical = np.vstack([comparative_lexical([e.text], e.objects, [e.spans]) for e in examples])
+    lexical = np.vstack([comparative_lexical([e.text], e.objects, [e.spans], side) for e in examples])
     queries = embed([query for e in examples for query in queries_of(e)])
     queries = queries.reshape(len(examples), len(QUERY_NAMES), EMBEDDING_DIM)
     return comparative_features(embed([e.text for e in examples]), lexical, queries)
 
 
 def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...], c: float, seed: int,
-             sample_weight: np.ndarray | None = None) -> LinearHead:
-    """Fit a class-balanced multinomial logistic regression on standardised features."""
+             sample_weight: np.ndarray | None = None, tol: float = 1e-4) -> LinearHead:
+    """Fit a class-balanced multinomial logistic regression on standardised features (lbfgs to `tol`)."""
     mean = features.mean(axis=0)
     scale = features.std(axis=0) + 1e-6
     y = np.asarray([label_set.index(label) for label in labels])
-    model = LogisticRegression(C=c, class_weight="balanced", max_iter=3000, random_state=seed)
+    model = LogisticRegression(C=c, class_weight="balanced", max_iter=3000, random_state=seed, tol=tol)
     model.fit((features - mean) / scale, y, sample_weight=sample_weight)
     weights = np.zeros((features.shape[1], len(label_set)), np.float32)
     bias = np.full(len(label_set), -1e4, np.float32)  # a class absent from training is never predicted
@@ -179,13 +260,13 @@ def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...]
 
 
 def train_comparative(qa: list[ComparativeExample], dev: list[ComparativeExample], embed: EmbeddingCache,
-                      c: float, dev_weight: float, seed: int) -> LinearHead:
+                      c: float, dev_weight: float, seed: int, side: SideModel | None = None) -> LinearHead:
     """Fit the comparative head on examples and their object-swapped copies."""
     examples = qa + dev
     examples = examples + [swap(example) for example in examples]
     weights = np.asarray([dev_weight if example.group != "qa" else 1.0 for example in examples])
-    return fit_head(comparative_matrix(examples, embed), [e.label for e in examples], COMPARATIVE_LABELS, c, seed,
-                    weights)
+    return fit_head(comparative_matrix(examples, embed, side), [e.label for e in examples], COMPARATIVE_LABELS, c,
+                    seed, weights, COMPARATIVE_TOL)
 
 
 def predict_labels(head: LinearHead, features: np.ndarray) -> list[str]:
@@ -193,14 +274,15 @@ def predict_labels(head: LinearHead, features: np.ndarray) -> list[str]:
     return [prediction.label for prediction in decode_comparative(head.probabilities(features), head.labels)]
 
 
-def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int) -> tuple[float, dict]:
+def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int,
+                       side: SideModel | None = None) -> tuple[float, dict]:
     """Leave-topics-out macro-F1 on the dev passages: each fold's topics are predicted by a head trained without them."""
     gold, predicted = [], []
     for fold in common.topic_folds([example.group for example in dev], FOLDS, seed):
         held = [e for e in dev if e.group in fold]
-        head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, c, dev_weight, seed)
+        head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, c, dev_weight, seed, side)
         gold += [e.label for e in held]
-        predicted += predict_labels(head, comparative_matrix(held, embed))
+        predicted += predict_labels(head, comparative_matrix(held, embed, side))
     return f1_score(gold, predicted, labels=list(COMPARATIVE_LABELS), average="macro"), _per_label(gold, predicted)
 
 
@@ -243,6 +325,37 @@ def load_perspectrum(data_dir: Path, splits: tuple[str, ...] = ("train", "dev"))
     return examples
 
 
+def load_argq(data_dir: Path, split: str, min_confidence: float = 0.0) -> list[ControversialExample]:
+    """IBM-ArgQ-Rank-30kArgs arguments of one split with their stance toward the motion (CC-BY-SA 3.0)."""
+    path = data_dir / "argument-quality" / "ibm-argq-30k" / "arg_quality_rank_30k.csv.gz"
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        return [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance_WA"] == "1" else "CON")
+                for row in csv.DictReader(handle)
+                if row["set"] == split and float(row["stance_WA_conf"]) >= min_confidence]
+
+
+def load_argkp(data_dir: Path, splits: tuple[str, ...]) -> list[ControversialExample]:
+    """ArgKP-2021 arguments (CDLA-Sharing-1.0) of the given splits with their PRO / CON stance toward the motion.
+
+    Its train and dev splits copy arguments of IBM-ArgQ-30k's dev and test motions: those motions are dropped, or
+    the ArgQ figures of the cross-encoder and this head's would stop being held out."""
+    held_out = {e.topic for split in ("dev", "test") for e in load_argq(data_dir, split)}
+    examples = []
+    for split in splits:
+        with (data_dir / "stance" / "ibm-argkp-2021" / ARGKP_FILES[split]).open(newline="", encoding="utf-8") as handle:
+            examples += [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance"] == "1" else "CON")
+                         for row in csv.DictReader(handle) if row["topic"] not in held_out]
+    return examples
+
+
+def load_vast(data_dir: Path, split: str) -> list[ControversialExample]:
+    """VAST (Allaway & McKeown 2020; no licence stated, research data): New York Times comments with their stance
+    PRO / CON / NEU toward a topic phrase, mostly never seen in training (zero-shot)."""
+    with gzip.open(data_dir / "stance" / "vast" / VAST_FILES[split], "rt", encoding="utf-8", newline="") as handle:
+        return [ControversialExample(row["topic_str"], row["post"], VAST_LABELS[row["label"]])
+                for row in csv.DictReader(handle)]
+
+
 def unrelated_pairs(examples: list[ControversialExample], count: int, seed: int) -> list[ControversialExample]:
     """NO examples: texts paired with a different topic, drawn with a fixed seed."""
     rng = np.random.default_rng(seed)
@@ -265,6 +378,51 @@ def train_controversial(examples: list[ControversialExample], embed: EmbeddingCa
     return fit_head(controversial_matrix(examples, embed), [e.label for e in examples], ("PRO", "CON", "NO"), c, seed)
 
 
+def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c: float, seed: int) -> LinearHead:
+    """The neutral head: NEU against SIDED (PRO or CON), from texts that are on their topic."""
+    return fit_head(controversial_matrix(examples, embed), ["NEU" if e.label == "NEU" else "SIDED" for e in examples],
+                    NEUTRAL_LABELS, c, seed)
+
+
+def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = CONTROVERSIAL_SETS
+                       ) -> tuple[LinearHead, LinearHead | None, dict]:
+    """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
+    "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with
+    "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
+    (none trained on)."""
+    ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
+    loaders = {"argkp": lambda: load_argkp(data_dir, ("train", "dev")), "vast": lambda: load_vast(data_dir, "train")}
+    extra = [e for e in _without_topics(load_perspectrum(data_dir) + [e for name in sets for e in loaders[name]()],
+                                        ibm_test, embed) if e.label != "NEU"]
+    ibm_cv_accuracy = cross_validate_ibm(ibm_train, extra, embed, CONTROVERSIAL_C, seed)
+    neutral = (train_neutral(_without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
+                             seed) if "vast" in sets else None)
+    stance = ibm_train + extra
+    stance += unrelated_pairs(stance, len(stance) // 3, seed)
+    head = train_controversial(stance, embed, CONTROVERSIAL_C, seed)
+    ibm_predicted = pro_or_con(head, ibm_test, embed)
+    ibm_gold = [e.label for e in ibm_test]
+    perspectrum_test = load_perspectrum(data_dir, ("test",))
+    perspectrum_predicted = pro_or_con(head, perspectrum_test, embed)
+    argkp_test, vast_test = load_argkp(data_dir, ("test",)), load_vast(data_dir, "test")
+    argkp_predicted = pro_or_con(head, argkp_test, embed)
+    vast_predicted = sided_or_neutral(head, neutral, vast_test, embed)
+    metrics = {
+        "ibm_train_accuracy_leave_topics_out": round(float(ibm_cv_accuracy), 4),
+        "ibm_test_accuracy": round(float(accuracy_score(ibm_gold, ibm_predicted)), 4),
+        "ibm_test_macro_f1": round(float(f1_score(ibm_gold, ibm_predicted, average="macro")), 4),
+        "ibm_test_claims": len(ibm_test),
+        "perspectrum_test_accuracy": round(float(accuracy_score([e.label for e in perspectrum_test],
+                                                                perspectrum_predicted)), 4),
+        "argkp_test_macro_f1": round(float(f1_score([e.label for e in argkp_test], argkp_predicted,
+                                                    average="macro")), 4),
+        "vast_test_macro_f1": round(float(f1_score([e.label for e in vast_test], vast_predicted,
+                                                   average="macro")), 4),
+        "vast_test_f1_per_label": _per_label([e.label for e in vast_test], vast_predicted),
+    }
+    return head, neutral, {"sets": list(sets), "examples": len(stance), "metrics": metrics}
+
+
 def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[ControversialExample],
                        embed: EmbeddingCache, c: float, seed: int) -> float:
     """Leave-topics-out PRO/CON accuracy on IBM Claim Stance's train split (the selection figure: test is kept
@@ -282,6 +440,18 @@ def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[Contro
     return correct / len(ibm_train)
 
 
+def sided_or_neutral(head: LinearHead, neutral: LinearHead | None, examples: list[ControversialExample],
+                     embed: EmbeddingCache) -> list[str]:
+    """PRO, CON or NEU for texts known to be on topic (as VAST's), decided as a run decides between them: NEU where
+    the neutral head says so (without one: PRO and CON within NEUTRAL_MARGIN), else the likelier of PRO and CON."""
+    features = controversial_matrix(examples, embed)
+    probabilities = head.probabilities(features)
+    pro, con = (probabilities[:, head.labels.index(label)] for label in ("PRO", "CON"))
+    is_neutral = (neutral.probabilities(features)[:, NEUTRAL_LABELS.index("NEU")] > 0.5 if neutral is not None
+                  else np.abs(pro - con) < NEUTRAL_MARGIN)
+    return ["NEU" if n else ("PRO" if p >= c else "CON") for n, p, c in zip(is_neutral, pro, con)]
+
+
 def pro_or_con(head: LinearHead, examples: list[ControversialExample], embed: EmbeddingCache) -> list[str]:
     """PRO or CON, whichever the head finds more likely (for claims known to take a side)."""
     probabilities = head.probabilities(controversial_matrix(examples, embed))
@@ -294,43 +464,50 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
     """Train both heads, measure them, and write `stance.npz` (heads + metrics) into `out_dir`."""
     started = time.time()
     embed = EmbeddingCache(cache_dir)
-    qa, dev = load_qa_pairs(data_dir), load_dev_passages(data_dir)
-    cv_f1, cv_per_label = cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed)
-    # With 25 topics, which topics share a fold moves macro-F1 by a few points: average over other splits too.
-    split_f1 = [cv_f1] + [cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed + split)[0]
-                          for split in range(1, SPLITS)]
-    qa_only = train_comparative(qa, [], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
-    dev_gold = [e.label for e in dev]
-    qa_only_f1 = f1_score(dev_gold, predict_labels(qa_only, comparative_matrix(dev, embed)),
-                          labels=list(COMPARATIVE_LABELS), average="macro")
-    comparative = train_comparative(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+    compsent, compsent_test = load_compsent(data_dir, "train"), load_compsent(data_dir, "test")
+    side_cv_f1 = cross_validate_side(compsent, SIDE_C, seed)
+    side = train_side(compsent, SIDE_C, seed)
+    side_test = side_labels(side, compsent_test)
+    compsent_gold = [e.label for e in compsent_test]
 
-    ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
-    perspectrum = _without_topics(load_perspectrum(data_dir), ibm_test, embed)
-    ibm_cv_accuracy = cross_validate_ibm(ibm_train, perspectrum, embed, CONTROVERSIAL_C, seed)
-    stance = ibm_train + perspectrum
-    stance += unrelated_pairs(stance, len(stance) // 3, seed)
-    controversial = train_controversial(stance, embed, CONTROVERSIAL_C, seed)
-    ibm_predicted = pro_or_con(controversial, ibm_test, embed)
-    ibm_gold = [e.label for e in ibm_test]
+    qa, dev = load_qa_pairs(data_dir), load_dev_passages(data_dir)
+    # With 25 topics, which topics share a fold moves macro-F1 by a few points: average over SPLITS splits.
+    splits = [cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed + split, side)
+              for split in range(SPLITS)]
+    (cv_f1, cv_per_label), split_f1 = splits[0], [f1 for f1, _ in splits]
+    qa_only = train_comparative(qa, [], embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
+    dev_gold = [e.label for e in dev]
+    qa_only_f1 = f1_score(dev_gold, predict_labels(qa_only, comparative_matrix(dev, embed, side)),
+                          labels=list(COMPARATIVE_LABELS), average="macro")
+    comparative = train_comparative(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
+
+    controversial, neutral, controversial_facts = controversial_head(data_dir, embed, seed)
 
     metrics = {
         "dev_stance_macro_f1_leave_topics_out": round(float(cv_f1), 4),
         "dev_stance_f1_per_label_leave_topics_out": cv_per_label,
         f"dev_stance_macro_f1_leave_topics_out_mean_of_{SPLITS}_splits": round(float(np.mean(split_f1)), 4),
         f"dev_stance_macro_f1_leave_topics_out_sd_of_{SPLITS}_splits": round(float(np.std(split_f1)), 4),
+        f"dev_stance_macro_f1_leave_topics_out_each_of_{SPLITS}_splits": [round(float(f1), 4) for f1 in split_f1],
+        f"dev_stance_f1_per_label_mean_sd_of_{SPLITS}_splits": {
+            label: [round(float(np.mean(scores)), 3), round(float(np.std(scores)), 3)]
+            for label in sorted(cv_per_label) for scores in [[per[label] for _, per in splits]]},
+        "compsent19_train_macro_f1_5_folds": round(side_cv_f1, 4),
+        "compsent19_test_macro_f1": round(float(f1_score(compsent_gold, side_test, average="macro")), 4),
+        "compsent19_test_f1_per_label": _per_label(compsent_gold, side_test),
         "dev_stance_macro_f1_trained_on_qa_pairs_only": round(float(qa_only_f1), 4),
         "dev_judged_passages": len(dev),
-        "ibm_train_accuracy_leave_topics_out": round(float(ibm_cv_accuracy), 4),
-        "ibm_test_accuracy": round(float(accuracy_score(ibm_gold, ibm_predicted)), 4),
-        "ibm_test_macro_f1": round(float(f1_score(ibm_gold, ibm_predicted, average="macro")), 4),
-        "ibm_test_claims": len(ibm_test),
+        **controversial_facts["metrics"],
     }
-    metadata = {"seed": seed, "comparative_c": COMPARATIVE_C, "dev_weight": DEV_WEIGHT,
-                "controversial_c": CONTROVERSIAL_C, "training_examples": {
-                    "comparative": len(qa) + len(dev), "controversial": len(stance)}, "metrics": metrics}
+    metadata = {"seed": seed, "comparative_c": COMPARATIVE_C, "dev_weight": DEV_WEIGHT, "side_c": SIDE_C,
+                "side_min_df": SIDE_MIN_DF, "side_ngrams": len(side.vocabulary),
+                "controversial_c": CONTROVERSIAL_C, "controversial_sets": controversial_facts["sets"],
+                "training_examples": {"comparative": len(qa) + len(dev), "side": len(compsent),
+                                      "controversial": controversial_facts["examples"]},
+                "metrics": metrics}
     out_dir.mkdir(parents=True, exist_ok=True)
-    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata).save(out_dir / "stance.npz")
+    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata, side=side, neutral=neutral).save(
+        out_dir / "stance.npz")
     log.info("wrote %s in %.0f s: %s", out_dir / "stance.npz", time.time() - started, json.dumps(metrics))
     return metrics
 

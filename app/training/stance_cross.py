@@ -19,8 +19,6 @@ computed once per pair (kept in bf16) and each epoch runs only the top layers: t
 
 from __future__ import annotations
 
-import csv
-import gzip
 import json
 import logging
 import time
@@ -35,7 +33,7 @@ from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
 from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, ComparativeExample, ControversialExample,
-                                 EmbeddingCache, _without_topics, comparative_matrix, load_dev_passages,
+                                 EmbeddingCache, _without_topics, comparative_matrix, load_argq, load_dev_passages,
                                  SWAPPED, load_ibm_claims, load_perspectrum, load_qa_pairs, swap,
                                  train_comparative)
 
@@ -170,15 +168,6 @@ def _create(task: str, labels, recipe: Recipe, seed: int) -> StanceCrossEncoder:
 
 
 # ---------------------------------------------------------------- controversial
-
-def load_argq(data_dir: Path, split: str, min_confidence: float = 0.0) -> list[ControversialExample]:
-    """IBM-ArgQ-Rank-30kArgs arguments of one split with their stance toward the motion (CC-BY-SA 3.0)."""
-    path = data_dir / "argument-quality" / "ibm-argq-30k" / "arg_quality_rank_30k.csv.gz"
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
-        return [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance_WA"] == "1" else "CON")
-                for row in csv.DictReader(handle)
-                if row["set"] == split and float(row["stance_WA_conf"]) >= min_confidence]
-
 
 def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int) -> tuple[StanceCrossEncoder, dict]:
     ibm_test = load_ibm_claims(data_dir, "test")

@@ -1,0 +1,79 @@
+"""The side model (app/stance_side.py): which of two objects a sentence favours, and its training on CompSent-19
+(app/training/stance.py)."""
+
+import numpy as np
+import pytest
+
+from app.stance import StanceModel, comparative_lexical, find_mentions
+from app.stance_side import FEATURE_NAMES, FIRST_MARK, LABELS, SECOND_MARK, SideModel, both_object_sentences, masked
+
+
+def test_masked_replaces_each_objects_mentions():
+    assert masked("Tea beats coffee.", [(0, 3)], [(10, 16)]).split() == [FIRST_MARK, "beats", SECOND_MARK, "."]
+    assert masked("abcdef", [(0, 3)], [(2, 5)]) == "abcdef"  # overlapping mentions of the two objects stay
+    assert masked("abcdef", [(0, 3), (1, 4)], [(4, 6)]).split() == [FIRST_MARK, "d", SECOND_MARK]
+    assert masked("no objects", [], []) == "no objects"
+
+
+def test_only_sentences_naming_both_objects_are_read():
+    text = "Tea is calming. Coffee wakes you up. Tea is healthier than coffee, I think! Neither here."
+    spans = find_mentions(text, "tea"), find_mentions(text, "coffee")
+    sentences = both_object_sentences(text, *spans)
+    assert len(sentences) == 1 and sentences[0].split()[:3] == [FIRST_MARK, "is", "healthier"]
+    assert SECOND_MARK in sentences[0].split()
+    assert both_object_sentences("", [], []) == []
+
+
+def _examples(labels_and_texts):
+    from app.training.stance import ComparativeExample
+
+    examples = []
+    for text, label in labels_and_texts:
+        spans = find_mentions(text, "tea"), find_mentions(text, "coffee")
+        examples.append(ComparativeExample("compsent", "", text, ("tea", "coffee"), spans, label))
+    return examples
+
+
+TOY = [("tea is better than coffee", "FIRST"), ("coffee is better than tea", "SECOND"),
+       ("tea and coffee are drinks", "NONE"), ("tea is nicer than coffee", "FIRST"),
+       ("coffee is nicer than tea", "SECOND"), ("i drink tea and coffee", "NONE")] * 3
+
+
+def test_training_learns_the_side_symmetrically_and_features_follow_it():
+    from app.training.stance import side_labels, train_side
+
+    model = train_side(_examples(TOY), c=10.0, seed=13)
+    assert side_labels(model, _examples(TOY[:3])) == ["FIRST", "SECOND", "NONE"]
+    forward = model.probabilities([masked("tea is better than coffee", [(0, 3)], [(19, 25)])])
+    backward = model.probabilities([masked("tea is better than coffee", [(19, 25)], [(0, 3)])])
+    np.testing.assert_allclose(forward[:, [0, 1, 2]], backward[:, [1, 0, 2]], atol=1e-3)
+    features = model.passage_features([[masked("tea is better than coffee", [(0, 3)], [(19, 25)])], []])
+    assert features.shape == (2, len(FEATURE_NAMES)) and features[0, 2] > features[0, 3] and not features[1].any()
+
+
+def test_side_features_join_the_lexical_ones_and_survive_save_and_load(tmp_path):
+    from tests.test_stance import _toy_model
+
+    side = SideModel(["better", f"{FIRST_MARK} is better"], np.asarray([[0, 0, 0], [2, -2, 0]], np.float32),
+                     np.zeros(3, np.float32))
+    texts = ["Tea is better than coffee.", "Nothing here."]
+    plain = comparative_lexical(texts, ("tea", "coffee"))
+    with_side = comparative_lexical(texts, ("tea", "coffee"), side=side)
+    np.testing.assert_array_equal(with_side[:, :plain.shape[1]], plain)
+    assert with_side.shape[1] == plain.shape[1] + len(FEATURE_NAMES) and with_side[0, -2] > with_side[0, -1]
+    model = _toy_model()
+    model.side = side
+    model.save(tmp_path / "stance.npz")
+    loaded = StanceModel.load(tmp_path / "stance.npz")
+    assert loaded.side.vocabulary == side.vocabulary
+    np.testing.assert_allclose(loaded.side.probabilities(texts), side.probabilities(texts), atol=1e-3)
+
+
+@pytest.mark.slow
+def test_shipped_side_model_reads_which_object_wins():
+    model = StanceModel.load()
+    assert model.side is not None and model.metadata["metrics"]["compsent19_test_macro_f1"] > 0.6
+    text = "Python is much easier to learn than Java."
+    sides = model.side.probabilities([masked(text, find_mentions(text, "python"), find_mentions(text, "java")),
+                                      masked(text, find_mentions(text, "java"), find_mentions(text, "python"))])
+    assert [LABELS[i] for i in sides.argmax(axis=1)] == ["FIRST", "SECOND"]
