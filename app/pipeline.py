@@ -305,11 +305,13 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
 
     The top `rerank_depth` candidates are scored passage by passage: dense, quality and relevance read the
     passage's embedding; text statistics (length, the quality head's counts) and the first stage's score are the
-    document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The tail gets the head's minimum of each, so with non-negative weights it fuses below
-    the head, in BM25 order.
+    document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The tail gets the
+    head's minimum of each, so with non-negative weights it fuses below the head, in BM25 order.
     """
     rows = encoded.rows
-    word_counts = np.array([len(text.split()) for text in encoded.documents])
+    # Words per passage row: its document's, counted once per document (its windows share the text).
+    counted = {text: len(text.split()) for text in dict.fromkeys(encoded.documents)}
+    word_counts = np.array([counted[text] for text in encoded.documents])
     relevance = RelevanceModel.load()
 
     def padded(head: np.ndarray, size: int) -> np.ndarray:
@@ -334,8 +336,8 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
             "dense": encoded.vectors[flat] @ queries[topic.number][TITLE],
             "length": fusion.length_prior(word_counts[flat]),
             "quality": quality[flat],
-            "relevance": relevance.score(topic, [encoded.documents[row] for row in flat], encoded.vectors[flat],
-                                         queries[topic.number], np.repeat(lexical[: len(head)], sizes)),
+            "relevance": relevance.score(topic, word_counts[flat], encoded.vectors[flat], queries[topic.number],
+                                         np.repeat(lexical[: len(head)], sizes)),
         }
         per_document, best = fusion.aggregate(per_passage, documents)
         scored[topic.number] = TopicScores(

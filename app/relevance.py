@@ -67,21 +67,22 @@ class RelevanceModel(LinearHead):
         """Raw scores from :func:`relevance_features` rows and the passages' embeddings."""
         return self.linear(features, embeddings)
 
-    def score(self, topic: Topic, texts: list[str], embeddings: np.ndarray, query_embeddings: np.ndarray | None,
-              lexical: np.ndarray) -> np.ndarray:
+    def score(self, topic: Topic, word_counts: np.ndarray, embeddings: np.ndarray,
+              query_embeddings: np.ndarray | None, lexical: np.ndarray) -> np.ndarray:
         """Relevance of each passage to `topic` in [0, 1].
 
-        `embeddings` are the passages' app.encoder rows; `query_embeddings` the encoded :func:`topic_queries`
-        (encoded here when None); `lexical` the passages' BM25 scores divided by the topic's best.
+        `word_counts` are the passages' lengths in words (their documents', for windows of a long one: the pipeline
+        counts each document once); `embeddings` the passages' app.encoder rows; `query_embeddings` the encoded
+        :func:`topic_queries` (encoded here when None); `lexical` the passages' BM25 scores divided by the topic's
+        best.
         """
         embeddings = np.asarray(embeddings, dtype=np.float32)
-        if embeddings.shape != (len(texts), EMBEDDING_DIM):
-            raise ToucheError(f"relevance: expected embeddings of shape ({len(texts)}, {EMBEDDING_DIM}), "
+        if embeddings.shape != (len(word_counts), EMBEDDING_DIM):
+            raise ToucheError(f"relevance: expected embeddings of shape ({len(word_counts)}, {EMBEDDING_DIM}), "
                               f"got {embeddings.shape}")
         if query_embeddings is None:
             from app.encoder import encode
 
             query_embeddings = encode(topic_queries(topic))
-        word_counts = np.array([len(text.split()) for text in texts])
         features = relevance_features(embeddings, query_embeddings, lexical, word_counts)
         return self.squash(self.logits(features, embeddings))

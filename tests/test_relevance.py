@@ -54,12 +54,12 @@ def test_save_load_round_trip_and_shape_check(tmp_path):
                            info={"note": "toy"})
     model.save(tmp_path / "relevance.npz")
     loaded = RelevanceModel.load(tmp_path / "relevance.npz")
-    texts, embeddings, queries = ["a b c", "d e"], unit(rng, 2), unit(rng, 4)
-    np.testing.assert_allclose(loaded.score(TOPIC, texts, embeddings, queries, np.array([1.0, 0.2])),
-                               model.score(TOPIC, texts, embeddings, queries, np.array([1.0, 0.2])), rtol=1e-6)
+    word_counts, embeddings, queries = np.array([3, 2]), unit(rng, 2), unit(rng, 4)
+    np.testing.assert_allclose(loaded.score(TOPIC, word_counts, embeddings, queries, np.array([1.0, 0.2])),
+                               model.score(TOPIC, word_counts, embeddings, queries, np.array([1.0, 0.2])), rtol=1e-6)
     assert loaded.info == {"note": "toy"}
     with pytest.raises(ToucheError):
-        model.score(TOPIC, texts, embeddings[:1], queries, np.zeros(2))
+        model.score(TOPIC, word_counts, embeddings[:1], queries, np.zeros(2))
     with pytest.raises(ToucheError):
         RelevanceModel.load(tmp_path / "absent.npz")
 
@@ -83,9 +83,10 @@ def test_shipped_model_prefers_an_on_topic_comparative_argument():
 
     model = RelevanceModel.load()
     texts = [ON_TOPIC, OFF_TOPIC]
-    scores = model.score(TOPIC, texts, encode(texts), encode(topic_queries(TOPIC)), np.array([1.0, 0.3]))
+    word_counts = np.array([len(text.split()) for text in texts])
+    scores = model.score(TOPIC, word_counts, encode(texts), encode(topic_queries(TOPIC)), np.array([1.0, 0.3]))
     assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
     assert scores[0] > scores[1] + 0.1
     # the same holds with the queries encoded by the model itself and equal BM25 scores
-    scores = model.score(TOPIC, texts, encode(texts), None, np.array([0.5, 0.5]))
+    scores = model.score(TOPIC, word_counts, encode(texts), None, np.array([0.5, 0.5]))
     assert scores[0] > scores[1]
