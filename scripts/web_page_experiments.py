@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import importlib.util
 import json
@@ -46,6 +47,7 @@ TASK_2022 = DATA / "touche-2022-task2"
 STANCE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 
 
+@functools.cache
 def evaluator():
     """The acceptance tests' evaluator (../shared/tools/touche_eval.py), imported as a module."""
     spec = importlib.util.spec_from_file_location("touche_eval", SHARED / "tools" / "touche_eval.py")
@@ -93,6 +95,11 @@ def compare(outs: list[Path]) -> None:
             print(f"  (order: {', '.join(scores)})")
 
 
+def parent(passage: str) -> str:
+    """The page a 2022 Task 2 passage comes from: its id before "___"."""
+    return passage.split("___")[0]
+
+
 def macro_f1(pairs: list[tuple[str, str]]) -> float:
     return evaluator().macro_f1(pairs, STANCE_LABELS)
 
@@ -122,11 +129,11 @@ def page_stance(depth: int) -> None:
 
     candidates, judged_passages = {}, {}
     for topic in topics:
-        parents = sorted({passage.split("___")[0] for passage in truth[topic.number]} & set(pages))
+        parents = sorted({parent(passage) for passage in truth[topic.number]} & set(pages))
         candidates[topic.number] = [
-            Candidate(topic.number, Document(parent, bounded_text(read_page(pages[parent]))),
+            Candidate(topic.number, Document(page_id, bounded_text(read_page(pages[page_id]))),
                       float(len(parents) - rank))
-            for rank, parent in enumerate(parents)]
+            for rank, page_id in enumerate(parents)]
         judged_passages[topic.number] = [
             Candidate(topic.number, Document(passage, passages_by_id[passage]), 0.0)
             for passage in truth[topic.number] if passage in passages_by_id]
@@ -146,19 +153,24 @@ def page_stance(depth: int) -> None:
         stances = detect_stances(topics, ranked, best, encoded, queries, task, settings)
         return {qid: dict(zip(ranked[qid][0], stances[qid])) for qid in stances}
 
-    first_pieces = {qid: {c.doc.doc_id: [Passage(c.doc.doc_id, c.doc.text)] for c in found}
-                    for qid, found in candidates.items()}
+    def read_whole(candidate_sets) -> dict[str, dict[str, list[Passage]]]:
+        """Each document as one passage: the encoder reads its first 256 word pieces."""
+        return {qid: {c.doc.doc_id: [Passage(c.doc.doc_id, c.doc.text)] for c in found}
+                for qid, found in candidate_sets.items()}
+
+    def itself(passage: str) -> str:
+        return passage
+
+    # Each reading: its labels by topic and document, and which document a judged passage is labelled by.
     readings = {
-        "page, best passage (the run)": labels_by(candidates),
-        "page, first 256 word pieces": labels_by(candidates, first_pieces),
-        "the judged passage itself": labels_by(judged_passages, {
-            qid: {c.doc.doc_id: [Passage(c.doc.doc_id, c.doc.text)] for c in found}
-            for qid, found in judged_passages.items()}),
+        "page, best passage (the run)": (labels_by(candidates), parent),
+        "page, first 256 word pieces": (labels_by(candidates, read_whole(candidates)), parent),
+        "the judged passage itself": (labels_by(judged_passages, read_whole(judged_passages)), itself),
     }
-    for name, labels in readings.items():
-        pairs = [(labels[qid].get(passage if "judged" in name else passage.split("___")[0], "Q0"), label)
+    for name, (labels, labelled_by) in readings.items():
+        pairs = [(labels[qid].get(labelled_by(passage), "Q0"), label)
                  for qid, found in truth.items() for passage, label in found.items()
-                 if passage.split("___")[0] in pages and qid in labels]
+                 if parent(passage) in pages and qid in labels]
         counts = {label: sum(1 for _, truth_label in pairs if truth_label == label) for label in STANCE_LABELS}
         print(f"{name:32s} macro-F1 {macro_f1(pairs):.3f} over {len(pairs)} judged passages {counts}")
 
