@@ -263,22 +263,21 @@ def encode_passages(passages: dict[str, dict[str, list[Passage]]], settings: Run
     """Encode each distinct passage once across topics, reusing the corpus's embedding cache if any."""
     read = {passage.key: passage for documents in passages.values() for found in documents.values()
             for passage in found}
-    texts = {key: passage.text for key, passage in read.items()}
-    ids = list(texts)
+    ids = list(read)
     store = None
     if cache is not None:
         precision = encoder.resolve_precision(settings.precision, settings.device)
         store = cache.embeddings(f"minilm-{settings.max_seq_length}-{precision}")
     missing = store.missing(ids) if store is not None else ids
     log.info("encoding %d distinct passages (%d cached)", len(missing), len(ids) - len(missing))
-    vectors = encoder.encode([texts[doc_id] for doc_id in missing], device=settings.device,
+    vectors = encoder.encode([read[key].text for key in missing], device=settings.device,
                              progress=settings.progress, max_seq_length=settings.max_seq_length,
                              precision=settings.precision)
     if store is not None:
         store.add(missing, vectors)
         store.save()
         vectors = store.get(ids)
-    return Encoded(ids, [texts[key] for key in ids], vectors, [read[key].document for key in ids])
+    return Encoded(ids, [read[key].text for key in ids], vectors, [read[key].document for key in ids])
 
 
 def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.ndarray]:
