@@ -151,6 +151,7 @@ def run(
     _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
     from .encoder import PRECISIONS
     from .metadata import METADATA_FILE, recorded
+    from .corpus import check_choice
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
     from .runfile import RUN_FILES
 
@@ -170,8 +171,7 @@ def run(
             raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
         if page_text not in PAGE_TEXTS:
             raise ToucheError(f"--page-text must be {' or '.join(PAGE_TEXTS)}, not {page_text!r}")
-        if corpus is not None and backend == "chatnoir":
-            raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
+        check_choice(backend, corpus)
         prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,

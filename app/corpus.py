@@ -107,12 +107,17 @@ def _log_choice(source: CorpusSource, ignored: list[CorpusSource], why: str) -> 
         log.warning("ranking %s (%s); ignoring %s", source.name, why, ", ".join(other.name for other in ignored))
 
 
+def check_choice(backend: str, choice: Path | None) -> None:
+    """--corpus names a local corpus, which --backend chatnoir never reads: refused, before any work."""
+    if choice is not None and backend == "chatnoir":
+        raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
+
+
 def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: bool) -> CorpusSource | None:
     """Where a run's candidates come from: a local corpus (detect_corpus), or ChatNoir (None) with --backend
     chatnoir, or with `chatnoir` credentials in the input and no local corpus. Both present: the log says which."""
+    check_choice(backend, choice)
     if backend == "chatnoir":
-        if choice is not None:
-            raise ToucheError("--corpus names a local corpus; it cannot go with --backend chatnoir")
         ignored = find_corpora(input_dir)
         if ignored:
             log.warning("ranking ChatNoir's results (--backend chatnoir); ignoring %s",
