@@ -255,7 +255,8 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
-    """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON)."""
+    """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
+    conclusion."""
     for path in source.paths:
         try:
             with open_text(path, defects) as stream:
@@ -274,11 +275,16 @@ def _argument_document(argument) -> Document | None:
     if not isinstance(argument, dict) or not isinstance(argument.get("id"), str):
         return None
     premises = [premise for premise in argument.get("premises") or [] if isinstance(premise, dict)]
-    parts = [argument.get("conclusion") or ""] + [premise.get("text") or "" for premise in premises]
+    conclusion = argument.get("conclusion")
+    conclusion = conclusion.strip() if isinstance(conclusion, str) else ""
+    parts = [conclusion] + [premise.get("text") or "" for premise in premises]
     text = " ".join(part.strip() for part in parts if isinstance(part, str) and part.strip())
     stance = premises[0].get("stance") if premises else None
+    # A stance is only worth keeping with the conclusion it is toward.
+    stated = stance in ("PRO", "CON") and bool(conclusion)
     doc_id = record_id(argument["id"])
-    return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stance in ("PRO", "CON") else None)
+    return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stated else None,
+                                                bounded_text(conclusion) if stated else None)
 
 
 def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:

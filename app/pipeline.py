@@ -24,7 +24,7 @@ from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
 from .questions import load_classifier
-from .records import Candidate, Topic
+from .records import Candidate, Document, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .topics import read_topics
 
@@ -118,7 +118,7 @@ def run(settings: RunSettings) -> RunReport:
 
     with timer.stage("stance"):
         best = {qid: topic.best_passages for qid, topic in scored.items()}
-        stances = detect_stances(topics, ranked, best, encoded, queries, task, settings)
+        stances = detect_stances(topics, ranked, best, encoded, queries, task, settings, candidates)
     if settings.balance_stance:
         argumentative = {topic.number for topic in topics
                          if analyses[topic.number].type == "argumentative"}
@@ -359,9 +359,11 @@ def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[s
 
 def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]],
                    best_passages: dict[str, dict[str, int]], encoded: Encoded, queries: dict[str, np.ndarray],
-                   task: str, settings: RunSettings) -> dict[str, list[str]]:
+                   task: str, settings: RunSettings,
+                   candidates: dict[str, list[Candidate]] | None = None) -> dict[str, list[str]]:
     """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
-    document id -> row of `encoded`); Q0 (no label) below the rerank depth or with --no-stance."""
+    document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents); Q0 (no
+    label) below the rerank depth or with --no-stance."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
@@ -375,11 +377,21 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
         head = [doc_id for doc_id in doc_ids[: settings.rerank_depth] if doc_id in best]
         passages = [best[doc_id] for doc_id in head]
+        documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
+        stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
         predictions = model.predict(topic, [encoded.texts[row] for row in passages], encoded.vectors[passages],
-                                    task, query_embeddings=queries[topic.number], cross_depth=cross_depth)
+                                    task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
+                                    stated=stated)
         found = {doc_id: prediction.label for doc_id, prediction in zip(head, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
+
+
+def stated_stance(document: Document | None) -> tuple[str, str] | None:
+    """The stance a document's corpus states and the statement it is toward (args.me), or None."""
+    if document is None or document.stance is None or document.stance_target is None:
+        return None
+    return document.stance, document.stance_target
 
 
 def balance(ranked: dict[str, tuple[list[str], list[float]]], stances: dict[str, list[str]],

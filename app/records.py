@@ -43,12 +43,14 @@ class Topic:
 class Document:
     """A retrievable unit: an args.me argument, a passage, a web page's text.
 
-    `stance` carries a stance the corpus itself states (args.me premises: PRO/CON toward the conclusion).
+    `stance` carries a stance the corpus itself states and `stance_target` the statement it is toward (args.me: the
+    premise's PRO/CON toward the argument's conclusion); the stance stage turns it toward the topic.
     """
 
     doc_id: str
     text: str
     stance: str | None = None
+    stance_target: str | None = None
 
 
 @dataclass(frozen=True)

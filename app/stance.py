@@ -312,7 +312,8 @@ class StanceModel:
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,
-                cross_depth: int = 0) -> list[StancePrediction]:
+                cross_depth: int = 0, stated: Sequence[tuple[str, str] | None] | None = None
+                ) -> list[StancePrediction]:
         """Label each text's stance toward the topic.
 
         `embeddings` (of the texts) and `query_embeddings` (of the topic's queries, `app.relevance.topic_queries`,
@@ -321,6 +322,10 @@ class StanceModel:
         which takes PRO or CON from reading question and passage together; see `_with_side`. Comparative topics
         keep the head: a cross-encoder trained the same way scored below it in leave-topics-out cross-validation
         (`app.training.stance_cross`).
+
+        `stated` holds, per text, the stance its corpus states and the statement it is toward (args.me: the premise's
+        PRO / CON toward the conclusion), or None. On controversial topics such a text takes a side (never NEU) and
+        which side weighs that statement's orientation toward the question (`orient`) with the text's own reading.
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
@@ -341,6 +346,15 @@ class StanceModel:
                                                          side, self.cross.labels)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
+            rows = [i for i, statement in enumerate(stated or ()) if statement is not None]
+            if rows:
+                targets = sorted({stated[i][1] for i in rows})
+                oriented = self.orient(topic, targets, query_embeddings[0], cross=cross_depth > 0)
+                orientation = dict(zip(targets, oriented))
+                side = np.array([orientation[stated[i][1]][::1 if stated[i][0] == "PRO" else -1] for i in rows])
+                probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels, side)
+                if neutral is not None:
+                    neutral[rows] = 0.0
             return self._decode_controversial(probabilities, neutral)
         objects = topic.objects or _objects_from_question(topic.title)
         if objects is None:
@@ -349,6 +363,23 @@ class StanceModel:
         lexical = comparative_lexical(texts, objects, side=self.side)
         probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, query_embeddings))
         return decode_comparative(probabilities, self.comparative.labels)
+
+    def orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None = None,
+               cross: bool = True) -> np.ndarray:
+        """P(PRO), P(CON) of each statement toward the topic's question, as rows: "Abortion should be illegal" is
+        CON toward "Should abortion be legal?". Read by the cross-encoder (`cross`), else by the controversial head
+        on the statements' embeddings, as it reads texts; `topic_embedding` is the title's, if known."""
+        if not statements:
+            return np.zeros((0, 2), dtype=np.float32)
+        if cross:
+            return self.cross.controversial(topic.title, statements)[
+                :, [self.cross.labels.index("PRO"), self.cross.labels.index("CON")]]
+        if topic_embedding is None:
+            topic_embedding = self._encode([topic.title])[0]
+        features = controversial_features(self._encode(list(statements)), topic_embedding, topic_polarity(topic.title))
+        probabilities = self.controversial.probabilities(features)
+        sides = probabilities[:, [self.controversial.labels.index("PRO"), self.controversial.labels.index("CON")]]
+        return sides / sides.sum(axis=1, keepdims=True)
 
     @property
     def cross(self):
@@ -394,6 +425,17 @@ def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarra
     for label in ("PRO", "CON"):
         result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
     return result
+
+
+def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.ndarray) -> np.ndarray:
+    """The head's probabilities with the PRO / CON split weighed by a stated side (`stated`: rows of P(PRO),
+    P(CON)): the two readings' odds multiply, so a confident statement decides and an unsure one leaves the text's
+    reading; whether the text takes a side at all stays the head's call."""
+    pro, con = labels.index("PRO"), labels.index("CON")
+    weighed = probabilities[:, [pro, con]] * stated
+    total = weighed.sum(axis=1, keepdims=True)
+    split = np.divide(weighed, total, out=np.full_like(weighed, 0.5), where=total > 0)
+    return _with_side(probabilities, labels, split, ("PRO", "CON"))
 
 
 def decode_comparative(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:

@@ -30,6 +30,17 @@ def test_argsme_text_is_conclusion_plus_premises_with_stance(fixtures, caplog):
     assert "skipped 2 records (1 duplicate ids, 1 empty texts)" in caplog.text
 
 
+def test_argsme_stance_is_kept_with_the_conclusion_it_is_toward(tmp_path):
+    premise = {"text": "Tenure protects academic freedom.", "stance": "CON"}
+    arguments = [{"id": "a1", "conclusion": " Tenure should be abolished ", "premises": [premise]},
+                 {"id": "a2", "conclusion": "", "premises": [premise]},
+                 {"id": "a3", "conclusion": "Tenure", "premises": [dict(premise, stance="maybe")]}]
+    (tmp_path / "args-me.json").write_text(json.dumps({"arguments": arguments}))
+    documents = list(read_documents(detect_corpus(tmp_path)))
+    assert [(d.stance, d.stance_target) for d in documents] == [("CON", "Tenure should be abolished"),
+                                                                (None, None), (None, None)]
+
+
 def test_argsme_per_portal_files(fixtures, tmp_path):
     arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
     json.dump({"arguments": arguments[:4]}, (tmp_path / "debateorg.json").open("w"))

@@ -37,13 +37,44 @@ def test_stance_labels_follow_the_task(fixtures, tmp_path):
 
 @pytest.mark.slow
 def test_stance_cross_encoder_relabels_only_the_top(fixtures, tmp_path):
-    _, heads = run_on(fixtures / "argsme", tmp_path / "head", stance_model="head")
-    _, cross = run_on(fixtures / "argsme", tmp_path / "cross", stance_depth=2)
+    # Passages state no stance of their own (args.me's stated stances are oriented by the cross-encoder throughout).
+    options = dict(task="controversial")
+    _, heads = run_on(fixtures / "passages", tmp_path / "head", stance_model="head", **options)
+    _, cross = run_on(fixtures / "passages", tmp_path / "cross", stance_depth=2, **options)
     assert [r[2] for r in heads] == [r[2] for r in cross]  # stance never moves the ranking
     assert [r[1] for r in heads if int(r[3]) > 2] == [r[1] for r in cross if int(r[3]) > 2]
     assert {r[1] for r in cross} <= {"PRO", "CON", "NEU", "NO", "Q0"}
-    _, off = run_on(fixtures / "argsme", tmp_path / "depth0", stance_depth=0)
+    _, off = run_on(fixtures / "passages", tmp_path / "depth0", stance_depth=0, **options)
     assert off == heads
+
+
+def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch, tmp_path):
+    import numpy as np
+
+    from app import stance
+    from app.pipeline import Encoded, detect_stances
+    from app.records import Candidate, Document, StancePrediction, Topic
+
+    seen = {}
+
+    class Model:
+        def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None):
+            seen.update(texts=texts, stated=stated, cross_depth=cross_depth)
+            return [StancePrediction("PRO", 1.0) for _ in texts]
+
+    monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
+    topic = Topic("3", "Is homework beneficial for children?")
+    documents = [Document("a", "Homework is not beneficial. Stress.", "PRO", "Homework is not beneficial"),
+                 Document("b", "Homework helps."), Document("c", "Below the rerank depth.", "CON", "Homework")]
+    candidates = {"3": [Candidate("3", document, 1.0) for document in documents]}
+    encoded = Encoded(["a", "b", "c"], [d.text for d in documents], np.zeros((3, 384), np.float32),
+                      [d.text for d in documents])
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2)
+    labels = detect_stances([topic], {"3": (["b", "a", "c"], [3.0, 2.0, 1.0])}, {"3": {"a": 0, "b": 1, "c": 2}},
+                            encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial", settings, candidates)
+    assert seen["texts"] == ["Homework helps.", "Homework is not beneficial. Stress."]
+    assert seen["stated"] == [None, ("PRO", "Homework is not beneficial")]
+    assert labels == {"3": ["PRO", "PRO", "Q0"]}
 
 
 @pytest.mark.slow

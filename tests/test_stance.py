@@ -207,6 +207,57 @@ def test_neutral_head_turns_only_sides_into_neu_and_is_saved(tmp_path):
     assert {p.label for p in predicted} <= {"NEU", "NO"}
 
 
+def test_a_stated_side_weighs_with_the_texts_and_the_heads_no_stays():
+    from app.stance import _with_stated
+
+    head = np.asarray([[0.3, 0.6, 0.1], [0.3, 0.6, 0.1], [0.1, 0.1, 0.8]], np.float32)  # PRO, CON, NO
+    stated = np.asarray([[0.99, 0.01], [0.5, 0.5], [0.9, 0.1]], np.float32)  # P(PRO), P(CON)
+    weighed = _with_stated(head, ("PRO", "CON", "NO"), stated)
+    assert weighed[0].argmax() == 0  # a confident statement decides the side
+    np.testing.assert_allclose(weighed[1], head[1], atol=1e-6)  # an unsure one leaves the text's reading
+    assert weighed[2].argmax() == 2 and weighed[2, 2] == pytest.approx(0.8)  # taking no side is the head's call
+    np.testing.assert_allclose(weighed.sum(axis=1), 1.0, atol=1e-6)
+
+
+def test_predict_turns_a_stated_stance_toward_the_topic(monkeypatch):
+    from app.stance import NEUTRAL_LABELS
+
+    model = _toy_model()
+    dim = model.controversial.mean.shape[0]
+    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
+    model.neutral = LinearHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                               np.zeros((dim, 2), np.float32), np.asarray([0.0, 1.0], np.float32))  # NEU wins
+    oriented = {"Tenure should be abolished": [0.02, 0.98], "Teachers should get tenure": [0.97, 0.03]}
+    asked = []
+
+    def orient(topic, statements, topic_embedding=None, cross=True):
+        asked.append((list(statements), cross))
+        return np.asarray([oriented[s] for s in statements], np.float32)
+
+    monkeypatch.setattr(model, "orient", orient)
+    stated = [("PRO", "Tenure should be abolished"), ("CON", "Tenure should be abolished"),
+              ("PRO", "Teachers should get tenure"), None]
+    predicted = model.predict(TENURE, ["text"] * 4, _unit(4, seed=1), "controversial", _unit(1, seed=2),
+                              stated=stated)
+    assert [p.label for p in predicted] == ["CON", "PRO", "PRO", "NEU"]  # a stated side is never NEU
+    assert asked == [(["Teachers should get tenure", "Tenure should be abolished"], False)]  # each statement once
+    assert [p.label for p in model.predict(TENURE, ["text"] * 4, _unit(4, seed=1), "controversial",
+                                           _unit(1, seed=2))] == ["NEU"] * 4
+
+
+@pytest.mark.slow
+def test_shipped_models_orient_a_statement_toward_the_question():
+    model = StanceModel.load(device="cpu")
+    topic = Topic("1", "Should abortion be legal?")
+    statements = ["Abortion should be legal", "Abortion should be illegal"]
+    sides = model.orient(topic, statements, cross=True)
+    assert sides[0].argmax() == 0 and sides[1].argmax() == 1
+    np.testing.assert_allclose(sides.sum(axis=1), 1.0, atol=1e-5)
+    heads = model.orient(topic, statements, cross=False)
+    assert heads.shape == (2, 2) and heads[0, 0] > heads[1, 0]
+
+
 @pytest.mark.slow
 def test_shipped_model_has_a_neutral_head_learnt_from_vast():
     model = StanceModel.load()
