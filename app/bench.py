@@ -1,6 +1,6 @@
 """Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
 
-    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document,web-pages]
+    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document,web-pages,args-me]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
 and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
@@ -11,7 +11,9 @@ pipeline re-ranked alone. `long-document` is 100 real passages and one of 15 MB 
 document length, not the largest document). `web-pages` is the 536 real ClueWeb12 dev pages (read from
 ../shared/data at bench time, never committed) as a local corpus of long documents, with the 46 Touché 2020/2021
 dev topics: each topic reranks its 100 best pages, read as passages (app.passages). `tira-input-controversial` runs tira-input as controversial topics, so
-that the stance stage includes the stance cross-encoder. Writes bench/results.json (merged by input name) and
+that the stance stage includes the stance cross-encoder. `args-me` is the 7,238 ArgKP-2021 arguments as an args.me
+corpus, each stating its stance toward one of its motion's key points as conclusion, with the 31 motions as
+controversial topics: the stance stage orients each topic's distinct conclusions (app.stance.StanceModel.orient). Writes bench/results.json (merged by input name) and
 bench/results.png (the corpus-size curve, one point per corpus).
 """
 
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +47,14 @@ CHUNK = 10_000
 GENERATOR = "unigram+heaps-1"
 LONG_DOCUMENT, LONG_DOCUMENT_CHARS = "long-document", 15_000_000
 WEB_PAGES = "web-pages"
+ARGS_ME = "args-me"
 # Real inputs, by name: the tira-input folder and the stance task forced on it (None: from the topics).
 REAL_INPUTS = {"tira-input": None, "tira-input-controversial": "controversial"}
 
 
 def parse_size(name: str) -> int | None:
     """Passages for a size name (`10k`, `868k`, `2500`); None for the real inputs (`tira-input`, ...)."""
-    if name in REAL_INPUTS or name in (LONG_DOCUMENT, WEB_PAGES):
+    if name in REAL_INPUTS or name in (LONG_DOCUMENT, WEB_PAGES, ARGS_ME):
         return None
     match = re.fullmatch(r"(\d+)(k?)", name)
     if not match:
@@ -192,6 +196,38 @@ def write_web_pages(target: Path, data: Path) -> Path:
     return target
 
 
+def write_args_me(target: Path, data: Path, seed: int = 13) -> Path:
+    """ArgKP-2021's arguments as args.me arguments: each gets a key point of its motion (drawn with `seed`) as its
+    conclusion and the stance toward it that its own side implies; the motions are the topics."""
+    import csv
+
+    folder = data / "stance" / "ibm-argkp-2021"
+
+    def rows(kind: str) -> list[tuple[str, dict]]:
+        found = []
+        for split, path in (("train", f"kpm_data/{kind}_train.csv"), ("dev", f"kpm_data/{kind}_dev.csv"),
+                            ("test", f"test_data/{kind}_test.csv")):
+            with (folder / path).open(newline="", encoding="utf-8") as handle:
+                found += [(split, row) for row in csv.DictReader(handle)]
+        return found
+
+    key_points: dict[str, list[dict]] = {}
+    for _, key_point in rows("key_points"):
+        key_points.setdefault(key_point["topic"], []).append(key_point)
+    rng, arguments = np.random.default_rng(seed), []
+    for split, argument in rows("arguments"):  # ids repeat across the splits: the split makes them unique
+        drawn = key_points[argument["topic"]][int(rng.integers(len(key_points[argument["topic"]])))]
+        stance = "PRO" if argument["stance"] == drawn["stance"] else "CON"
+        arguments.append({"id": f"{split}-{argument['arg_id']}", "conclusion": drawn["key_point"],
+                          "premises": [{"text": argument["argument"], "stance": stance}]})
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "args-me.json").write_text(json.dumps({"arguments": arguments}), encoding="utf-8")
+    topics = "".join(f"<topic><number>{number}</number><title>{escape(motion)}</title></topic>\n"
+                     for number, motion in enumerate(key_points, 1))
+    (target / "topics.xml").write_text(f"<topics>\n{topics}</topics>\n", encoding="utf-8")
+    return target
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -299,8 +335,11 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = sorted((result for result in results  # one point per corpus: no long documents, no forced task
-                   if result["input"] not in (LONG_DOCUMENT, WEB_PAGES) and not REAL_INPUTS.get(result["input"])),
+                   if result["input"] not in (LONG_DOCUMENT, WEB_PAGES, ARGS_ME)
+                   and not REAL_INPUTS.get(result["input"])),
                   key=lambda result: result["passages"])
+    if not rows:  # e.g. only web-pages or args-me measured so far: no corpus-size curve to draw
+        return
     sizes = [row["passages"] for row in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.plot(sizes, [row["wall_s"] for row in rows], "o-", label="pipeline (wall)")
@@ -334,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
                         help="comma-separated: 10k, 868k, tira-input, tira-input-controversial, long-document, "
-                        "web-pages")
+                        "web-pages, args-me")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
@@ -364,6 +403,8 @@ def main(argv: list[str] | None = None) -> None:
             input_dir = write_long_document(work / name, args.data)
         elif name == WEB_PAGES:
             input_dir = write_web_pages(work / name, args.data)
+        elif name == ARGS_ME:
+            input_dir = write_args_me(work / name, args.data, args.seed)
         elif size is None:
             input_dir = args.data / "touche-2022-task2" / "tira-input"
         else:
@@ -371,8 +412,9 @@ def main(argv: list[str] | None = None) -> None:
             input_dir = write_synthetic(work / name, size, args.data, args.seed, not args.quiet)
         command = [sys.executable, "-m", "app.bench", "--measure", str(input_dir), "--name", name,
                    "--device", args.device, "--out", str(args.out)] + (["--quiet"] if args.quiet else [])
-        if REAL_INPUTS.get(name):
-            command += ["--task", REAL_INPUTS[name]]
+        task = "controversial" if name == ARGS_ME else REAL_INPUTS.get(name)
+        if task:
+            command += ["--task", task]
         child = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
         result = json.loads(child.stdout.strip().splitlines()[-1])
         log.info("%s: %s", name, json.dumps(result))

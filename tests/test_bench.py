@@ -124,3 +124,26 @@ def test_measure_reports_the_schema(data, tmp_path):
     assert result["ratio"] == pytest.approx(result["wall_s"] / result["floor_s"], rel=0.01)
     bench.plot([result], tmp_path / "results.png")
     assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_args_me_input_states_each_arguments_stance_toward_a_key_point_of_its_motion(data, tmp_path):
+    folder = data / "stance" / "ibm-argkp-2021"
+    (folder / "kpm_data").mkdir(parents=True)
+    (folder / "test_data").mkdir()
+    motion = "We should ban whaling"
+    for kind, rows in (("arguments", [("a1", "Whales are intelligent & endangered.", "1"),
+                                      ("a2", "Whaling is a cultural tradition.", "-1")]),
+                       ("key_points", [("k1", "Whales suffer", "1")])):
+        header = "arg_id,argument,topic,stance" if kind == "arguments" else "key_point_id,key_point,topic,stance"
+        for split, folder_name in (("train", "kpm_data"), ("dev", "kpm_data"), ("test", "test_data")):
+            lines = [f'{name},"{text}",{motion},{stance}' for name, text, stance in rows]
+            (folder / folder_name / f"{kind}_{split}.csv").write_text("\n".join([header] + lines) + "\n")
+    target = bench.write_args_me(tmp_path / bench.ARGS_ME, data)
+    documents = list(read_documents(detect_corpus(target)))
+    assert [(d.doc_id, d.stance, d.stance_target) for d in documents[:2]] == [
+        ("train-a1", "PRO", "Whales suffer"), ("train-a2", "CON", "Whales suffer")]  # a CON argument opposes it
+    assert len(documents) == 6 and documents[-1].doc_id == "test-a2" and documents[0].text == "Whales suffer Whales are intelligent & endangered."
+    from app.topics import read_topics
+
+    assert [topic.title for topic in read_topics(target)] == [motion]
+    assert bench.parse_size(bench.ARGS_ME) is None
