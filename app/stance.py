@@ -9,7 +9,8 @@ small `.npz` file:
   (comparative words, "A ... better than ... B" patterns, who is praised alone) and the passage's similarity to
   each of the topic's queries (title, description, narrative: the run's relevance queries, so no extra encode),
   and the side model's (`app.stance_side`, trained on CompSent-19) reading of the sentences naming both objects.
-  A side is named only where the head can tell which (`decode_comparative`). Embedding the passage with the
+  Each passage is read with the objects in both orders (`symmetric_probabilities`), and a side is named only where
+  the head can tell which (`decode_comparative`). Embedding the passage with the
   objects masked by marker words scored lower in cross-validation (0.39 vs 0.44 macro-F1) and costs an extra
   encode, so it is not used. No extra encode per passage.
 - controversial: the document embedding signed by the topic's polarity (-1 for topics against their target, "Should
@@ -39,6 +40,7 @@ import numpy as np
 from app.errors import ToucheError
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
+from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
 from app.stance_side import SideModel, both_object_sentences
 
 log = logging.getLogger(__name__)
@@ -193,6 +195,22 @@ def comparative_lexical(texts: Sequence[str], objects: tuple[str, str],
         return matrix
     sentences = [both_object_sentences(text, *spans[i]) for i, text in enumerate(texts)]
     return np.hstack([matrix, side.passage_features(sentences)])
+
+
+def _mirrored_name(name: str) -> str:
+    for prefix in ("", "side_"):
+        for role, other in (("first_", "second_"), ("second_", "first_")):
+            if name.startswith(prefix + role):
+                return prefix + other + name[len(prefix + role):]
+    return name
+
+
+def mirrored_lexical(lexical: np.ndarray) -> np.ndarray:
+    """`comparative_lexical` of the same texts with the objects named in the other order, without reading them
+    again: each feature of the first object trades places with the same feature of the second, and the side model's
+    FIRST and SECOND columns (it is symmetric itself, `SideModel.probabilities`) trade places too."""
+    names = list(FEATURE_NAMES) + (list(SIDE_FEATURE_NAMES) if lexical.shape[1] > len(FEATURE_NAMES) else [])
+    return lexical[:, [names.index(_mirrored_name(name)) for name in names]]
 
 
 def comparative_features(embeddings: np.ndarray, lexical: np.ndarray, query_embeddings: np.ndarray) -> np.ndarray:
@@ -360,9 +378,16 @@ class StanceModel:
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
-        lexical = comparative_lexical(texts, objects, side=self.side)
-        probabilities = self.comparative.probabilities(comparative_features(embeddings, lexical, query_embeddings))
+        probabilities = self.comparative_probabilities(texts, objects, embeddings, query_embeddings)
         return decode_comparative(probabilities, self.comparative.labels)
+
+    def comparative_probabilities(self, texts: Sequence[str], objects: tuple[str, str], embeddings: np.ndarray,
+                                  query_embeddings: np.ndarray) -> np.ndarray:
+        """The comparative head's probabilities for texts on a question about `objects`, read in both object orders
+        (`symmetric_probabilities`), so that naming the objects the other way round exchanges FIRST and SECOND."""
+        forward = comparative_lexical(texts, objects, side=self.side)
+        return symmetric_probabilities(self.comparative, comparative_features(embeddings, forward, query_embeddings),
+                                       comparative_features(embeddings, mirrored_lexical(forward), query_embeddings))
 
     def orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None = None,
                cross: bool = True) -> np.ndarray:
@@ -436,6 +461,16 @@ def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.nd
     total = weighed.sum(axis=1, keepdims=True)
     split = np.divide(weighed, total, out=np.full_like(weighed, 0.5), where=total > 0)
     return _with_side(probabilities, labels, split, ("PRO", "CON"))
+
+
+def symmetric_probabilities(head: LinearHead, features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
+    """The comparative head's probabilities on `features`, averaged with those on `swapped` (the same texts with the
+    objects in the other order) with FIRST and SECOND exchanged back. Trained on object-swapped copies the head is
+    symmetric only up to the solver's tolerance, the less so the more weight the side features get; the average is
+    symmetric exactly, so that texts whose features are symmetric tie on FIRST and SECOND (`decode_comparative`)."""
+    labels = list(head.labels)
+    mirrored = [labels.index({"FIRST": "SECOND", "SECOND": "FIRST"}.get(label, label)) for label in labels]
+    return (head.probabilities(features) + head.probabilities(swapped)[:, mirrored]) / 2
 
 
 def decode_comparative(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:

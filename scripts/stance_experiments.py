@@ -62,7 +62,7 @@ from app.relevance import QUERY_NAMES
 from app.stance import COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, topic_polarity
 from app.stance_cross import StanceCrossEncoder
 from app.training import common
-from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, SPLITS, ComparativeExample, EmbeddingCache,
+from app.training.stance import (FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT, SPLITS, ComparativeExample, EmbeddingCache,
                                  comparative_matrix, fit_head, load_dev_passages, load_qa_pairs, predict_labels,
                                  swap)
 from app.training.stance_cross import Recipe, comparative_predictions, label_scores
@@ -123,9 +123,9 @@ def query_cosines(qa, dev, embed) -> dict:
                 held = [i for i, e in enumerate(dev) if e.group in fold]
                 train = qa + [e for e in dev if e.group not in fold]
                 train = train + [swap(e) for e in train]
-                weights = np.asarray([DEV_WEIGHT if e.group != "qa" else 1.0 for e in train])
+                weights = np.asarray([ISSUE_12_DEV_WEIGHT if e.group != "qa" else 1.0 for e in train])
                 head = fit_head(comparative_matrix(train, embed)[:, keep], [e.label for e in train],
-                                COMPARATIVE_LABELS, COMPARATIVE_C, SEED, weights)
+                                COMPARATIVE_LABELS, ISSUE_12_C, SEED, weights)
                 gold += [dev[i].label for i in held]
                 predicted += decode(head, features[held])
             scores.append(label_scores(gold, predicted, LABELS)["macro_f1"])

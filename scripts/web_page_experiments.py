@@ -13,7 +13,8 @@
   parent page (the id before "___") is among the dev pages are compared with the page's label, read two ways: as
   the run reads a long document (its best passage for the topic, app.pipeline) and as the first 256 word pieces of
   the page's text (the stance models' reading before windows). Also the judged passage itself, the ceiling. The
-  comparative stance head was fitted on these dev passages, so the passage figure is optimistic.- short-documents: two runs on the same local input (by default the 2022 Task 2 tira-input), before and after the
+  comparative stance head was fitted on these dev passages, so the passage figure is optimistic.
+- short-documents: two runs on the same local input (by default the 2022 Task 2 tira-input), before and after the
   passages: for every document the encoder reads whole (one passage) and that both runs rerank (rank within the
   rerank depth; the tail's scores follow the head's minimum), its stance and score per topic: how many rows are
   identical, and the largest score difference (bf16 encoding in batches of other neighbours moves the 6th decimal).

@@ -6,7 +6,8 @@ from app.records import Topic
 from app.relevance import QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, FEATURE_NAMES, LinearHead, StanceModel,
                         balance_stance, controversial_features, decode_comparative, find_mentions,
-                        lexical_features, task_kind, topic_polarity)
+                        lexical_features, mirrored_lexical, symmetric_probabilities, task_kind,
+                        topic_polarity)
 
 LAPTOP = Topic("2", "Which is better, a laptop or a desktop?", objects=("laptop", "desktop"))
 TENURE = Topic("51", "Should teachers get tenure?")
@@ -55,6 +56,33 @@ def test_comparative_side_is_named_only_when_the_head_can_tell_which():
     predictions = decode_comparative(probabilities, COMPARATIVE_LABELS)
     assert [p.label for p in predictions] == ["FIRST", "NO", "NEUTRAL", "NO"]
     assert predictions[1].confidence == pytest.approx(0.20) and predictions[0].confidence == pytest.approx(0.40)
+
+
+def test_symmetric_probabilities_exchange_the_sides_exactly_when_the_objects_swap():
+    rng = np.random.default_rng(3)
+    head = LinearHead(COMPARATIVE_LABELS, np.zeros(6, np.float32), np.ones(6, np.float32),
+                      rng.normal(size=(6, 4)).astype(np.float32), rng.normal(size=4).astype(np.float32))
+    forward, backward = rng.normal(size=(5, 6)).astype(np.float32), rng.normal(size=(5, 6)).astype(np.float32)
+    one, other = symmetric_probabilities(head, forward, backward), symmetric_probabilities(head, backward, forward)
+    np.testing.assert_allclose(one[:, [0, 1, 2, 3]], other[:, [1, 0, 2, 3]], atol=1e-7)
+    np.testing.assert_allclose(one.sum(axis=1), 1.0, rtol=1e-6)
+    # texts whose features read the same in both orders tie on the sides, so decode_comparative names none
+    tied = symmetric_probabilities(head, forward, forward)
+    np.testing.assert_allclose(tied[:, 0], tied[:, 1], atol=1e-7)
+    assert {p.label for p in decode_comparative(tied, COMPARATIVE_LABELS)} <= {"NEUTRAL", "NO"}
+
+
+@pytest.mark.parametrize("with_side", [False, True])
+def test_mirrored_lexical_is_the_lexical_reading_with_the_objects_swapped(with_side):
+    from app.stance import comparative_lexical
+
+    side = StanceModel.load().side if with_side else None
+    texts = ["The laptop is better than the desktop, and laptops are cheaper.", "Desktops win. A laptop? Never.",
+             "Laptops are lighter than desktops, but a desktop is faster than a laptop.", "Nothing to see here."]
+    forward = comparative_lexical(texts, ("laptop", "desktop"), side=side)
+    backward = comparative_lexical(texts, ("desktop", "laptop"), side=side)
+    assert not np.array_equal(forward, backward)
+    np.testing.assert_array_equal(mirrored_lexical(forward), backward)
 
 
 def test_lexical_features_see_which_object_is_favoured():
@@ -165,15 +193,16 @@ def test_shipped_comparative_head_reads_direction_and_is_symmetric():
 
     model = StanceModel.load()
     embeddings, topic = encode(CLEAR), encode([LAPTOP.title])[0]
-    forward = model.comparative.probabilities(
+    one_way = model.comparative.probabilities(
         comparative_features(embeddings, comparative_lexical(CLEAR, ("laptop", "desktop"), side=model.side), topic))
-    backward = model.comparative.probabilities(
-        comparative_features(embeddings, comparative_lexical(CLEAR, ("desktop", "laptop"), side=model.side), topic))
     first, second = COMPARATIVE_LABELS.index("FIRST"), COMPARATIVE_LABELS.index("SECOND")
+    assert one_way[0, first] > one_way[0, second] and one_way[1, second] > one_way[1, first]
+    # The head alone is symmetric up to the solver's tolerance (it was trained on object-swapped copies); the run
+    # reads both orders, which is symmetric exactly.
+    forward = model.comparative_probabilities(CLEAR, ("laptop", "desktop"), embeddings, topic)
+    backward = model.comparative_probabilities(CLEAR, ("desktop", "laptop"), embeddings, topic)
+    np.testing.assert_allclose(forward[:, [first, second]], backward[:, [second, first]], atol=1e-6)
     assert forward[0, first] > forward[0, second] and forward[1, second] > forward[1, first]
-    # Trained on object-swapped copies, the head is symmetric up to the solver's tolerance (lbfgs, tol 1e-4);
-    # a head that saw no swapped copies is off by 0.05 on these texts.
-    np.testing.assert_allclose(forward[:, [first, second]], backward[:, [second, first]], atol=1e-4)
     assert [p.label for p in model.predict(LAPTOP, CLEAR)][2] == "NO"
 
 
@@ -276,3 +305,22 @@ def test_fit_head_learns_separable_classes(labels):
     head = fit_head(x.astype(np.float32), y, labels, c=1.0, seed=0)
     predicted = [head.labels[i] for i in head.probabilities(x.astype(np.float32)).argmax(axis=1)]
     assert np.mean([p == g for p, g in zip(predicted, y)]) > 0.95
+
+
+def test_fit_head_emphasis_lets_a_column_weigh_more_under_the_same_penalty():
+    from app.training.stance import fit_head, side_emphasis
+    from app.stance_side import FEATURE_NAMES as SIDE_NAMES
+
+    rng = np.random.default_rng(2)
+    y = ["PRO", "CON"] * 100
+    signal = np.array([1.0 if label == "PRO" else -1.0 for label in y])
+    x = np.column_stack([signal + rng.normal(size=200), signal + rng.normal(size=200)]).astype(np.float32)
+    plain = fit_head(x, y, ("PRO", "CON"), c=0.01, seed=0)
+    emphasised = fit_head(x, y, ("PRO", "CON"), c=0.01, seed=0, emphasis=np.array([1.0, 8.0], np.float32))
+    # the same data, the second column scaled up before the L2 penalty: it carries more of the decision
+    share = [abs(head.weights[1] / head.scale[1]).sum() / abs(head.weights / head.scale[:, None]).sum()
+             for head in (plain, emphasised)]
+    assert share[1] > share[0] + 0.2
+    emphasis = side_emphasis(384 + len(FEATURE_NAMES) + len(SIDE_NAMES) + len(QUERY_NAMES))
+    assert emphasis.sum() - len(emphasis) == pytest.approx(len(SIDE_NAMES) * (emphasis.max() - 1))
+    assert (emphasis[384 + len(FEATURE_NAMES):384 + len(FEATURE_NAMES) + len(SIDE_NAMES)] > 1).all()

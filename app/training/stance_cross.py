@@ -32,7 +32,7 @@ from app.stance import COMPARATIVE_LABELS, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
-from app.training.stance import (COMPARATIVE_C, DEV_WEIGHT, FOLDS, ComparativeExample, ControversialExample,
+from app.training.stance import (FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT, ComparativeExample, ControversialExample,
                                  EmbeddingCache, _without_topics, comparative_matrix, load_argq, load_dev_passages,
                                  SWAPPED, load_ibm_claims, load_perspectrum, load_qa_pairs, swap,
                                  train_comparative)
@@ -261,7 +261,8 @@ def comparative_predictions(model: StanceCrossEncoder, recipe: Recipe, pair, qa,
                       + [SWAPPED[dev[i].label] for i in train])
             seconds.append(fit(model, states, labels, recipe, seed)["seconds"])
             cross.append(_swap_average(model, [dev_states[i] for i in held], [dev_swapped[i] for i in held]))
-            fold_head = train_comparative(qa, [dev[i] for i in train], embed, COMPARATIVE_C, DEV_WEIGHT, seed)
+            fold_head = train_comparative(qa, [dev[i] for i in train], embed, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
+                                          seed)
             head.append(fold_head.probabilities(head_features[held]))
             gold += [dev[i].label for i in held]
         yield gold, np.vstack(cross), np.vstack(head), seconds
