@@ -7,7 +7,7 @@
     python scripts/stance_experiments.py controversial-sets --out DIR  # about 5 min
     python scripts/stance_experiments.py stated                   # about 6 min: args.me's stated stances
     python scripts/stance_experiments.py fnc1 [--model PATH]      # FNC-1 test: claims against news articles
-    python scripts/stance_experiments.py fnc1-neutral --out DIR   # about 8 min cold: NEU learnt from FNC-1 too
+    python scripts/stance_experiments.py fnc1-neutral --out DIR   # about 15 min cold: NEU learnt from FNC-1 too
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
