@@ -291,7 +291,7 @@ class StanceModel:
 
     def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
                  metadata: dict | None = None, device: str = "auto", precision: str = "auto",
-                 side: SideModel | None = None, neutral: LinearHead | None = None):
+                 side: SideModel | None = None, neutral: LinearHead | None = None, cross_path: Path | None = None):
         self.comparative = comparative
         self.controversial = controversial
         self.side = side  # the comparative head's side evidence (app.stance_side), if it was trained with it
@@ -300,6 +300,7 @@ class StanceModel:
         self.metadata = metadata or {}
         self.device = device
         self.precision = precision
+        self.cross_path = cross_path  # the stance cross-encoder's delta; None: the shipped one
         self._cross = None
 
     @classmethod
@@ -410,9 +411,11 @@ class StanceModel:
     def cross(self):
         """The controversial stance cross-encoder (`app.stance_cross`), loaded on first use."""
         if self._cross is None:
+            from app.stance_cross import DEFAULT_MODEL as CROSS_MODEL
             from app.stance_cross import StanceCrossEncoder
 
-            self._cross = StanceCrossEncoder.load(device=self.device, precision=self.precision)
+            self._cross = StanceCrossEncoder.load(self.cross_path or CROSS_MODEL, device=self.device,
+                                                  precision=self.precision)
         return self._cross
 
     def _decode_controversial(self, probabilities: np.ndarray,

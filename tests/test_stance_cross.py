@@ -8,7 +8,8 @@ from app.errors import ToucheError
 from app.records import Topic
 from app.stance import _with_side
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
-from app.training.stance_cross import Recipe, fit, lower_states, mark, predict_states
+from app.training.stance_cross import (CONTROVERSIAL_SETS, Recipe, _sets, fit, lower_states, mark,
+                                       predict_states)
 
 SMOKING = Topic("1", "Should smoking in public places be banned?")
 TEXTS = ["Second-hand smoke harms bystanders, so it must be banned.",
@@ -42,6 +43,23 @@ def test_save_load_round_trip_keeps_predictions(tmp_path):
     with np.load(tmp_path / "cross.npz") as arrays:
         names = [name for name in arrays.files if name != "metadata"]
     assert names and all(name.startswith(("bert.encoder.layer.5.", "head.")) for name in names)
+
+
+def test_training_sets_are_named_or_refused():
+    import argparse
+
+    assert _sets("argkp, vast") == ("argkp", "vast") and _sets("") == ()
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown set 'fnc1'"):
+        _sets("argkp,fnc1")
+
+
+def test_stance_model_reads_with_the_cross_encoder_it_is_given(tmp_path):
+    from tests.test_stance import _toy_model
+
+    _fresh().save(tmp_path / "other.npz", note="other")
+    model = _toy_model()
+    model.cross_path = tmp_path / "other.npz"
+    assert model.cross.metadata["note"] == "other"
 
 
 def test_odd_questions_and_passages_get_probabilities():
@@ -115,6 +133,7 @@ def test_shipped_cross_encoder_loads_small_with_its_measurements():
     model = StanceCrossEncoder.load(device="cpu")
     assert model.task == "controversial" and model.labels == LABELS
     assert model.metadata["training"]["pairs"] > 10_000 and model.metadata["metrics"]["argq_test"]["n"] > 5000
+    assert model.metadata["sets"] == list(CONTROVERSIAL_SETS) and model.metadata["metrics"]["argkp_test"]["n"] > 500
     layers = model.metadata["recipe"]["layers"]
     assert DEFAULT_MODEL.stat().st_size < 3.5e6 * layers + 1e5  # top layers in fp16, not a model
 
