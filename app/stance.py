@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
 NEUTRAL_LABELS = ("SIDED", "NEU")  # the neutral head's (StanceModel.neutral)
+# A comparative label's counterpart when the question names the objects the other way round.
+SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO", "NONE": "NONE"}
 TASKS = ("comparative", "controversial")
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "stance.npz"
 
@@ -471,9 +473,14 @@ def symmetric_probabilities(head: LinearHead, features: np.ndarray, swapped: np.
     objects in the other order) with FIRST and SECOND exchanged back. Trained on object-swapped copies the head is
     symmetric only up to the solver's tolerance, the less so the more weight the side features get; the average is
     symmetric exactly, so that texts whose features are symmetric tie on FIRST and SECOND (`decode_comparative`)."""
-    labels = list(head.labels)
-    mirrored = [labels.index({"FIRST": "SECOND", "SECOND": "FIRST"}.get(label, label)) for label in labels]
-    return (head.probabilities(features) + head.probabilities(swapped)[:, mirrored]) / 2
+    return average_orders(head.probabilities(features), head.probabilities(swapped), head.labels)
+
+
+def average_orders(forward: np.ndarray, backward: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """Comparative probabilities read with the objects in one order (`forward`) averaged with those read in the
+    other (`backward`), whose FIRST and SECOND columns are exchanged back (SWAPPED)."""
+    mirrored = [list(labels).index(SWAPPED[label]) for label in labels]
+    return (forward + backward[:, mirrored]) / 2
 
 
 def decode_comparative(probabilities: np.ndarray, labels: Sequence[str]) -> list[StancePrediction]:

@@ -37,7 +37,7 @@ from app.encoder import encode
 from app.records import Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
-from app.stance import (COMPARATIVE_LABELS, NEUTRAL_LABELS, LinearHead, StanceModel, comparative_features,
+from app.stance import (COMPARATIVE_LABELS, NEUTRAL_LABELS, SWAPPED, LinearHead, StanceModel, comparative_features,
                         comparative_lexical, controversial_features, decode_comparative, find_mentions,
                         symmetric_probabilities, topic_polarity)
 from app import stance_side
@@ -66,7 +66,6 @@ DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_ST
               *STANCE_SETS)
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
-SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO", "NONE": "NONE"}
 COMPSENT_LABELS = {"BETTER": "FIRST", "WORSE": "SECOND", "NONE": "NONE"}
 COMPSENT_FILES = {"train": "train_dev_data.csv.gz", "test": "held_out_data.csv.gz"}
 FOLDS = 5
@@ -384,6 +383,17 @@ def load_vast(data_dir: Path, split: str) -> list[ControversialExample]:
                 for row in csv.DictReader(handle)]
 
 
+# The controversial training sets that can be added by name (`load_extra_sets`).
+EXTRA_SETS = ("argkp", "vast")
+
+
+def load_extra_sets(data_dir: Path, sets: tuple[str, ...]) -> list[ControversialExample]:
+    """The train examples of the named extra controversial sets: "argkp" (ArgKP-2021 train and dev), "vast" (VAST
+    train, its NEU comments included)."""
+    loaders = {"argkp": lambda: load_argkp(data_dir, ("train", "dev")), "vast": lambda: load_vast(data_dir, "train")}
+    return [example for name in sets for example in loaders[name]()]
+
+
 def unrelated_pairs(examples: list[ControversialExample], count: int, seed: int) -> list[ControversialExample]:
     """NO examples: texts paired with a different topic, drawn with a fixed seed."""
     rng = np.random.default_rng(seed)
@@ -419,9 +429,8 @@ def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: t
     "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
     (none trained on)."""
     ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
-    loaders = {"argkp": lambda: load_argkp(data_dir, ("train", "dev")), "vast": lambda: load_vast(data_dir, "train")}
-    extra = [e for e in _without_topics(load_perspectrum(data_dir) + [e for name in sets for e in loaders[name]()],
-                                        ibm_test, embed) if e.label != "NEU"]
+    extra = [e for e in _without_topics(load_perspectrum(data_dir) + load_extra_sets(data_dir, sets), ibm_test,
+                                        embed) if e.label != "NEU"]
     ibm_cv_accuracy = cross_validate_ibm(ibm_train, extra, embed, CONTROVERSIAL_C, seed)
     neutral = (train_neutral(_without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
                              seed) if "vast" in sets else None)

@@ -31,14 +31,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
-from app.stance import COMPARATIVE_LABELS, find_mentions
+from app.stance import COMPARATIVE_LABELS, average_orders, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
-from app.training.stance import (FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT, SWAPPED, ComparativeExample,
-                                 ControversialExample, EmbeddingCache, _without_topics, comparative_matrix,
-                                 load_argkp, load_argq, load_dev_passages, load_ibm_claims, load_perspectrum,
-                                 load_qa_pairs, load_vast, swap, train_comparative)
+from app.training.stance import (EXTRA_SETS, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT, SWAPPED,
+                                 ComparativeExample, ControversialExample, EmbeddingCache, _without_topics,
+                                 comparative_matrix, load_argkp, load_argq, load_dev_passages, load_extra_sets,
+                                 load_ibm_claims, load_perspectrum, load_qa_pairs, load_vast, swap,
+                                 train_comparative)
 
 log = logging.getLogger(__name__)
 
@@ -190,9 +191,8 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
              "vast_test_sided": [e for e in load_vast(data_dir, "test") if e.label in CONTROVERSIAL_LABELS]}
     argq = _without_topics(load_argq(data_dir, "train", ARGQ_MIN_CONFIDENCE), ibm_test, embed)
     train = argq + load_ibm_claims(data_dir, "train") + _without_topics(load_perspectrum(data_dir), ibm_test, embed)
-    loaders = {"argkp": lambda: load_argkp(data_dir, ("train", "dev")), "vast": lambda: load_vast(data_dir, "train")}
     held_out = ibm_test + tests["argq_dev"] + tests["argq_test"] + tests["perspectrum_test"] + argkp_test
-    extra = [e for e in _without_topics([e for name in sets for e in loaders[name]()], held_out, embed)
+    extra = [e for e in _without_topics(load_extra_sets(data_dir, sets), held_out, embed)
              if e.label in CONTROVERSIAL_LABELS] if sets else []
     train += extra
     model = _create("controversial", CONTROVERSIAL_LABELS, CONTROVERSIAL, seed)
@@ -243,8 +243,7 @@ def _with_swapped(examples: list[ComparativeExample]) -> list[ComparativeExample
 
 
 def _swap_average(model: StanceCrossEncoder, states, swapped_states) -> np.ndarray:
-    mirror = [model.labels.index(SWAPPED[label]) for label in model.labels]
-    return (predict_states(model, states) + predict_states(model, swapped_states)[:, mirror]) / 2
+    return average_orders(predict_states(model, states), predict_states(model, swapped_states), model.labels)
 
 
 def label_scores(gold: list[str], predicted: list[str], labels: list[str]) -> dict:
@@ -333,9 +332,9 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
 def _sets(value: str) -> tuple[str, ...]:
     """--sets: comma-separated names of extra controversial training sets ('' for none)."""
     names = tuple(name.strip() for name in value.split(",") if name.strip())
-    unknown = sorted(set(names) - {"argkp", "vast"})
+    unknown = sorted(set(names) - set(EXTRA_SETS))
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown set {unknown[0]!r} (choose from argkp, vast)")
+        raise argparse.ArgumentTypeError(f"unknown set {unknown[0]!r} (choose from {', '.join(EXTRA_SETS)})")
     return names
 
 
