@@ -362,8 +362,9 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
                    task: str, settings: RunSettings,
                    candidates: dict[str, list[Candidate]] | None = None) -> dict[str, list[str]]:
     """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
-    document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents); Q0 (no
-    label) below the rerank depth or with --no-stance."""
+    document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents). Below the
+    rerank depth only a stated stance gives a label (on controversial topics); Q0 (no label) for the rest, and
+    everywhere with --no-stance."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
@@ -383,6 +384,13 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
                                     stated=stated)
         found = {doc_id: prediction.label for doc_id, prediction in zip(head, predictions)}
+        if task == "controversial":
+            # Below the rerank depth a document is not read, but a stance its corpus states is cheap to turn.
+            tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids if doc_id not in found]
+            tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
+            predicted = model.predict_stated(topic, [statement for _, statement in tail], queries[topic.number][0],
+                                             cross=cross_depth > 0)
+            found.update((doc_id, prediction.label) for (doc_id, _), prediction in zip(tail, predicted))
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
 

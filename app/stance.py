@@ -304,6 +304,7 @@ class StanceModel:
         self.precision = precision
         self.cross_path = cross_path  # the stance cross-encoder's delta; None: the shipped one
         self._cross = None
+        self._oriented: dict[tuple[str, str, bool], np.ndarray] = {}  # orient's rows by (question, statement, cross)
 
     @classmethod
     def load(cls, path: str | Path | None = None, device: str = "auto", precision: str = "auto") -> "StanceModel":
@@ -369,10 +370,7 @@ class StanceModel:
                 "NEU")]
             rows = [i for i, statement in enumerate(stated or ()) if statement is not None]
             if rows:
-                targets = sorted({stated[i][1] for i in rows})
-                oriented = self.orient(topic, targets, query_embeddings[0], cross=cross_depth > 0)
-                orientation = dict(zip(targets, oriented))
-                side = np.array([orientation[stated[i][1]][::1 if stated[i][0] == "PRO" else -1] for i in rows])
+                side = self.stated_sides(topic, [stated[i] for i in rows], query_embeddings[0], cross=cross_depth > 0)
                 probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels, side)
                 if neutral is not None:
                     neutral[rows] = 0.0
@@ -392,13 +390,38 @@ class StanceModel:
         return symmetric_probabilities(self.comparative, comparative_features(embeddings, forward, query_embeddings),
                                        comparative_features(embeddings, mirrored_lexical(forward), query_embeddings))
 
+    def predict_stated(self, topic: Topic, stated: Sequence[tuple[str, str]], topic_embedding: np.ndarray | None = None,
+                       cross: bool = True) -> list[StancePrediction]:
+        """PRO or CON toward a controversial topic of documents known only by the stance their corpus states (a
+        run's tail below the rerank depth, which is not read): each stated side turned by its statement's
+        orientation (`stated_sides`)."""
+        return [StancePrediction("PRO", float(pro)) if pro >= con else StancePrediction("CON", float(con))
+                for pro, con in self.stated_sides(topic, stated, topic_embedding, cross)]
+
+    def stated_sides(self, topic: Topic, stated: Sequence[tuple[str, str]], topic_embedding: np.ndarray | None = None,
+                     cross: bool = True) -> np.ndarray:
+        """P(PRO), P(CON) toward the topic's question, as rows, of stated stances (side, statement): a PRO
+        toward a statement takes the statement's orientation (`orient`), a CON the opposite."""
+        targets = sorted({target for _, target in stated})
+        orientation = dict(zip(targets, self.orient(topic, targets, topic_embedding, cross=cross)))
+        return np.array([orientation[target][::1 if side == "PRO" else -1] for side, target in stated],
+                        dtype=np.float32).reshape(-1, 2)
+
     def orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None = None,
                cross: bool = True) -> np.ndarray:
         """P(PRO), P(CON) of each statement toward the topic's question, as rows: "Abortion should be illegal" is
         CON toward "Should abortion be legal?". Read by the cross-encoder (`cross`), else by the controversial head
-        on the statements' embeddings, as it reads texts; `topic_embedding` is the title's, if known."""
-        if not statements:
-            return np.zeros((0, 2), dtype=np.float32)
+        on the statements' embeddings, as it reads texts; `topic_embedding` is the title's, if known. A statement
+        is read once per question and reader (a run orients its reranked head, then its tail)."""
+        known = {statement: self._oriented.get((topic.title, statement, cross)) for statement in statements}
+        missing = [statement for statement, row in known.items() if row is None]
+        if missing:
+            for statement, row in zip(missing, self._orient(topic, missing, topic_embedding, cross)):
+                known[statement] = self._oriented[(topic.title, statement, cross)] = row
+        return np.array([known[statement] for statement in statements], dtype=np.float32).reshape(-1, 2)
+
+    def _orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None,
+                cross: bool) -> np.ndarray:
         if cross:
             return self.cross.controversial(topic.title, statements)[
                 :, [self.cross.labels.index("PRO"), self.cross.labels.index("CON")]]

@@ -63,6 +63,7 @@ import json
 import logging
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -401,7 +402,8 @@ def fnc1_neutral(data_dir: Path, embed, out: Path, seed: int = SEED) -> dict:
 def stated_run(data_dir: Path, work: Path) -> dict:
     """The whole pipeline on `make bench`'s args-me input (app.bench.write_args_me): the run's stance labels on the
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
-    as misses), with and without the stated stances, with the cross-encoder (default) and the heads only."""
+    as misses), with and without the stated stances, with the cross-encoder (default) and the heads only; and the
+    same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss)."""
     from app import bench, fusion
     from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
     from app.topics import read_topics
@@ -424,20 +426,26 @@ def stated_run(data_dir: Path, work: Path) -> dict:
         labels = detect_stances(topics, ranked, best, encoded, queries, task, replace(settings, stance_model=model),
                                 candidates if with_stated else None)
         seconds = round(time.perf_counter() - start, 1)
-        truth, predicted, held_out = [], [], []
+        truth, predicted, held_out, reranked = [], [], [], []
         for topic in topics:
             documents = {c.doc.doc_id: c.doc for c in candidates[topic.number]}
-            for doc_id, label in zip(ranked[topic.number][0][: settings.rerank_depth], labels[topic.number]):
+            for rank, (doc_id, label) in enumerate(zip(ranked[topic.number][0], labels[topic.number])):
                 premise = documents[doc_id].text[len(documents[doc_id].stance_target) + 1:]
                 if (topic.title, premise) in gold:
                     truth.append(gold[(topic.title, premise)])
                     predicted.append(label)
                     held_out.append(topic.title in test_motions)
-        test = [i for i, flag in enumerate(held_out) if flag]
-        result[name] = dict(label_scores(truth, predicted, ["PRO", "CON"]), n=len(truth), stance_seconds=seconds,
-                            argkp_test_motions=dict(label_scores([truth[i] for i in test],
-                                                                 [predicted[i] for i in test], ["PRO", "CON"]),
-                                                    n=len(test)))
+                    reranked.append(rank < settings.rerank_depth)
+
+        def scores(rows: list[int]) -> dict:
+            return dict(label_scores([truth[i] for i in rows], [predicted[i] for i in rows], ["PRO", "CON"]),
+                        n=len(rows), labels=dict(Counter(predicted[i] for i in rows)))
+
+        every = range(len(truth))
+        result[name] = dict(scores([i for i in every if reranked[i]]), stance_seconds=seconds,
+                            argkp_test_motions=scores([i for i in every if reranked[i] and held_out[i]]),
+                            whole_run=scores(list(every)),
+                            whole_run_test_motions=scores([i for i in every if held_out[i]]))
     return result
 
 

@@ -49,6 +49,7 @@ def test_stance_cross_encoder_relabels_only_the_top(fixtures, tmp_path):
 
 
 def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch, tmp_path):
+    """The reranked head is read with its stated stances; below the rerank depth only a stated stance labels."""
     import numpy as np
 
     from app import stance
@@ -62,19 +63,31 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
             seen.update(texts=texts, stated=stated, cross_depth=cross_depth)
             return [StancePrediction("PRO", 1.0) for _ in texts]
 
+        def predict_stated(self, topic, stated, topic_embedding=None, cross=True):
+            seen.update(tail=stated, tail_cross=cross)
+            return [StancePrediction(side, 1.0) for side, _ in stated]
+
     monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
     topic = Topic("3", "Is homework beneficial for children?")
     documents = [Document("a", "Homework is not beneficial. Stress.", "PRO", "Homework is not beneficial"),
-                 Document("b", "Homework helps."), Document("c", "Below the rerank depth.", "CON", "Homework")]
+                 Document("b", "Homework helps."), Document("c", "Below the rerank depth.", "CON", "Homework"),
+                 Document("d", "Below it, stating nothing.")]
     candidates = {"3": [Candidate("3", document, 1.0) for document in documents]}
-    encoded = Encoded(["a", "b", "c"], [d.text for d in documents], np.zeros((3, 384), np.float32),
-                      [d.text for d in documents])
+    encoded = Encoded(["a", "b"], [d.text for d in documents[:2]], np.zeros((2, 384), np.float32),
+                      [d.text for d in documents[:2]])
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2)
-    labels = detect_stances([topic], {"3": (["b", "a", "c"], [3.0, 2.0, 1.0])}, {"3": {"a": 0, "b": 1, "c": 2}},
-                            encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial", settings, candidates)
+    ranked = {"3": (["b", "a", "d", "c"], [4.0, 3.0, 2.0, 1.0])}
+    labels = detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+                            "controversial", settings, candidates)
     assert seen["texts"] == ["Homework helps.", "Homework is not beneficial. Stress."]
     assert seen["stated"] == [None, ("PRO", "Homework is not beneficial")]
-    assert labels == {"3": ["PRO", "PRO", "Q0"]}
+    assert seen["tail"] == [("CON", "Homework")] and seen["tail_cross"]
+    assert labels == {"3": ["PRO", "PRO", "Q0", "CON"]}
+    seen.clear()
+    head_only = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2, stance_model="head")
+    detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+                   "controversial", head_only, candidates)
+    assert seen["tail"] == [("CON", "Homework")] and not seen["tail_cross"]  # the tail is read as the head is
 
 
 @pytest.mark.slow

@@ -275,6 +275,31 @@ def test_predict_turns_a_stated_stance_toward_the_topic(monkeypatch):
                                            _unit(1, seed=2))] == ["NEU"] * 4
 
 
+def test_predict_stated_labels_by_the_statements_orientation_read_once_per_question(monkeypatch):
+    model = _toy_model()
+    oriented = {"Tenure should be abolished": [0.1, 0.9], "Teachers should get tenure": [0.8, 0.2]}
+    read = []
+
+    def _orient(topic, statements, topic_embedding, cross):
+        read.append((topic.title, list(statements), cross))
+        return np.asarray([oriented[s] for s in statements], np.float32).reshape(-1, 2)
+
+    monkeypatch.setattr(model, "_orient", _orient)
+    stated = [("PRO", "Tenure should be abolished"), ("CON", "Tenure should be abolished"),
+              ("CON", "Teachers should get tenure")]
+    predicted = model.predict_stated(TENURE, stated)
+    assert [p.label for p in predicted] == ["CON", "PRO", "CON"]
+    assert [p.confidence for p in predicted] == pytest.approx([0.9, 0.9, 0.8])
+    assert model.predict_stated(TENURE, stated[:1]) == predicted[:1]  # read already: not again
+    assert model.predict_stated(TENURE, stated[:1], cross=False)[0].label == "CON"  # another reader reads anew
+    other = Topic("2", "Should tenure be abolished?")
+    model.predict_stated(other, stated[2:])
+    assert read == [(TENURE.title, ["Teachers should get tenure", "Tenure should be abolished"], True),
+                    (TENURE.title, ["Tenure should be abolished"], False),
+                    (other.title, ["Teachers should get tenure"], True)]
+    assert model.predict_stated(TENURE, []) == []
+
+
 @pytest.mark.slow
 def test_shipped_models_orient_a_statement_toward_the_question():
     model = StanceModel.load(device="cpu")
