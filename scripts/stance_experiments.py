@@ -429,13 +429,13 @@ def stated_run(data_dir: Path, work: Path) -> dict:
         truth, predicted, held_out, reranked = [], [], [], []
         for topic in topics:
             documents = {c.doc.doc_id: c.doc for c in candidates[topic.number]}
-            for rank, (doc_id, label) in enumerate(zip(ranked[topic.number][0], labels[topic.number])):
+            for position, (doc_id, label) in enumerate(zip(ranked[topic.number][0], labels[topic.number])):
                 premise = documents[doc_id].text[len(documents[doc_id].stance_target) + 1:]
                 if (topic.title, premise) in gold:
                     truth.append(gold[(topic.title, premise)])
                     predicted.append(label)
                     held_out.append(topic.title in test_motions)
-                    reranked.append(rank < settings.rerank_depth)
+                    reranked.append(position < settings.rerank_depth)
 
         def scores(rows: list[int]) -> dict:
             return dict(label_scores([truth[i] for i in rows], [predicted[i] for i in rows], ["PRO", "CON"]),
