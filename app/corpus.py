@@ -280,6 +280,7 @@ def _argument_document(argument) -> Document | None:
     parts = [conclusion] + [premise.get("text") or "" for premise in premises]
     text = " ".join(part.strip() for part in parts if isinstance(part, str) and part.strip())
     stance = premises[0].get("stance") if premises else None
+    stance = stance.strip().upper() if isinstance(stance, str) else None  # "pro", " CON" from other exporters
     # A stance is only worth keeping with the conclusion it is toward.
     stated = stance in ("PRO", "CON") and bool(conclusion)
     doc_id = record_id(argument["id"])

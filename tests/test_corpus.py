@@ -34,11 +34,14 @@ def test_argsme_stance_is_kept_with_the_conclusion_it_is_toward(tmp_path):
     premise = {"text": "Tenure protects academic freedom.", "stance": "CON"}
     arguments = [{"id": "a1", "conclusion": " Tenure should be abolished ", "premises": [premise]},
                  {"id": "a2", "conclusion": "", "premises": [premise]},
-                 {"id": "a3", "conclusion": "Tenure", "premises": [dict(premise, stance="maybe")]}]
+                 {"id": "a3", "conclusion": "Tenure", "premises": [dict(premise, stance="maybe")]},
+                 {"id": "a4", "conclusion": "Tenure", "premises": [dict(premise, stance=" pro")]},
+                 {"id": "a5", "conclusion": "Tenure", "premises": [dict(premise, stance=1)]}]
     (tmp_path / "args-me.json").write_text(json.dumps({"arguments": arguments}))
     documents = list(read_documents(detect_corpus(tmp_path)))
     assert [(d.stance, d.stance_target) for d in documents] == [("CON", "Tenure should be abolished"),
-                                                                (None, None), (None, None)]
+                                                                (None, None), (None, None), ("PRO", "Tenure"),
+                                                                (None, None)]
 
 
 def test_argsme_per_portal_files(fixtures, tmp_path):
