@@ -82,14 +82,14 @@ from sklearn.linear_model import LogisticRegression
 from app.records import Topic
 from app.relevance import QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, decode_comparative,
-                        symmetric_probabilities, topic_polarity)
+                        topic_polarity)
 from app.stance_cross import StanceCrossEncoder
 from app.training import common
 from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
                                  SIDE_C, SPLITS, ComparativeExample, ControversialExample, EmbeddingCache,
                                  _without_topics, comparative_matrix, fit_head, load_compsent, load_dev_passages,
-                                 load_ibm_claims, load_qa_pairs, load_vast, predict_labels, sided_or_neutral, swap,
-                                 train_comparative, train_neutral, train_side)
+                                 load_ibm_claims, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
+                                 sided_or_neutral, swap, train_neutral, train_side)
 from app.training.stance_cross import Recipe, comparative_predictions, label_scores
 
 SEED = 13
@@ -258,17 +258,6 @@ def stemmed_mentions(qa, dev, embed) -> dict:
         return [replace(e, spans=tuple(e.spans[r] or finder(e.text, e.objects[r], e.objects[1 - r])
                                        for r in (0, 1))) for e in examples]
 
-    def out_of_fold(qa, dev, split) -> np.ndarray:
-        probabilities = np.zeros((len(dev), len(LABELS)))
-        for fold in common.topic_folds([e.group for e in dev], FOLDS, SEED + split):
-            held = [i for i, e in enumerate(dev) if e.group in fold]
-            head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, COMPARATIVE_C, DEV_WEIGHT,
-                                     SEED, side)
-            examples = [dev[i] for i in held]
-            probabilities[held] = symmetric_probabilities(head, comparative_matrix(examples, embed, side),
-                                                          comparative_matrix([swap(e) for e in examples], embed, side))
-        return probabilities
-
     def macro_f1(probabilities, offsets=np.zeros(len(LABELS))):
         shifted = np.exp(np.log(probabilities + 1e-9) + offsets)
         return label_scores(gold, [p.label for p in decode_comparative(shifted, LABELS)], LABELS)["macro_f1"]
@@ -279,7 +268,8 @@ def stemmed_mentions(qa, dev, embed) -> dict:
         variant_qa, variant_dev = ((qa, dev) if finder is None
                                    else (with_mentions(qa, finder), with_mentions(dev, finder)))
         found = sum(bool(s) for e in variant_dev for s in e.spans)
-        probabilities = [out_of_fold(variant_qa, variant_dev, split) for split in range(SPLITS)]
+        probabilities = [out_of_fold_dev(variant_qa, variant_dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split,
+                                         side) for split in range(SPLITS)]
         scores = [macro_f1(p) for p in probabilities]
         result[name] = {"passage_objects_mentioned": found, "splits": scores,
                         "mean": round(float(np.mean(scores)), 4), "sd": round(float(np.std(scores)), 4)}

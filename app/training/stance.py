@@ -300,16 +300,26 @@ def predict_labels(head: LinearHead, features: np.ndarray, swapped: np.ndarray |
     return [prediction.label for prediction in decode_comparative(probabilities, head.labels)]
 
 
+def out_of_fold_dev(qa, dev, embed, c: float, dev_weight: float, seed: int,
+                    side: SideModel | None = None) -> np.ndarray:
+    """The dev passages' comparative probabilities (rows in `dev`'s order, read in both object orders as the run
+    reads them), each fold's topics predicted by a head trained without them (the fold split of `seed`)."""
+    probabilities = np.zeros((len(dev), len(COMPARATIVE_LABELS)), np.float32)
+    for fold in common.topic_folds([example.group for example in dev], FOLDS, seed):
+        rows = [i for i, example in enumerate(dev) if example.group in fold]
+        held = [dev[i] for i in rows]
+        head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, c, dev_weight, seed, side)
+        probabilities[rows] = symmetric_probabilities(head, comparative_matrix(held, embed, side),
+                                                      comparative_matrix([swap(e) for e in held], embed, side))
+    return probabilities
+
+
 def cross_validate_dev(qa, dev, embed, c: float, dev_weight: float, seed: int,
                        side: SideModel | None = None) -> tuple[float, dict]:
-    """Leave-topics-out macro-F1 on the dev passages: each fold's topics are predicted by a head trained without them."""
-    gold, predicted = [], []
-    for fold in common.topic_folds([example.group for example in dev], FOLDS, seed):
-        held = [e for e in dev if e.group in fold]
-        head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, c, dev_weight, seed, side)
-        gold += [e.label for e in held]
-        predicted += predict_labels(head, comparative_matrix(held, embed, side),
-                                    comparative_matrix([swap(e) for e in held], embed, side))
+    """Leave-topics-out macro-F1 on the dev passages (`out_of_fold_dev`), and F1 per label."""
+    probabilities = out_of_fold_dev(qa, dev, embed, c, dev_weight, seed, side)
+    gold = [e.label for e in dev]
+    predicted = [prediction.label for prediction in decode_comparative(probabilities, COMPARATIVE_LABELS)]
     return f1_score(gold, predicted, labels=list(COMPARATIVE_LABELS), average="macro"), _per_label(gold, predicted)
 
 
