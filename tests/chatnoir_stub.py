@@ -27,6 +27,8 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id")
+# Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
+PAGE_FAULTS = ("pdf", "binary")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
 MAX_HITS = 10_000
 _WORD = re.compile(r"\w+")
@@ -99,7 +101,8 @@ class ChatNoirStub:
         self._thread.join(timeout=5)
 
     def fail(self, endpoint: str, fault: str, times: int = 1) -> None:
-        """Serve `fault` to the next `times` requests to `endpoint` ("search" or "cache")."""
+        """Serve `fault` to the next `times` requests to `endpoint` ("search" or "cache"; PAGE_FAULTS only to
+        requests for pages the stub has)."""
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}")
         with self._lock:
@@ -108,9 +111,14 @@ class ChatNoirStub:
     def count(self, endpoint: str) -> int:
         return sum(1 for request in self.requests if request["endpoint"] == endpoint)
 
-    def next_fault(self, endpoint: str) -> str | None:
+    def next_fault(self, endpoint: str, has_page: bool = True) -> str | None:
+        """The next queued fault; one of PAGE_FAULTS stays queued for a page the stub lacks, so that page is a 404
+        in whatever order concurrent fetches arrive."""
         with self._lock:
-            return self._faults[endpoint].popleft() if self._faults[endpoint] else None
+            queue = self._faults[endpoint]
+            if not queue or (not has_page and queue[0] in PAGE_FAULTS):
+                return None
+            return queue.popleft()
 
     def record(self, request: dict) -> None:
         with self._lock:
@@ -213,20 +221,21 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
             stub.record({"endpoint": "cache", "path": url.path, "params": params})
             if url.path != "/cache":
                 return self._json(404, {"error": "not found"})
-            if self._fault("cache"):
+            document = stub.document(params.get("uuid", ""))
+            has_page = document is not None and document.cached and params.get("index") == stub.index
+            if self._fault("cache", has_page):
                 return
             if params.get("apikey") != stub.api_key:
                 return self._json(401, {"error": "API key invalid or missing"})
-            document = stub.document(params.get("uuid", ""))
-            if document is None or not document.cached or params.get("index") != stub.index:
+            if not has_page:
                 return self._send(404, b"Document not found", "text/plain")
             self._send(200, document.html.encode("utf-8"), "text/html; charset=utf-8")
 
         _pending_result_fault: str | None = None
 
-        def _fault(self, endpoint: str) -> bool:
+        def _fault(self, endpoint: str, has_page: bool = True) -> bool:
             """Serve the next queued fault; True when it answered the request."""
-            fault = stub.next_fault(endpoint)
+            fault = stub.next_fault(endpoint, has_page)
             if fault in ("401", "403", "500", "504"):
                 self._json(int(fault), {"error": f"fault {fault}"})
             elif fault == "429":

@@ -339,6 +339,22 @@ def test_a_page_that_is_not_text_keeps_title_and_snippet_and_is_counted(stub, se
     assert not [path for path in settings.cache_dir.rglob("*") if path.is_file()]  # a later run asks again
 
 
+def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):
+    """Concurrent fetches arrive in any order: a queued PDF must not turn the page the stub lacks into 'not text'."""
+    lacking = next(document for document in stub.documents if not document.cached)
+    present = next(document for document in stub.documents if document.cached)
+    stub.fail("cache", "pdf")
+
+    def fetch(document):
+        return requests.get(f"{stub.base_url}/cache", timeout=5,
+                            params={"uuid": str(document.uuid), "index": stub.index, "apikey": KEY, "raw": ""})
+
+    assert fetch(lacking).status_code == 404
+    answer = fetch(present)
+    assert answer.headers["Content-Type"] == "application/pdf" and answer.content == chatnoir_stub.PDF_BYTES
+    assert fetch(present).headers["Content-Type"].startswith("text/html")
+
+
 def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
     monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 2)
     stub.fail("cache", "500", times=100)
