@@ -5,7 +5,7 @@
     python scripts/stance_experiments.py neutral-proxy            # about 2 min
     python scripts/stance_experiments.py ukp-sides [--model PATH] [--cross PATH]  # about 3 min: debate posts
     python scripts/stance_experiments.py controversial-sets --out DIR  # about 5 min
-    python scripts/stance_experiments.py stated                   # about 6 min: args.me's stated stances
+    python scripts/stance_experiments.py stated [--cross PATH]    # about 6 min: args.me's stated stances
     python scripts/stance_experiments.py stated-run --out DIR     # the same through the whole pipeline
     python scripts/stance_experiments.py fnc1 [--model PATH]      # FNC-1 test: claims against news articles
     python scripts/stance_experiments.py fnc1-neutral --out DIR   # about 15 min cold: NEU learnt from FNC-1 too
@@ -34,14 +34,18 @@
   VAST alone and both beside IBM Claim Stance and Perspectrum (`app.training.stance.controversial_head`), each
   set's test figures; writes each variant as DIR/stance-<sets>.npz (the shipped comparative head) for ukp-sides.
 - stated: an args.me argument states its stance toward its conclusion; `StanceModel.orient` reads the conclusion's
-  side of the question and turns the stated stance with it (see `stated_stances`). Orientation alone, PRO / CON
-  macro-F1 (cross-encoder / heads): IBM Claim Stance test claims 0.671 / 0.585, ArgKP-2021 test key points 0.939 /
-  0.700. ArgKP-2021 test as args.me (a drawn key point as conclusion), PRO / CON macro-F1 of the arguments' stance:
-  text alone 0.639 (heads) / 0.666 (cross-encoder on the top 10, the default run) / 0.876 (cross-encoder on every
-  text); with the stated stance 0.795 / 0.915 / 0.956. (The cross-encoder before it learnt ArgKP: 0.666, 0.909;
-  0.667 / 0.869; 0.903 / 0.954.)
+  side of the question and turns the stated stance with it (see `stated_stances`). Each figure with the motion as
+  written / asked as Touché asks its topics (`as_question`: "Should we X?"), as a run sees them. Orientation alone,
+  PRO / CON macro-F1, cross-encoder (heads): IBM Claim Stance test claims 0.668 / 0.684 (0.584 / 0.575), ArgKP-2021
+  test key points 0.909 / 0.878 (0.700 / 0.633). ArgKP-2021 test as args.me (a drawn key point as conclusion), PRO /
+  CON macro-F1 of the arguments' stance, with the stated stance: heads 0.795 / 0.778, cross-encoder on the top 10
+  (the default run) 0.906 / 0.894, on every text 0.956 / 0.938; the text alone 0.639 / 0.646, 0.662 / 0.666, 0.877 /
+  0.859. The cross-encoder trained on motions as written only (before QUESTION_SHARE): orientation 0.671 / 0.676
+  and 0.939 / 0.846, default run 0.915 / 0.885, every text 0.956 / 0.927.
 - stated-run: the same on `make bench`'s args-me input (all of ArgKP-2021, so in-sample for both models but for
-  its 3 test motions, reported apart as argkp_test_motions).
+  its 3 test motions, reported apart as argkp_test_motions), the topics' titles as written ("motion") and asked as
+  questions ("question"). Whole run, cross-encoder on the top 10: 0.898 / 0.908 (test motions 0.925 / 0.917); the
+  cross-encoder trained on motions as written only: 0.915 / 0.893 (0.934 / 0.903).
 - fnc1: FNC-1's test split (25,413 headline-article pairs) as controversial stance, each article read by its
   passage closest to the headline; 4-class macro-F1 with agree / disagree / discuss / unrelated as PRO / CON / NEU /
   NO. Heads on every pair 0.322 (per label 0.305 / 0.106 / 0.001 / 0.878); on the 8,358 pairs of 300 drawn
@@ -331,7 +335,7 @@ def controversial_sets(embed, out: Path) -> dict:
     return result
 
 
-def stated_stances(data_dir: Path, seed: int = SEED) -> dict:
+def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = None) -> dict:
     """A corpus's stated stance turned toward the topic (StanceModel.orient), measured where its truth is known.
 
     No args.me judgements are in the data, so two stand-ins: (1) orientation alone, a claim's PRO / CON toward a
@@ -339,35 +343,49 @@ def stated_stances(data_dir: Path, seed: int = SEED) -> dict:
     test: each argument gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance
     toward it that its own side implies (PRO when argument and key point share a side); the run must recover the
     argument's stance toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
-    stated stance oriented by the heads or by the cross-encoder.
+    stated stance oriented by the heads or by the cross-encoder; each with the motion as written ("We should X") and
+    asked as Touché asks (`_question`: "Should we X?"). `cross_path`: a cross-encoder to read with instead of the
+    shipped one.
     """
-    model, rng = StanceModel.load(device="cpu"), np.random.default_rng(seed)
+    model = StanceModel.load(device="cpu")
+    model.cross_path = cross_path
     result = {}
     claims = {"ibm_claims": load_ibm_claims(data_dir, "test"), "argkp_key_points": argkp_key_points(data_dir)}
-    for name, examples in claims.items():
-        for reader, cross in (("heads", False), ("cross", True)):
-            predicted = []
-            for motion, rows in _by_topic(examples).items():
-                sides = model.orient(Topic("1", motion), [e.text for e in rows], cross=cross)
-                predicted += [("PRO", "CON")[int(row.argmax())] for row in sides]
-            gold = [e.label for rows in _by_topic(examples).values() for e in rows]
-            result[f"orientation_{name}_{reader}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]), n=len(gold))
-    arguments, key_points = load_argkp_test(data_dir), _by_topic(argkp_key_points(data_dir))
-    runs = {"text_heads": (False, 0), "text_cross": (False, None), "text_cross_top10": (False, 10),
-            "stated_heads": (True, 0), "stated_cross": (True, None), "stated_cross_top10": (True, 10)}
-    found: dict[str, tuple[list[str], list[str]]] = {name: ([], []) for name in runs}
-    for motion, rows in _by_topic(arguments).items():
-        drawn = [key_points[motion][int(i)] for i in rng.integers(len(key_points[motion]), size=len(rows))]
-        stated = [("PRO" if e.label == k.label else "CON", k.text) for e, k in zip(rows, drawn)]
-        for name, (use_stated, depth) in runs.items():
-            predicted = model.predict(Topic("1", motion), [e.text for e in rows], task="controversial",
-                                      cross_depth=len(rows) if depth is None else depth,
-                                      stated=stated if use_stated else None)
-            found[name][0].extend(e.label for e in rows)
-            found[name][1].extend(p.label for p in predicted)
-    for name, (gold, predicted) in found.items():
-        result[f"argkp_simulation_{name}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]), n=len(gold))
+    for form, title in (("motion", str), ("question", _question)):
+        for name, examples in claims.items():
+            for reader, cross in (("heads", False), ("cross", True)):
+                predicted = []
+                for motion, rows in _by_topic(examples).items():
+                    sides = model.orient(Topic("1", title(motion)), [e.text for e in rows], cross=cross)
+                    predicted += [("PRO", "CON")[int(row.argmax())] for row in sides]
+                gold = [e.label for rows in _by_topic(examples).values() for e in rows]
+                result[f"{form}_orientation_{name}_{reader}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]),
+                                                                     n=len(gold))
+        rng = np.random.default_rng(seed)
+        arguments, key_points = load_argkp_test(data_dir), _by_topic(argkp_key_points(data_dir))
+        runs = {"text_heads": (False, 0), "text_cross": (False, None), "text_cross_top10": (False, 10),
+                "stated_heads": (True, 0), "stated_cross": (True, None), "stated_cross_top10": (True, 10)}
+        found: dict[str, tuple[list[str], list[str]]] = {name: ([], []) for name in runs}
+        for motion, rows in _by_topic(arguments).items():
+            drawn = [key_points[motion][int(i)] for i in rng.integers(len(key_points[motion]), size=len(rows))]
+            stated = [("PRO" if e.label == k.label else "CON", k.text) for e, k in zip(rows, drawn)]
+            for name, (use_stated, depth) in runs.items():
+                predicted = model.predict(Topic("1", title(motion)), [e.text for e in rows], task="controversial",
+                                          cross_depth=len(rows) if depth is None else depth,
+                                          stated=stated if use_stated else None)
+                found[name][0].extend(e.label for e in rows)
+                found[name][1].extend(p.label for p in predicted)
+        for name, (gold, predicted) in found.items():
+            result[f"{form}_argkp_simulation_{name}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]),
+                                                             n=len(gold))
     return result
+
+
+def _question(motion: str) -> str:
+    """The motion asked as Touché asks its topics, where a rule applies (app.training.stance_cross.as_question)."""
+    from app.training.stance_cross import as_question
+
+    return as_question(motion) or motion
 
 
 FNC1_LABELS = {"agree": "PRO", "disagree": "CON", "discuss": "NEU", "unrelated": "NO"}
@@ -460,11 +478,12 @@ def fnc1_neutral(data_dir: Path, embed, out: Path, seed: int = SEED) -> dict:
     return result
 
 
-def stated_run(data_dir: Path, work: Path) -> dict:
+def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     """The whole pipeline on `make bench`'s args-me input (app.bench.write_args_me): the run's stance labels on the
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
     as misses), with and without the stated stances, with the cross-encoder (default) and the heads only; and the
-    same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss)."""
+    same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss).
+    `asked`: the topics' titles asked as Touché asks (`_question`), as the motions' held-out users write them."""
     from app import bench, fusion
     from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
     from app.topics import read_topics
@@ -472,6 +491,9 @@ def stated_run(data_dir: Path, work: Path) -> dict:
     input_dir = bench.write_args_me(work / "args-me", data_dir)
     settings = RunSettings(input_dir=input_dir, output_dir=work / "out", cache_dir=work / "cache", progress=False)
     task, topics, _ = topic_task(read_topics(input_dir), "controversial")
+    motions = {topic.number: topic.title for topic in topics}
+    if asked:
+        topics = [replace(topic, title=_question(topic.title)) for topic in topics]
     candidates, _, cache = first_stage(settings, topics, _Timer())
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
     ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
@@ -492,10 +514,11 @@ def stated_run(data_dir: Path, work: Path) -> dict:
             documents = {c.doc.doc_id: c.doc for c in candidates[topic.number]}
             for position, (doc_id, label) in enumerate(zip(ranked[topic.number][0], labels[topic.number])):
                 premise = documents[doc_id].text[len(documents[doc_id].stance_target) + 1:]
-                if (topic.title, premise) in gold:
-                    truth.append(gold[(topic.title, premise)])
+                motion = motions[topic.number]
+                if (motion, premise) in gold:
+                    truth.append(gold[(motion, premise)])
                     predicted.append(label)
-                    held_out.append(topic.title in test_motions)
+                    held_out.append(motion in test_motions)
                     reranked.append(position < settings.rerank_depth)
 
         def scores(rows: list[int]) -> dict:
@@ -558,7 +581,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="controversial-sets, fnc1-neutral: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
     parser.add_argument("--cross", type=Path, default=None,
-                        help="ukp-sides: a stance cross-encoder delta (default: the shipped)")
+                        help="ukp-sides, stated: a stance cross-encoder delta (default: the shipped)")
     parser.add_argument("--splits", type=int, default=1, help="fold splits for argq-init")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
     args = parser.parse_args(argv)
@@ -567,10 +590,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(ukp_sides(args.model, args.cross), indent=2))
         return
     if args.experiment == "stated":
-        print(json.dumps(stated_stances(common.DEFAULT_DATA_DIR), indent=2))
+        print(json.dumps(stated_stances(common.DEFAULT_DATA_DIR, cross_path=args.cross), indent=2))
         return
     if args.experiment == "stated-run":
-        print(json.dumps(stated_run(common.DEFAULT_DATA_DIR, args.out), indent=2))
+        print(json.dumps({form: stated_run(common.DEFAULT_DATA_DIR, args.out / form, asked)
+                          for form, asked in (("motion", False), ("question", True))}, indent=2))
         return
     embed = EmbeddingCache(args.cache_dir)
     if args.experiment == "fnc1":

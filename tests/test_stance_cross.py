@@ -8,8 +8,9 @@ from app.errors import ToucheError
 from app.records import Topic
 from app.stance import _with_side
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
-from app.training.stance_cross import (CONTROVERSIAL_SETS, Recipe, _sets, fit, lower_states, mark,
-                                       predict_states)
+from app.training.stance import ControversialExample
+from app.training.stance_cross import (CONTROVERSIAL_SETS, QUESTION_SHARE, Recipe, _sets, as_question, fit,
+                                       lower_states, mark, predict_states, question_form)
 
 SMOKING = Topic("1", "Should smoking in public places be banned?")
 TEXTS = ["Second-hand smoke harms bystanders, so it must be banned.",
@@ -30,6 +31,33 @@ def test_mark_replaces_each_objects_mentions():
     assert mark("Laptops or a desktop?", [(0, 7)], [(13, 20)]) == "[A] or a [B]?"
     assert mark("abcdef", [(0, 3)], [(2, 5)]) == "[A]def"  # an overlapping later span is left alone
     assert mark("no objects", [], []) == "no objects"
+
+
+@pytest.mark.parametrize("statement, question", [
+    ("We should ban human cloning", "Should We ban human cloning?"),
+    ("Payday loans should be banned.", "Should Payday loans be banned?"),
+    ("This house would build the Keystone XL pipeline", "Should we build the Keystone XL pipeline?"),
+    ("This house believes in the use of affirmative action", "Should we support the use of affirmative action?"),
+    ("This house believes that bribery is sometimes acceptable", "Is bribery sometimes acceptable?"),
+    ("We must bring back corporal punishment", "Should We bring back corporal punishment?"),
+    ("We ought to adopt atheism", "Should We adopt atheism?"),
+    ("Social media brings more harm than good", "Does Social media bring more harm than good?"),
+    ("Abolish the US Electoral College", None),
+    ("Do not allow companies to sell data", None),
+    ("", None),
+])
+def test_as_question_asks_a_motion_as_touche_does(statement, question):
+    assert as_question(statement) == question
+
+
+def test_question_form_asks_about_the_share_it_is_given_and_repeats_with_the_seed():
+    examples = [ControversialExample(f"We should ban thing {i}", f"text {i}", "PRO") for i in range(400)]
+    asked = question_form(examples, 0.5, seed=13)
+    questions = [e.topic for e in asked if e.topic.endswith("?")]
+    assert 150 < len(questions) < 250 and all(q.startswith("Should We ban thing") for q in questions)
+    assert [e.text for e in asked] == [e.text for e in examples] and question_form(examples, 0.5, seed=13) == asked
+    assert question_form(examples, 0.0, seed=13) == examples
+    assert question_form([ControversialExample("Abolish X", "t", "CON")], 1.0, seed=13)[0].topic == "Abolish X"
 
 
 def test_save_load_round_trip_keeps_predictions(tmp_path):
@@ -134,14 +162,18 @@ def test_shipped_cross_encoder_loads_small_with_its_measurements():
     assert model.task == "controversial" and model.labels == LABELS
     assert model.metadata["training"]["pairs"] > 10_000 and model.metadata["metrics"]["argq_test"]["n"] > 5000
     assert model.metadata["sets"] == list(CONTROVERSIAL_SETS) and model.metadata["metrics"]["argkp_test"]["n"] > 500
+    assert model.metadata["question_share"] == QUESTION_SHARE
+    assert model.metadata["training"]["train_pairs"]["asked"] > 0.4 * model.metadata["training"]["pairs"]
     layers = model.metadata["recipe"]["layers"]
     assert DEFAULT_MODEL.stat().st_size < 3.5e6 * layers + 1e5  # top layers in fp16, not a model
 
 
 @pytest.mark.slow
-def test_shipped_controversial_cross_encoder_reads_the_side():
+@pytest.mark.parametrize("topic", ["We should ban smoking in public places",
+                                   "Should smoking in public places be banned?"])
+def test_shipped_controversial_cross_encoder_reads_the_side(topic):
     model = StanceCrossEncoder.load(device="cpu")
-    probabilities = model.controversial("We should ban smoking in public places", [
+    probabilities = model.controversial(topic, [
         "Second-hand smoke harms bystanders, so smoking in public must be banned.",
         "A ban on smoking in public would violate the personal freedom of adults.",
     ])
