@@ -100,7 +100,7 @@ from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOL
                                  _without_topics, comparative_matrix, fit_head, load_compsent, load_dev_passages,
                                  load_ibm_claims, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
                                  sided_or_neutral, swap, train_neutral, train_side)
-from app.training.stance_cross import Recipe, comparative_predictions, label_scores
+from app.training.stance_cross import Recipe, as_question, comparative_predictions, label_scores
 
 SEED = 13
 LABELS = list(COMPARATIVE_LABELS)
@@ -316,10 +316,10 @@ def relevance_no(qa, dev, embed) -> dict:
     for split in range(SPLITS):
         seed = SEED + split
         probabilities = out_of_fold_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
-        folds = [np.array([e.group in fold for e in dev]) for fold in
-                 common.topic_folds([e.group for e in dev], FOLDS, seed)]
+        topic_folds = common.topic_folds([e.group for e in dev], FOLDS, seed)
+        folds = [np.array([e.group in fold for e in dev]) for fold in topic_folds]
         relevance = np.zeros(len(dev))
-        for fold, held in zip(common.topic_folds([e.group for e in dev], FOLDS, seed), folds):
+        for fold, held in zip(topic_folds, folds):
             relevance[held] = predict(train_without(judged, set(fold), seed), judged, rows[held])
         relevance = (relevance - relevance.mean()) / relevance.std()
         nested = np.empty(len(dev), dtype=object)
@@ -436,9 +436,7 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
 
 
 def _question(motion: str) -> str:
-    """The motion asked as Touché asks its topics, where a rule applies (app.training.stance_cross.as_question)."""
-    from app.training.stance_cross import as_question
-
+    """The motion asked as Touché asks its topics, where a rule applies (`as_question`)."""
     return as_question(motion) or motion
 
 
@@ -537,7 +535,7 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
     as misses), with and without the stated stances, with the cross-encoder (default) and the heads only; and the
     same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss).
-    `asked`: the topics' titles asked as Touché asks (`_question`), as the motions' held-out users write them."""
+    `asked`: the topics' titles asked as Touché writes its topics (`_question`: "Should we X?")."""
     from app import bench, fusion
     from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
     from app.topics import read_topics
