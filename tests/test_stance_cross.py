@@ -10,7 +10,8 @@ from app.stance import _with_side
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training.stance import ControversialExample
 from app.training.stance_cross import (CONTROVERSIAL_SETS, QUESTION_SHARE, Recipe, _sets, as_question, fit,
-                                       lower_states, mark, predict_states, question_form)
+                                       lower_states, mark, negated, opposite, predict_states, question_form,
+                                       restatements)
 
 SMOKING = Topic("1", "Should smoking in public places be banned?")
 TEXTS = ["Second-hand smoke harms bystanders, so it must be banned.",
@@ -58,6 +59,25 @@ def test_question_form_asks_about_the_share_it_is_given_and_repeats_with_the_see
     assert [e.text for e in asked] == [e.text for e in examples] and question_form(examples, 0.5, seed=13) == asked
     assert question_form(examples, 0.0, seed=13) == examples
     assert question_form([ControversialExample("Abolish X", "t", "CON")], 1.0, seed=13)[0].topic == "Abolish X"
+
+
+def test_negated_and_opposite_turn_the_main_clause_only():
+    assert negated("Payday loans should be banned.") == "Payday loans should not be banned"
+    assert negated("Assisted suicide should not be legal") is None  # already negative
+    assert negated("Limit the rights of corporations that are granted personhood") is None  # relative clause only
+    assert opposite("We should ban human cloning") == "We should allow human cloning"
+    assert opposite("The drinking age should be Lowered to 18") == "The drinking age should be raised to 18"
+    assert opposite("We should adopt atheism") is None
+    assert opposite("Schools that are legal should be funded") is None
+
+
+def test_restatements_pair_a_motion_with_its_denial_and_opposite():
+    examples = {(e.topic, e.text): e.label for e in restatements(["We should ban X", "We should ban X", "Adopt Y"])}
+    assert examples == {
+        ("We should ban X", "We should ban X"): "PRO", ("Adopt Y", "Adopt Y"): "PRO",
+        ("We should ban X", "We should not ban X"): "CON", ("We should not ban X", "We should ban X"): "CON",
+        ("We should ban X", "We should allow X"): "CON", ("We should allow X", "We should ban X"): "CON",
+        ("We should not ban X", "We should allow X"): "PRO", ("We should allow X", "We should not ban X"): "PRO"}
 
 
 def test_save_load_round_trip_keeps_predictions(tmp_path):
