@@ -100,7 +100,7 @@ from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOL
                                  _without_topics, comparative_matrix, fit_head, load_compsent, load_dev_passages,
                                  load_ibm_claims, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
                                  sided_or_neutral, swap, train_neutral, train_side)
-from app.training.stance_cross import Recipe, as_question, comparative_predictions, label_scores
+from app.training.stance_cross import Recipe, comparative_predictions, label_scores, question_or_motion
 
 SEED = 13
 LABELS = list(COMPARATIVE_LABELS)
@@ -398,14 +398,17 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     toward it that its own side implies (PRO when argument and key point share a side); the run must recover the
     argument's stance toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
     stated stance oriented by the heads or by the cross-encoder; each with the motion as written ("We should X") and
-    asked as Touché asks (`_question`: "Should we X?"). `cross_path`: a cross-encoder to read with instead of the
-    shipped one.
+    asked as Touché asks (`question_or_motion`: "Should we X?"). `cross_path`: a cross-encoder to read with instead
+    of the shipped one.
     """
     model = StanceModel.load(device="cpu")
     model.cross_path = cross_path
     result = {}
     claims = {"ibm_claims": load_ibm_claims(data_dir, "test"), "argkp_key_points": argkp_key_points(data_dir)}
-    for form, title in (("motion", str), ("question", _question)):
+    arguments, key_points = load_argkp_test(data_dir), _by_topic(claims["argkp_key_points"])
+    runs = {"text_heads": (False, 0), "text_cross": (False, None), "text_cross_top10": (False, 10),
+            "stated_heads": (True, 0), "stated_cross": (True, None), "stated_cross_top10": (True, 10)}
+    for form, title in (("motion", str), ("question", question_or_motion)):
         for name, examples in claims.items():
             for reader, cross in (("heads", False), ("cross", True)):
                 predicted = []
@@ -415,10 +418,7 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
                 gold = [e.label for rows in _by_topic(examples).values() for e in rows]
                 result[f"{form}_orientation_{name}_{reader}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]),
                                                                      n=len(gold))
-        rng = np.random.default_rng(seed)
-        arguments, key_points = load_argkp_test(data_dir), _by_topic(argkp_key_points(data_dir))
-        runs = {"text_heads": (False, 0), "text_cross": (False, None), "text_cross_top10": (False, 10),
-                "stated_heads": (True, 0), "stated_cross": (True, None), "stated_cross_top10": (True, 10)}
+        rng = np.random.default_rng(seed)  # the same key points drawn for either form
         found: dict[str, tuple[list[str], list[str]]] = {name: ([], []) for name in runs}
         for motion, rows in _by_topic(arguments).items():
             drawn = [key_points[motion][int(i)] for i in rng.integers(len(key_points[motion]), size=len(rows))]
@@ -433,11 +433,6 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
             result[f"{form}_argkp_simulation_{name}"] = dict(label_scores(gold, predicted, ["PRO", "CON"]),
                                                              n=len(gold))
     return result
-
-
-def _question(motion: str) -> str:
-    """The motion asked as Touché asks its topics, where a rule applies (`as_question`)."""
-    return as_question(motion) or motion
 
 
 FNC1_LABELS = {"agree": "PRO", "disagree": "CON", "discuss": "NEU", "unrelated": "NO"}
@@ -535,7 +530,7 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
     as misses), with and without the stated stances, with the cross-encoder (default) and the heads only; and the
     same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss).
-    `asked`: the topics' titles asked as Touché writes its topics (`_question`: "Should we X?")."""
+    `asked`: the topics' titles asked as Touché writes its topics (`question_or_motion`: "Should we X?")."""
     from app import bench, fusion
     from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
     from app.topics import read_topics
@@ -545,7 +540,7 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     task, topics, _ = topic_task(read_topics(input_dir), "controversial")
     motions = {topic.number: topic.title for topic in topics}
     if asked:
-        topics = [replace(topic, title=_question(topic.title)) for topic in topics]
+        topics = [replace(topic, title=question_or_motion(topic.title)) for topic in topics]
     candidates, _, cache = first_stage(settings, topics, _Timer())
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
     ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}

@@ -129,6 +129,11 @@ def as_question(statement: str) -> str | None:
     return None
 
 
+def question_or_motion(motion: str) -> str:
+    """The motion asked as Touché asks its topics where a rule applies (`as_question`), else as written."""
+    return as_question(motion) or motion
+
+
 # Policy words and their opposites, for `restatements`: "We should ban X" -> "We should allow X".
 _OPPOSITES = {"ban": "allow", "banned": "allowed", "allow": "ban", "allowed": "banned", "legalize": "ban",
               "legalized": "banned", "legal": "illegal", "illegal": "legal", "abolish": "keep", "abolished": "kept",
@@ -335,7 +340,7 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
         seconds = time.time() - started
         gold = [e.label for e in examples]
         predicted = [model.labels[i] for i in probabilities.argmax(1)]
-        asked = model.probabilities([(as_question(e.topic) or e.topic, e.text) for e in examples])
+        asked = model.probabilities([(question_or_motion(e.topic), e.text) for e in examples])
         metrics[name] = {"n": len(gold), "accuracy": round(float(accuracy_score(gold, predicted)), 4),
                          "macro_f1": round(float(f1_score(gold, predicted, average="macro")), 4),
                          "question_macro_f1": round(float(f1_score(
