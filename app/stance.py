@@ -347,7 +347,8 @@ class StanceModel:
 
         `stated` holds, per text, the stance its corpus states and the statement it is toward (args.me: the premise's
         PRO / CON toward the conclusion), or None. On controversial topics such a text takes a side (never NEU) and
-        which side weighs that statement's orientation toward the question (`orient`) with the text's own reading.
+        which side weighs that statement's orientation toward the question (`orient`) with the text's own reading,
+        which the cross-encoder takes from the text without the statement it opens with (`_without_statement`).
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
@@ -362,10 +363,14 @@ class StanceModel:
         if task == "controversial":
             features = controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title))
             probabilities = self.controversial.probabilities(features)
-            if cross_depth:
-                side = self.cross.controversial(topic.title, texts[:cross_depth])
-                probabilities[:cross_depth] = _with_side(probabilities[:cross_depth], self.controversial.labels,
-                                                         side, self.cross.labels)
+            # The cross-encoder reads the top texts that may take a side: a side cannot win where the head's NO does.
+            read = np.flatnonzero(_may_take_side(probabilities[:cross_depth], self.controversial.labels))
+            if read.size:
+                statements = list(stated) if stated is not None else [None] * len(texts)
+                side = self.cross.controversial(topic.title, [_without_statement(texts[i], statements[i])
+                                                              for i in read])
+                probabilities[read] = _with_side(probabilities[read], self.controversial.labels, side,
+                                                 self.cross.labels)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
             rows = [i for i, statement in enumerate(stated or ()) if statement is not None]
@@ -478,6 +483,23 @@ def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarra
     for label in ("PRO", "CON"):
         result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
     return result
+
+
+def _may_take_side(probabilities: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """Rows where PRO or CON can be the most likely label, however `_with_side` splits their sum between them."""
+    sides = probabilities[:, labels.index("PRO")] + probabilities[:, labels.index("CON")]
+    others = [i for i, label in enumerate(labels) if label not in ("PRO", "CON")]
+    return sides >= probabilities[:, others].max(axis=1) if others else np.ones(len(probabilities), bool)
+
+
+def _without_statement(text: str, statement: tuple[str, str] | None) -> str:
+    """What a text says itself: an args.me document's text without the conclusion it opens with (its stated
+    stance's target), which either side's arguments share. Read with it, the cross-encoder takes the conclusion's
+    side for the argument's: on ArgKP-2021's held-out motions as args.me (`scripts/stance_experiments.py
+    stated-run`, the reranked head read whole) PRO / CON macro-F1 0.881 with the conclusion, 0.982 without."""
+    if statement is None or not statement[1] or not text.startswith(statement[1]):
+        return text
+    return text[len(statement[1]):].strip() or text
 
 
 def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.ndarray) -> np.ndarray:

@@ -528,8 +528,9 @@ def fnc1_neutral(data_dir: Path, embed, out: Path, seed: int = SEED) -> dict:
 def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     """The whole pipeline on `make bench`'s args-me input (app.bench.write_args_me): the run's stance labels on the
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
-    as misses), with and without the stated stances, with the cross-encoder (default) and the heads only; and the
-    same over every argument of its motion the run ranks (`whole_run`; Q0 below the rerank depth counts as a miss).
+    as misses), with and without the stated stances, with the cross-encoder on the top 10 or on the whole reranked
+    head (the default run) and with the heads only; and the same over every argument of its motion the run ranks
+    (`whole_run`; Q0 below the rerank depth counts as a miss).
     `asked`: the topics' titles asked as Touché writes its topics (`question_or_motion`: "Should we X?")."""
     from app import bench, fusion
     from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
@@ -550,10 +551,15 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
         gold[(example.topic, example.text)] = example.label
     test_motions = {example.topic for example in load_argkp_test(data_dir)}
     result = {}
-    for name, model, with_stated in (("text_cross_top10", "cross", False), ("stated_cross_top10", "cross", True),
-                                     ("text_heads", "head", False), ("stated_heads", "head", True)):
+    every_reranked = settings.rerank_depth
+    for name, model, depth, with_stated in (
+            ("text_cross_top10", "cross", 10, False), ("stated_cross_top10", "cross", 10, True),
+            ("text_cross_reranked", "cross", every_reranked, False),
+            ("stated_cross_reranked", "cross", every_reranked, True),
+            ("text_heads", "head", 0, False), ("stated_heads", "head", 0, True)):
         start = time.perf_counter()
-        labels = detect_stances(topics, ranked, best, encoded, queries, task, replace(settings, stance_model=model),
+        labels = detect_stances(topics, ranked, best, encoded, queries, task,
+                                replace(settings, stance_model=model, stance_depth=depth),
                                 candidates if with_stated else None)
         seconds = round(time.perf_counter() - start, 1)
         truth, predicted, held_out, reranked = [], [], [], []

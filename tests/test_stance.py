@@ -275,6 +275,55 @@ def test_predict_turns_a_stated_stance_toward_the_topic(monkeypatch):
                                            _unit(1, seed=2))] == ["NEU"] * 4
 
 
+def test_an_argument_is_read_without_the_conclusion_it_opens_with():
+    from app.stance import _without_statement
+
+    conclusion = "Teachers should get tenure"
+    text = "Teachers should get tenure It lets bad teachers stay for decades."
+    assert _without_statement(text, ("CON", conclusion)) == "It lets bad teachers stay for decades."
+    assert _without_statement(text, None) == text
+    later = "A later window of the argument."
+    assert _without_statement(later, ("CON", conclusion)) == later
+    assert _without_statement(conclusion, ("PRO", conclusion)) == conclusion  # nothing else to read: read it all
+
+
+def test_the_cross_encoder_reads_a_stated_argument_without_its_conclusion(monkeypatch):
+    model = _toy_model()
+    read = []
+
+    class Cross:
+        labels = ("PRO", "CON")
+
+        def controversial(self, question, texts):
+            read.append(list(texts))
+            return np.tile(np.asarray([[0.9, 0.1]], np.float32), (len(texts), 1))
+
+    model._cross = Cross()
+    dim = model.controversial.mean.shape[0]
+    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
+    monkeypatch.setattr(model, "orient", lambda topic, statements, topic_embedding=None, cross=True:
+                        np.full((len(statements), 2), 0.5, np.float32))
+    texts = ["Tenure should be abolished It shields bad teachers.", "Tenure protects teachers.", "Below the depth."]
+    predicted = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=2,
+                              stated=[("CON", "Tenure should be abolished"), None, ("PRO", "Below the depth.")])
+    assert read == [["It shields bad teachers.", "Tenure protects teachers."]]  # the top two only
+    assert [p.label for p in predicted[:2]] == ["PRO", "PRO"]  # unsure conclusions: the texts' readings decide
+    read.clear()
+    model.controversial.bias[:] = [0.0, 0.0, 2.0]  # the head is sure no text takes a side: nothing to read
+    assert [p.label for p in model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2),
+                                           cross_depth=2)] == ["NO"] * 3
+    assert read == []
+
+
+def test_a_side_may_win_only_where_the_heads_no_does_not():
+    from app.stance import _may_take_side
+
+    probabilities = np.asarray([[0.3, 0.3, 0.4], [0.2, 0.1, 0.7], [0.25, 0.25, 0.5]], np.float32)
+    assert _may_take_side(probabilities, ("PRO", "CON", "NO")).tolist() == [True, False, True]
+    assert _may_take_side(probabilities[:, :2], ("PRO", "CON")).all()
+
+
 def test_predict_stated_labels_by_the_statements_orientation_read_once_per_question(monkeypatch):
     model = _toy_model()
     oriented = {"Tenure should be abolished": [0.1, 0.9], "Teachers should get tenure": [0.8, 0.2]}
