@@ -138,7 +138,7 @@ def run(
                                      "head: embedding heads only (comparative topics always use them, measured "
                                      "better there)."),
     stance_depth: Optional[int] = typer.Option(None, min=0, show_default=False, help="Documents per topic read "
-                                               "by the stance cross-encoder (default 10)."),
+                                               "by the stance cross-encoder (default 100), the default rerank depth."),
     task: Optional[str] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
     balance_stance: bool = typer.Option(False, help="Alternate pro and con near the top of argumentative topics."),
     overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml."),

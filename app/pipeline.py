@@ -35,11 +35,12 @@ DEMO_INPUT = Path(__file__).parent / "demo"
 CHATNOIR_TEXT_DEPTH = 100
 # Which of a topic's encoded relevance queries is the title: the dense feature's query.
 TITLE = QUERY_NAMES.index("title")
-# Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model). Stance is judged on pooled
-# tops of rankings: of the 2022 dev judgements in the tira-input, our run holds 20% in its top 5, 33% in its top 10,
-# 54% in its top 20. The cross-encoder costs 6.8 s per 50 topics at 10, 13 s at 20, 33 s at 50 (tira-input): 20 took
-# the cold tira-input run as controversial topics to 87 s, too close to the 90 s target, so 10.
-STANCE_DEPTH = 10
+# Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model): the whole reranked head at
+# the default rerank depth. Stance is judged over every judged document a run ranks, most of them below a run's top
+# 10, where the heads alone read PRO / CON far worse than the cross-encoder (ArgKP-2021 held-out arguments 0.646 vs
+# 0.859, UKPConvArg1 debate posts 0.520 vs 0.666; `scripts/stance_experiments.py stated`, `ukp-sides`). On tira-input as
+# controversial topics the stance stage takes 22.8 s for 50 topics instead of 3.5 s at 10 (README, Benchmarks).
+STANCE_DEPTH = 100
 
 
 @dataclass(frozen=True)
