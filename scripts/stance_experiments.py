@@ -98,8 +98,8 @@ from app.training import common
 from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
                                  SIDE_C, SPLITS, ComparativeExample, ControversialExample, EmbeddingCache,
                                  _without_topics, comparative_matrix, fit_head, load_compsent, load_dev_passages,
-                                 load_ibm_claims, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
-                                 sided_or_neutral, swap, train_neutral, train_side)
+                                 load_ibm_claims, load_ibm_targets, load_qa_pairs, load_vast, out_of_fold_dev,
+                                 predict_labels, sided_or_neutral, swap, train_neutral, train_side)
 from app.training.stance_cross import Recipe, comparative_predictions, label_scores, question_or_motion
 
 SEED = 13
@@ -340,6 +340,35 @@ def relevance_no(qa, dev, embed) -> dict:
     return result
 
 
+def targets_dev(data_dir: Path, embed, out: Path, seed: int = SEED, dev_motions: int = 10) -> dict:
+    """Whether the cross-encoder should learn subject phrases (`--targets`), chosen without a test split: IBM Claim
+    Stance train's target phrases (`load_ibm_targets`) of 15 of its 25 motions are learnt, those of the other 10
+    (drawn with `seed`) measured, against the shipped cross-encoder (the same recipe without phrases) on the same;
+    with ArgQ dev, the recipe's selection set, and each set's test figures as training reports them. Writes the
+    model trained so to `out`."""
+    from app.training.stance_cross import train_controversial
+
+    targets = load_ibm_targets(data_dir, "train")
+    motions = sorted({e.topic for e in targets})
+    held = {motions[int(i)] for i in np.random.default_rng(seed).choice(len(motions), dev_motions, replace=False)}
+    measured = [e for e in targets if e.topic in held]
+    shipped = StanceCrossEncoder.load(device="cpu")
+
+    def read(model: StanceCrossEncoder, examples, form) -> dict:
+        probabilities = model.probabilities([(form(e.topic), e.text) for e in examples])
+        return label_scores([e.label for e in examples], [model.labels[i] for i in probabilities.argmax(1)],
+                            ["PRO", "CON"])
+
+    baseline = {f"ibm_targets_dev_{name}": read(shipped, measured, form)["macro_f1"]
+                for name, form in (("motion", str), ("question", question_or_motion))}
+    model, facts = train_controversial(data_dir, embed, seed, targets=[e for e in targets if e.topic not in held],
+                                       extra_tests={"ibm_targets_dev": measured})
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "stance-cross-controversial.npz", **facts)
+    return {"dev_motions": sorted(held), "dev_pairs": len(measured), "shipped": baseline,
+            "shipped_metrics": shipped.metadata["metrics"], "with_targets": facts["metrics"]}
+
+
 def read_ukp_debates(data_dir: Path) -> list[tuple[Topic, list[str], list[str]]]:
     """(topic, posts, gold labels) per UKPConvArg1 debate, sides from UKP_DEBATES; a file not in it is an error."""
     debates: dict[str, tuple[Topic, list[str], list[str]]] = {}
@@ -393,7 +422,8 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     """A corpus's stated stance turned toward the topic (StanceModel.orient), measured where its truth is known.
 
     No args.me judgements are in the data, so two stand-ins: (1) orientation alone, a claim's PRO / CON toward a
-    motion (IBM Claim Stance test claims, ArgKP-2021 test key points); (2) an args.me-like simulation on ArgKP-2021
+    motion (IBM Claim Stance test claims, ArgKP-2021 test key points) and a motion's subject's (IBM Claim Stance test
+    motions' targets, as many args.me conclusions only name their debate's subject: `names_the_subject`); (2) an args.me-like simulation on ArgKP-2021
     test: each argument gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance
     toward it that its own side implies (PRO when argument and key point share a side); the run must recover the
     argument's stance toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
@@ -404,7 +434,8 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     model = StanceModel.load(device="cpu")
     model.cross_path = cross_path
     result = {}
-    claims = {"ibm_claims": load_ibm_claims(data_dir, "test"), "argkp_key_points": argkp_key_points(data_dir)}
+    claims = {"ibm_claims": load_ibm_claims(data_dir, "test"), "argkp_key_points": argkp_key_points(data_dir),
+              "ibm_subjects": load_ibm_targets(data_dir, "test", subjects_only=True)}
     arguments, key_points = load_argkp_test(data_dir), _by_topic(claims["argkp_key_points"])
     runs = {"text_heads": (False, 0), "text_cross": (False, None), "text_cross_top10": (False, 10),
             "stated_heads": (True, 0), "stated_cross": (True, None), "stated_cross_top10": (True, 10)}
@@ -629,9 +660,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
-                                               "fnc1-neutral", "stemmed-mentions", "relevance-no"))
+                                               "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
-                        help="controversial-sets, fnc1-neutral: models here")
+                        help="controversial-sets, fnc1-neutral, targets-dev: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
     parser.add_argument("--cross", type=Path, default=None,
                         help="ukp-sides, stated: a stance cross-encoder delta (default: the shipped)")
@@ -655,6 +686,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "fnc1-neutral":
         print(json.dumps(fnc1_neutral(common.DEFAULT_DATA_DIR, embed, args.out), indent=2))
+        return
+    if args.experiment == "targets-dev":
+        print(json.dumps(targets_dev(common.DEFAULT_DATA_DIR, embed, args.out), indent=2))
         return
     qa, dev = load_qa_pairs(common.DEFAULT_DATA_DIR), load_dev_passages(common.DEFAULT_DATA_DIR)
     if args.experiment == "controversial-sets":

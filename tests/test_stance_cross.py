@@ -80,6 +80,29 @@ def test_restatements_pair_a_motion_with_its_denial_and_opposite():
         ("We should not ban X", "We should allow X"): "PRO", ("We should allow X", "We should not ban X"): "PRO"}
 
 
+def test_ibm_target_phrases_take_the_side_of_the_motion_sentiment_times_their_relation(tmp_path):
+    import csv
+
+    from app.training.stance import load_ibm_targets
+
+    columns = ["split", "topicText", "topicTarget", "topicSentiment", "claims.claimTarget.text",
+               "claims.targetsRelation"]
+    ban = "This house would ban boxing"
+    rows = [["train", ban, "boxing", "-1", "Boxing", "1"], ["train", ban, "boxing", "-1", "other sports", "-1"],
+            ["train", ban, "boxing", "-1", "Boxing", "1"],  # a phrase is learnt once
+            ["train", ban, "boxing", "-1", "", ""],  # a claim without a target adds none
+            ["train", "This house would embrace multiculturalism", "multiculturalism", "1", "assimilation", "-1"],
+            ["test", ban, "boxing", "-1", "a test claim", "1"]]
+    folder = tmp_path / "stance" / "ibm-claim-stance"
+    folder.mkdir(parents=True)
+    with (folder / "claim_stance_dataset_v1.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([columns, *rows])
+    found = {(e.topic, e.text): e.label for e in load_ibm_targets(tmp_path, "train")}
+    assert found == {(ban, "boxing"): "CON", (ban, "Boxing"): "CON", (ban, "other sports"): "PRO",
+                     ("This house would embrace multiculturalism", "multiculturalism"): "PRO",
+                     ("This house would embrace multiculturalism", "assimilation"): "CON"}
+
+
 def test_save_load_round_trip_keeps_predictions(tmp_path):
     model = _fresh()
     model.save(tmp_path / "cross.npz", note="toy")

@@ -346,6 +346,26 @@ def load_ibm_claims(data_dir: Path, split: str) -> list[ControversialExample]:
                 for row in csv.DictReader(handle) if row["split"] == split]
 
 
+def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) -> list[ControversialExample]:
+    """IBM Claim Stance's target phrases of one split, each as PRO / CON toward its motion: the motion's own target
+    by the motion's sentiment ("the monarchy" is CON toward "This house would abolish the monarchy") and each claim's
+    target by that sentiment times the targets' relation ("religion" is CON toward "This house believes atheism is
+    the only way"). They say what an args.me conclusion naming only its debate's subject ("Abortion") says: a PRO
+    toward it favours the subject. Each (motion, phrase) once; `subjects_only`: the motions' own targets alone."""
+    path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
+    found: dict[tuple[str, str], str] = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            if row["split"] != split or row["topicSentiment"] not in ("1", "-1"):
+                continue
+            sentiment = int(row["topicSentiment"])
+            found.setdefault((row["topicText"], row["topicTarget"].strip()), "PRO" if sentiment > 0 else "CON")
+            target, relation = row["claims.claimTarget.text"].strip(), row["claims.targetsRelation"]
+            if target and relation in ("1", "-1") and not subjects_only:
+                found.setdefault((row["topicText"], target), "PRO" if sentiment * int(relation) > 0 else "CON")
+    return [ControversialExample(topic, phrase, label) for (topic, phrase), label in found.items()]
+
+
 def load_perspectrum(data_dir: Path, splits: tuple[str, ...] = ("train", "dev")) -> list[ControversialExample]:
     """Perspectrum perspectives (one per cluster of paraphrases) with SUPPORT -> PRO, UNDERMINE -> CON."""
     folder = data_dir / "stance" / "perspectrum"
