@@ -250,6 +250,37 @@ def topic_polarity(title: str) -> float:
     return -1.0 if _AGAINST_TARGET.search(title) else 1.0
 
 
+# Words that make a statement more than the name of a subject: auxiliaries, modals and negations ("X should be
+# banned", "X is not Y"); words against a target are caught by _AGAINST_TARGET.
+_CLAUSE_WORDS = frozenset("""
+should must ought shall can could would will may might is are was were be been being am do does did has have had
+not no nor never cannot
+""".split())
+_TOKEN = re.compile(r"[a-z0-9]+")
+# How sure a subject-only statement's orientation is taken to be: a text read surer the other way still turns it.
+SUBJECT_CONFIDENCE = 0.9
+
+
+def names_the_subject(statement: str, question: str, max_words: int = 6) -> bool:
+    """Whether `statement` only names the question's subject, as many args.me conclusions do ("Abortion", "Death
+    Penalty"): a few words, all of them the question's (as Snowball stems: "Teacher tenure" names the subject of
+    "Should teachers get tenure?"), none of a clause or against a target. A PRO toward such a
+    statement favours the subject, so its side toward the question is the question's polarity (`topic_polarity`);
+    the cross-encoder instead reads the overlap as agreement ("Death Penalty" PRO toward "Should the death penalty
+    be abolished?")."""
+    words = _TOKEN.findall(statement.lower())
+    return (0 < len(words) <= max_words and not _CLAUSE_WORDS.intersection(words)
+            and _AGAINST_TARGET.search(statement) is None
+            and set(_stemmer().stemWords(words)) <= set(_stemmer().stemWords(_TOKEN.findall(question.lower()))))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
 def controversial_features(embeddings: np.ndarray, topic_embedding: np.ndarray,
                            polarity: float | np.ndarray = 1.0) -> np.ndarray:
     """The controversial head's input: document embedding times the topic's polarity, the element-wise product
@@ -427,6 +458,20 @@ class StanceModel:
 
     def _orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None,
                 cross: bool) -> np.ndarray:
+        """`orient` for statements not read before: a statement that only names the question's subject ("Death
+        Penalty" toward "Should the death penalty be abolished?") by the question's polarity, the rest by the
+        reader."""
+        sides = np.zeros((len(statements), 2), np.float32)
+        subject = np.array([names_the_subject(statement, topic.title) for statement in statements], bool)
+        pro = SUBJECT_CONFIDENCE if topic_polarity(topic.title) > 0 else 1.0 - SUBJECT_CONFIDENCE
+        sides[subject] = (pro, 1.0 - pro)
+        read = [statement for statement, named in zip(statements, subject) if not named]
+        if read:
+            sides[~subject] = self._read_sides(topic, read, topic_embedding, cross)
+        return sides
+
+    def _read_sides(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None,
+                    cross: bool) -> np.ndarray:
         if cross:
             return self.cross.controversial(topic.title, statements)[
                 :, [self.cross.labels.index("PRO"), self.cross.labels.index("CON")]]

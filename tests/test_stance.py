@@ -324,6 +324,44 @@ def test_a_side_may_win_only_where_the_heads_no_does_not():
     assert _may_take_side(probabilities[:, :2], ("PRO", "CON")).all()
 
 
+@pytest.mark.parametrize("statement, question, named", [
+    ("Death Penalty", "Should the death penalty be abolished?", True),
+    ("abortion", "Should abortion be legal?", True),
+    ("School uniforms", "Should students have to wear school uniforms?", True),
+    ("Death penalty should be abolished", "Should the death penalty be abolished?", False),  # a clause
+    ("Abolish the death penalty", "Should the death penalty be abolished?", False),  # against its target
+    ("No death penalty", "Should the death penalty be abolished?", False),
+    ("Capital punishment", "Should the death penalty be abolished?", False),  # not the question's words
+    ("Gay marriage", "Should gay marriage be legal?", True),
+    ("Teacher tenure", "Should teachers get tenure?", True),  # the same stems
+    ("", "Should gay marriage be legal?", False),
+])
+def test_a_statement_naming_only_the_subject_is_told_apart(statement, question, named):
+    from app.stance import names_the_subject
+
+    assert names_the_subject(statement, question) is named
+
+
+def test_a_subject_is_oriented_by_the_questions_polarity_and_the_rest_read(monkeypatch):
+    from app.stance import SUBJECT_CONFIDENCE
+
+    model = _toy_model()
+    read = []
+
+    def _read_sides(topic, statements, topic_embedding, cross):
+        read.append(list(statements))
+        return np.full((len(statements), 2), 0.5, np.float32)
+
+    monkeypatch.setattr(model, "_read_sides", _read_sides)
+    abolish = Topic("7", "Should the death penalty be abolished?")
+    sides = model.orient(abolish, ["Death Penalty", "Death penalty should be abolished"])
+    np.testing.assert_allclose(sides, [[1 - SUBJECT_CONFIDENCE, SUBJECT_CONFIDENCE], [0.5, 0.5]])
+    assert read == [["Death penalty should be abolished"]]  # the subject is not read
+    legal = model.orient(Topic("8", "Should the death penalty be legal?"), ["the death penalty"])
+    np.testing.assert_allclose(legal, [[SUBJECT_CONFIDENCE, 1 - SUBJECT_CONFIDENCE]])
+    assert read == [["Death penalty should be abolished"]]
+
+
 def test_predict_stated_labels_by_the_statements_orientation_read_once_per_question(monkeypatch):
     model = _toy_model()
     oriented = {"Tenure should be abolished": [0.1, 0.9], "Teachers should get tenure": [0.8, 0.2]}
