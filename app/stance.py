@@ -250,28 +250,38 @@ def topic_polarity(title: str) -> float:
     return -1.0 if _AGAINST_TARGET.search(title) else 1.0
 
 
-# Words that make a statement more than the name of a subject: auxiliaries, modals and negations ("X should be
-# banned", "X is not Y"); words against a target are caught by _AGAINST_TARGET.
-_CLAUSE_WORDS = frozenset("""
+# Words a statement about a subject may hold besides the subject's and those against it (_AGAINST_TARGET):
+# auxiliaries, modals, articles, a few prepositions and the motion's "we".
+_FRAME_WORDS = frozenset("""
 should must ought shall can could would will may might is are was were be been being am do does did has have had
-not no nor never cannot
+the a an of to in on for we it
 """.split())
 _TOKEN = re.compile(r"[a-z0-9]+")
-# How sure a subject-only statement's orientation is taken to be: a text read surer the other way still turns it.
+_NOT = re.compile(r"n[’']t\b|\bcannot\b")
+# How sure the orientation of a statement about the question's subject is taken to be: a text read surer the other
+# way still turns it.
 SUBJECT_CONFIDENCE = 0.9
 
 
-def names_the_subject(statement: str, question: str, max_words: int = 6) -> bool:
-    """Whether `statement` only names the question's subject, as many args.me conclusions do ("Abortion", "Death
-    Penalty"): a few words, all of them the question's (as Snowball stems: "Teacher tenure" names the subject of
-    "Should teachers get tenure?"), none of a clause or against a target. A PRO toward such a
-    statement favours the subject, so its side toward the question is the question's polarity (`topic_polarity`);
-    the cross-encoder instead reads the overlap as agreement ("Death Penalty" PRO toward "Should the death penalty
-    be abolished?")."""
-    words = _TOKEN.findall(statement.lower())
-    return (0 < len(words) <= max_words and not _CLAUSE_WORDS.intersection(words)
-            and _AGAINST_TARGET.search(statement) is None
-            and set(_stemmer().stemWords(words)) <= set(_stemmer().stemWords(_TOKEN.findall(question.lower()))))
+def subject_sentiment(statement: str, question: str, max_words: int = 8) -> float | None:
+    """+1 or -1 where `statement` only names the question's subject and what is to be done with it, as args.me
+    conclusions often do, else None: "Abortion" and "Teacher tenure" are +1 (a PRO toward them favours the subject),
+    "Abortion should be banned" and "Teacher tenure should be abolished" -1, "X should not be banned" +1 (each word
+    against a target turns it). Such a statement is at most `max_words` words, all of them the question's (as Snowball
+    stems: "Teacher tenure" names the subject of "Should teachers get tenure?") but for frame words and words against
+    a target. Its side toward the question is this times the question's polarity (`topic_polarity`); the
+    cross-encoder instead reads topical overlap as agreement ("Death Penalty" PRO toward "Should the death penalty
+    be abolished?") and misses policy restatements ("Teacher tenure should be abolished" PRO toward "Should teachers
+    get tenure?")."""
+    words = _TOKEN.findall(_NOT.sub(" not", statement.lower()))
+    against = [word for word in words if _AGAINST_TARGET.fullmatch(word)]
+    named = [word for word in words if word not in _FRAME_WORDS and not _AGAINST_TARGET.fullmatch(word)]
+    if not named or len(words) > max_words:
+        return None
+    question_stems = set(_stemmer().stemWords(_TOKEN.findall(question.lower())))
+    if not set(_stemmer().stemWords(named)) <= question_stems:
+        return None
+    return -1.0 if len(against) % 2 else 1.0
 
 
 @lru_cache(maxsize=1)
@@ -458,14 +468,17 @@ class StanceModel:
 
     def _orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None,
                 cross: bool) -> np.ndarray:
-        """`orient` for statements not read before: a statement that only names the question's subject ("Death
-        Penalty" toward "Should the death penalty be abolished?") by the question's polarity, the rest by the
-        reader."""
+        """`orient` for statements not read before: a statement about the question's subject alone ("Death Penalty",
+        "Teacher tenure should be abolished") by its sentiment times the question's polarity (`subject_sentiment`),
+        the rest by the reader."""
         sides = np.zeros((len(statements), 2), np.float32)
-        subject = np.array([names_the_subject(statement, topic.title) for statement in statements], bool)
-        pro = SUBJECT_CONFIDENCE if topic_polarity(topic.title) > 0 else 1.0 - SUBJECT_CONFIDENCE
-        sides[subject] = (pro, 1.0 - pro)
-        read = [statement for statement, named in zip(statements, subject) if not named]
+        polarity = topic_polarity(topic.title)
+        sentiments = [subject_sentiment(statement, topic.title) for statement in statements]
+        subject = np.array([sentiment is not None for sentiment in sentiments], bool)
+        for i in np.flatnonzero(subject):
+            pro = SUBJECT_CONFIDENCE if sentiments[i] * polarity > 0 else 1.0 - SUBJECT_CONFIDENCE
+            sides[i] = (pro, 1.0 - pro)
+        read = [statement for statement, sentiment in zip(statements, sentiments) if sentiment is None]
         if read:
             sides[~subject] = self._read_sides(topic, read, topic_embedding, cross)
         return sides

@@ -92,14 +92,15 @@ from sklearn.linear_model import LogisticRegression
 from app.records import Topic
 from app.relevance import QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, decode_comparative,
-                        topic_polarity)
+                        subject_sentiment, topic_polarity)
 from app.stance_cross import StanceCrossEncoder
 from app.training import common
 from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
                                  SIDE_C, SPLITS, ComparativeExample, ControversialExample, EmbeddingCache,
-                                 _without_topics, comparative_matrix, fit_head, load_compsent, load_dev_passages,
-                                 load_ibm_claims, load_ibm_targets, load_qa_pairs, load_vast, out_of_fold_dev,
-                                 predict_labels, sided_or_neutral, swap, train_neutral, train_side)
+                                 _without_topics, comparative_matrix, fit_head, load_argq, load_compsent,
+                                 load_dev_passages, load_ibm_claims, load_ibm_targets, load_perspectrum,
+                                 load_qa_pairs, load_vast, out_of_fold_dev, predict_labels, sided_or_neutral, swap,
+                                 train_neutral, train_side)
 from app.training.stance_cross import Recipe, comparative_predictions, label_scores, question_or_motion
 
 SEED = 13
@@ -418,13 +419,27 @@ def controversial_sets(embed, out: Path) -> dict:
     return result
 
 
+def subject_rule_hits(data_dir: Path, model: StanceModel) -> dict:
+    """Where `subject_sentiment` orients natural claims and arguments toward their motion asked as a question (IBM
+    Claim Stance, Perspectrum, ArgQ dev): how often it fires, and how often it and the cross-encoder are right there."""
+    examples = (load_ibm_claims(data_dir, "train") + load_ibm_claims(data_dir, "test") + load_argq(data_dir, "dev")
+                + load_perspectrum(data_dir, ("train", "dev", "test")))
+    hits = [(e, question_or_motion(e.topic)) for e in examples
+            if subject_sentiment(e.text, question_or_motion(e.topic)) is not None]
+    rule = [("PRO", "CON")[int(model.orient(Topic("1", question), [e.text])[0].argmax())] for e, question in hits]
+    cross = [model.cross.labels[int(model.cross.controversial(question, [e.text])[0].argmax())] for e, question in hits]
+    return {"statements": len(examples), "fired": len(hits),
+            "rule_right": sum(p == e.label for p, (e, _) in zip(rule, hits)),
+            "cross_encoder_right": sum(p == e.label for p, (e, _) in zip(cross, hits))}
+
+
 def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = None) -> dict:
     """A corpus's stated stance turned toward the topic (StanceModel.orient), measured where its truth is known.
 
     No args.me judgements are in the data, so two stand-ins: (1) orientation alone, a claim's PRO / CON toward a
     motion (IBM Claim Stance test claims, ArgKP-2021 test key points) and a motion's subject's (IBM Claim Stance test
-    motions' targets, as many args.me conclusions only name their debate's subject: `names_the_subject`); (2) an args.me-like simulation on ArgKP-2021
-    test: each argument gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance
+    motions' targets, as many args.me conclusions only name their debate's subject: `subject_sentiment`, whose hits
+    on natural claims `subject_rule_hits` counts); (2) an args.me-like simulation on ArgKP-2021 test: each argument gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance
     toward it that its own side implies (PRO when argument and key point share a side); the run must recover the
     argument's stance toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
     stated stance oriented by the heads or by the cross-encoder; each with the motion as written ("We should X") and
@@ -433,7 +448,7 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     """
     model = StanceModel.load(device="cpu")
     model.cross_path = cross_path
-    result = {}
+    result = {"subject_rule_hits": subject_rule_hits(data_dir, model)}
     claims = {"ibm_claims": load_ibm_claims(data_dir, "test"), "argkp_key_points": argkp_key_points(data_dir),
               "ibm_subjects": load_ibm_targets(data_dir, "test", subjects_only=True)}
     arguments, key_points = load_argkp_test(data_dir), _by_topic(claims["argkp_key_points"])

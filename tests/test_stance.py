@@ -324,22 +324,24 @@ def test_a_side_may_win_only_where_the_heads_no_does_not():
     assert _may_take_side(probabilities[:, :2], ("PRO", "CON")).all()
 
 
-@pytest.mark.parametrize("statement, question, named", [
-    ("Death Penalty", "Should the death penalty be abolished?", True),
-    ("abortion", "Should abortion be legal?", True),
-    ("School uniforms", "Should students have to wear school uniforms?", True),
-    ("Death penalty should be abolished", "Should the death penalty be abolished?", False),  # a clause
-    ("Abolish the death penalty", "Should the death penalty be abolished?", False),  # against its target
-    ("No death penalty", "Should the death penalty be abolished?", False),
-    ("Capital punishment", "Should the death penalty be abolished?", False),  # not the question's words
-    ("Gay marriage", "Should gay marriage be legal?", True),
-    ("Teacher tenure", "Should teachers get tenure?", True),  # the same stems
-    ("", "Should gay marriage be legal?", False),
+@pytest.mark.parametrize("statement, question, sentiment", [
+    ("Death Penalty", "Should the death penalty be abolished?", 1.0),
+    ("abortion", "Should abortion be legal?", 1.0),
+    ("Teacher tenure", "Should teachers get tenure?", 1.0),  # the same stems
+    ("Uniforms in schools", "Should students have to wear school uniforms?", 1.0),
+    ("Teacher tenure should be abolished", "Should teachers get tenure?", -1.0),
+    ("Abolish the death penalty", "Should the death penalty be abolished?", -1.0),
+    ("We should ban abortion", "Should abortion be legal?", -1.0),
+    ("Abortion shouldn't be banned", "Should abortion be legal?", 1.0),  # each word against a target turns it
+    ("Abortion is murder", "Should abortion be legal?", None),  # says more than the question's words
+    ("Capital punishment", "Should the death penalty be abolished?", None),
+    ("Should not", "Should gay marriage be legal?", None),  # names nothing
+    ("", "Should gay marriage be legal?", None),
 ])
-def test_a_statement_naming_only_the_subject_is_told_apart(statement, question, named):
-    from app.stance import names_the_subject
+def test_a_statement_about_the_questions_subject_alone_is_told_apart(statement, question, sentiment):
+    from app.stance import subject_sentiment
 
-    assert names_the_subject(statement, question) is named
+    assert subject_sentiment(statement, question) == sentiment
 
 
 def test_a_subject_is_oriented_by_the_questions_polarity_and_the_rest_read(monkeypatch):
@@ -354,12 +356,13 @@ def test_a_subject_is_oriented_by_the_questions_polarity_and_the_rest_read(monke
 
     monkeypatch.setattr(model, "_read_sides", _read_sides)
     abolish = Topic("7", "Should the death penalty be abolished?")
-    sides = model.orient(abolish, ["Death Penalty", "Death penalty should be abolished"])
-    np.testing.assert_allclose(sides, [[1 - SUBJECT_CONFIDENCE, SUBJECT_CONFIDENCE], [0.5, 0.5]])
-    assert read == [["Death penalty should be abolished"]]  # the subject is not read
+    sides = model.orient(abolish, ["Death Penalty", "Death penalty should be abolished", "Capital punishment is just"])
+    np.testing.assert_allclose(sides, [[1 - SUBJECT_CONFIDENCE, SUBJECT_CONFIDENCE],
+                                       [SUBJECT_CONFIDENCE, 1 - SUBJECT_CONFIDENCE], [0.5, 0.5]])
+    assert read == [["Capital punishment is just"]]  # statements about the subject alone are not read
     legal = model.orient(Topic("8", "Should the death penalty be legal?"), ["the death penalty"])
     np.testing.assert_allclose(legal, [[SUBJECT_CONFIDENCE, 1 - SUBJECT_CONFIDENCE]])
-    assert read == [["Death penalty should be abolished"]]
+    assert read == [["Capital punishment is just"]]
 
 
 def test_predict_stated_labels_by_the_statements_orientation_read_once_per_question(monkeypatch):

@@ -86,7 +86,7 @@ QUESTION_SHARE = 0.5
 # the model reads as agreeing with any question about it ("Death Penalty" PRO toward "Should the death penalty be
 # abolished?"). Learnt on 15 of the 25 motions (`scripts/stance_experiments.py targets-dev`), the other 10 motions'
 # 366 phrases went only 0.509 -> 0.518 asked (0.519 -> 0.540 as written) while ArgQ dev asked fell 0.885 -> 0.879,
-# so off; a conclusion naming only the question's subject is oriented by a rule instead (`app.stance.names_the_subject`).
+# so off; a conclusion about the question's subject alone is oriented by a rule instead (`app.stance.subject_sentiment`).
 TARGETS = False
 # `--restate` (not shipped): also learn each training motion toward its own denial and opposite (`restatements`,
 # 2,433 pairs), for orienting args.me conclusions such as "Teacher tenure should be abolished". ArgQ dev asked: seed
