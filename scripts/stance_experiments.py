@@ -421,13 +421,15 @@ def controversial_sets(embed, out: Path) -> dict:
 
 def subject_rule_hits(data_dir: Path, model: StanceModel) -> dict:
     """Where `subject_sentiment` orients natural claims and arguments toward their motion asked as a question (IBM
-    Claim Stance, Perspectrum, ArgQ dev): how often it fires, and how often it and the cross-encoder are right there."""
+    Claim Stance, Perspectrum, ArgQ dev): how often it fires, and how often it and the cross-encoder are right
+    there."""
     examples = (load_ibm_claims(data_dir, "train") + load_ibm_claims(data_dir, "test") + load_argq(data_dir, "dev")
                 + load_perspectrum(data_dir, ("train", "dev", "test")))
     hits = [(e, question_or_motion(e.topic)) for e in examples
             if subject_sentiment(e.text, question_or_motion(e.topic)) is not None]
     rule = [("PRO", "CON")[int(model.orient(Topic("1", question), [e.text])[0].argmax())] for e, question in hits]
-    cross = [model.cross.labels[int(model.cross.controversial(question, [e.text])[0].argmax())] for e, question in hits]
+    cross = [model.cross.labels[int(model.cross.controversial(question, [e.text])[0].argmax())]
+             for e, question in hits]
     return {"statements": len(examples), "fired": len(hits),
             "rule_right": sum(p == e.label for p, (e, _) in zip(rule, hits)),
             "cross_encoder_right": sum(p == e.label for p, (e, _) in zip(cross, hits))}
@@ -439,9 +441,10 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     No args.me judgements are in the data, so two stand-ins: (1) orientation alone, a claim's PRO / CON toward a
     motion (IBM Claim Stance test claims, ArgKP-2021 test key points) and a motion's subject's (IBM Claim Stance test
     motions' targets, as many args.me conclusions only name their debate's subject: `subject_sentiment`, whose hits
-    on natural claims `subject_rule_hits` counts); (2) an args.me-like simulation on ArgKP-2021 test: each argument gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance
-    toward it that its own side implies (PRO when argument and key point share a side); the run must recover the
-    argument's stance toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
+    on natural claims `subject_rule_hits` counts); (2) an args.me-like simulation on ArgKP-2021 test: each argument
+    gets a key point of its motion, drawn with a fixed seed, as its "conclusion", and the stance toward it that its
+    own side implies (PRO when argument and key point share a side); the run must recover the argument's stance
+    toward the motion. Rows: the text alone (heads; cross-encoder on every text), and with the
     stated stance oriented by the heads or by the cross-encoder; each with the motion as written ("We should X") and
     asked as Touché asks (`question_or_motion`: "Should we X?"). `cross_path`: a cross-encoder to read with instead
     of the shipped one.

@@ -86,7 +86,8 @@ QUESTION_SHARE = 0.5
 # the model reads as agreeing with any question about it ("Death Penalty" PRO toward "Should the death penalty be
 # abolished?"). Learnt on 15 of the 25 motions (`scripts/stance_experiments.py targets-dev`), the other 10 motions'
 # 366 phrases went only 0.509 -> 0.518 asked (0.519 -> 0.540 as written) while ArgQ dev asked fell 0.885 -> 0.879,
-# so off; a conclusion about the question's subject alone is oriented by a rule instead (`app.stance.subject_sentiment`).
+# so off; a conclusion about the question's subject alone is oriented by a rule instead
+# (`app.stance.subject_sentiment`).
 TARGETS = False
 # `--restate` (not shipped): also learn each training motion toward its own denial and opposite (`restatements`,
 # 2,433 pairs), for orienting args.me conclusions such as "Teacher tenure should be abolished". ArgQ dev asked: seed
@@ -359,8 +360,8 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
                          "predicted_pro": round(predicted.count("PRO") / len(predicted), 3),
                          "pairs_per_second": round(len(gold) / seconds, 1)}
         log.info("%s: %s", name, metrics[name])
-    training["train_pairs"] = {"argq": len(argq), "extra": len(extra), "targets": len(targets or []), "all": len(train),
-                               "asked": sum(e.topic.endswith("?") for e in train)}
+    training["train_pairs"] = {"argq": len(argq), "extra": len(extra), "targets": len(targets or []),
+                               "all": len(train), "asked": sum(e.topic.endswith("?") for e in train)}
     return model, {"training": training, "metrics": metrics, "sets": list(sets), "question_share": question_share,
                    "restate": restate}
 
@@ -473,8 +474,8 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
     started = time.time()
     model, facts = train_controversial(data_dir, embed, seed, sets, question_share, restate,
                                        load_ibm_targets(data_dir, "train") if targets else None)
-    facts.update(targets=targets, seed=seed, recipe=vars(CONTROVERSIAL), bf16=resolve_precision("auto", "cpu") == "bf16",
-                 wall_seconds=round(time.time() - started))
+    facts.update(targets=targets, seed=seed, recipe=vars(CONTROVERSIAL),
+                 bf16=resolve_precision("auto", "cpu") == "bf16", wall_seconds=round(time.time() - started))
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / DEFAULT_MODEL.name
     model.save(path, **facts)
