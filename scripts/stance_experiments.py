@@ -370,6 +370,38 @@ def targets_dev(data_dir: Path, embed, out: Path, seed: int = SEED, dev_motions:
             "shipped_metrics": shipped.metadata["metrics"], "with_targets": facts["metrics"]}
 
 
+def long_texts(data_dir: Path, min_words: int = 90, window_words: int = 90, max_windows: int = 3) -> dict:
+    """Whether the cross-encoder should read a long text whole rather than its first 128 word pieces, on VAST train's
+    PRO / CON comments of more than `min_words` words (the cross-encoder never trained on VAST; 53% of its comments
+    are that long): first 128 pieces, first 256 pieces, and the mean log-odds over the text's first `max_windows`
+    sentence-bounded windows of `window_words` words (`app.passages.windows`), with the pairs each reads."""
+    from app.passages import windows
+
+    examples = [e for e in load_vast(data_dir, "train")
+                if e.label in ("PRO", "CON") and len(e.text.split()) > min_words]
+    gold = [e.label for e in examples]
+    model = StanceCrossEncoder.load(device="cpu")
+    pro = model.labels.index("PRO")
+
+    def scores(p_pro: np.ndarray, pairs: int) -> dict:
+        return dict(label_scores(gold, ["PRO" if p >= 0.5 else "CON" for p in p_pro], ["PRO", "CON"]), pairs=pairs)
+
+    pairs = [(e.topic, e.text) for e in examples]
+    result = {"texts": len(examples), "first_128": scores(model.probabilities(pairs)[:, pro], len(pairs))}
+    model.max_length = 256
+    result["first_256"] = scores(model.probabilities(pairs)[:, pro], len(pairs))
+    model.max_length = 128
+    owner, pieces = [], []
+    for i, e in enumerate(examples):
+        for window in windows(e.text, window_words)[:max_windows]:
+            owner.append(i)
+            pieces.append((e.topic, window))
+    p_pro = np.clip(model.probabilities(pieces)[:, pro], 1e-6, 1 - 1e-6)
+    log_odds = np.bincount(owner, np.log(p_pro / (1 - p_pro))) / np.bincount(owner)
+    result["windows_mean"] = scores(1 / (1 + np.exp(-log_odds)), len(pieces))
+    return result
+
+
 def read_ukp_debates(data_dir: Path) -> list[tuple[Topic, list[str], list[str]]]:
     """(topic, posts, gold labels) per UKPConvArg1 debate, sides from UKP_DEBATES; a file not in it is an error."""
     debates: dict[str, tuple[Topic, list[str], list[str]]] = {}
@@ -678,7 +710,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
-                                               "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev"))
+                                               "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
+                                               "long-texts"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
@@ -693,6 +726,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "stated":
         print(json.dumps(stated_stances(common.DEFAULT_DATA_DIR, cross_path=args.cross), indent=2))
+        return
+    if args.experiment == "long-texts":
+        print(json.dumps(long_texts(common.DEFAULT_DATA_DIR), indent=2))
         return
     if args.experiment == "stated-run":
         print(json.dumps({form: stated_run(common.DEFAULT_DATA_DIR, args.out / form, asked)
