@@ -404,19 +404,20 @@ class StanceModel:
         if task == "controversial":
             features = controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title))
             probabilities = self.controversial.probabilities(features)
+            statements = list(stated) if stated is not None else [None] * len(texts)
             # The cross-encoder reads the top texts that may take a side: a side cannot win where the head's NO does.
             read = np.flatnonzero(_may_take_side(probabilities[:cross_depth], self.controversial.labels))
             if read.size:
-                statements = list(stated) if stated is not None else [None] * len(texts)
                 side = self.cross.controversial(topic.title, [_without_statement(texts[i], statements[i])
                                                               for i in read])
                 probabilities[read] = _with_side(probabilities[read], self.controversial.labels, side,
                                                  self.cross.labels)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
-            rows = [i for i, statement in enumerate(stated or ()) if statement is not None]
+            rows = [i for i, statement in enumerate(statements) if statement is not None]
             if rows:
-                side = self.stated_sides(topic, [stated[i] for i in rows], query_embeddings[0], cross=cross_depth > 0)
+                side = self.stated_sides(topic, [statements[i] for i in rows], query_embeddings[0],
+                                         cross=cross_depth > 0)
                 probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels, side)
                 if neutral is not None:
                     neutral[rows] = 0.0
