@@ -382,17 +382,16 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         passages = [best[doc_id] for doc_id in head]
         documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
         stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
+        # Below the rerank depth a document is not read, but on controversial topics a stance its corpus states is
+        # cheap to turn.
+        tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids
+                if doc_id not in best and task == "controversial"]
+        tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
         predictions = model.predict(topic, [encoded.texts[row] for row in passages], encoded.vectors[passages],
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
-                                    stated=stated)
-        found = {doc_id: prediction.label for doc_id, prediction in zip(head, predictions)}
-        if task == "controversial":
-            # Below the rerank depth a document is not read, but a stance its corpus states is cheap to turn.
-            tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids if doc_id not in found]
-            tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
-            predicted = model.predict_stated(topic, [statement for _, statement in tail], queries[topic.number][0],
-                                             cross=cross_depth > 0)
-            found.update((doc_id, prediction.label) for (doc_id, _), prediction in zip(tail, predicted))
+                                    stated=stated, unread=[statement for _, statement in tail])
+        found = {doc_id: prediction.label
+                 for doc_id, prediction in zip(head + [doc_id for doc_id, _ in tail], predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
 

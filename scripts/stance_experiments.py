@@ -13,6 +13,7 @@
     python scripts/stance_experiments.py relevance-no             # about 4 min: the relevance score as NO evidence
     python scripts/stance_experiments.py targets-dev --out DIR    # about 8 min: learning subject phrases
     python scripts/stance_experiments.py long-texts               # about 3 min: reading long texts in windows
+    python scripts/stance_experiments.py stated-debates           # about 6 min: conclusions heard from their debates
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -50,7 +51,14 @@
   questions ("question"). Whole run, cross-encoder on the top 10: 0.898 / 0.908 (test motions 0.925 / 0.917); the
   cross-encoder trained on motions as written only: 0.915 / 0.893 (0.934 / 0.903). On the whole reranked head,
   each argument read without its conclusion (the default run since): 0.922 / 0.932 (0.934 / 0.929); the reranked
-  head of the test motions, asked, 0.982 (read with the conclusion: 0.881).
+  head of the test motions, asked, 0.982 (read with the conclusion: 0.881); each conclusion also heard from the
+  arguments that state a stance toward it (`StanceModel.stated_sides`, the default run since): 1.0 everywhere, as
+  each key point here is the conclusion of about 30 arguments.
+- stated-debates: the same in debates of about 3 texts (1 + Poisson(2)), each with one conclusion, the first 100
+  (UKPConvArg1: 30) texts of a topic read, the rest labelled by their stated stance alone. PRO / CON macro-F1 over
+  all, conclusions heard from their debates / read alone: ArgKP-2021 test motions asked, other arguments as
+  conclusions 0.941 / 0.929, key points as conclusions 0.968 / 0.899; UKPConvArg1's yes/no debate posts with
+  conclusions written by hand (UKP_CONCLUSIONS) 0.944 / 0.766.
 - fnc1: FNC-1's test split (25,413 headline-article pairs) as controversial stance, each article read by its
   passage closest to the headline; 4-class macro-F1 with agree / disagree / discuss / unrelated as PRO / CON / NEU /
   NO. Heads on every pair 0.322 (per label 0.305 / 0.106 / 0.001 / 0.878); on the 8,358 pairs of 300 drawn
@@ -525,6 +533,92 @@ def stated_stances(data_dir: Path, seed: int = SEED, cross_path: Path | None = N
     return result
 
 
+# Conclusions in args.me's title styles for UKPConvArg1's yes/no debates (written by hand for stated-debates), each
+# with its side of the debate's question.
+UKP_CONCLUSIONS = {
+    "Should plastic water bottles be banned?": {
+        "Plastic water bottles": "CON", "Ban plastic water bottles": "PRO",
+        "Bottled water is bad for the environment": "PRO", "Plastic bottles are needed in emergencies": "CON"},
+    "Is allowing gay marriage right?": {
+        "Gay marriage": "PRO", "Gay marriage should be legal": "PRO", "Marriage is between a man and a woman": "CON",
+        "Same-sex marriage should be banned": "CON"},
+    "Should parents use spanking as an option to discipline?": {
+        "Spanking": "PRO", "Spanking is child abuse": "CON", "Parents should be allowed to spank their children": "PRO",
+        "Corporal punishment should be banned": "CON"},
+    "If your spouse committed murder and confided in you, would you turn them in?": {
+        "You should report a spouse who committed murder": "PRO", "Loyalty to your spouse comes first": "CON",
+        "Murderers must face justice": "PRO"},
+    "Does India have the potential to lead the world?": {
+        "India will be a superpower": "PRO", "India cannot lead the world": "CON", "India": "PRO"},
+    "Is porn wrong?": {
+        "Pornography": "CON", "Porn is harmful": "PRO", "Pornography should be legal": "CON", "Ban pornography": "PRO"},
+    "Is the school uniform a good idea?": {
+        "School uniforms": "PRO", "School uniforms should be banned": "CON", "Students should wear uniforms": "PRO",
+        "Uniforms limit self-expression": "CON"},
+    "Should physical education be mandatory in schools?": {
+        "Mandatory physical education": "PRO", "PE should be optional": "CON",
+        "Physical education improves health": "PRO"},
+    "Ought William Farquhar to be honoured as the rightful founder of Singapore?": {
+        "Raffles is the founder of Singapore": "CON", "Farquhar founded Singapore": "PRO"},
+}
+
+
+def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0) -> dict:
+    """args.me-like debates: texts in random order split into debates of 1 + Poisson(mean_size - 1) texts, each
+    debate with one conclusion and each text the stance toward it that its own side implies; a run reads the first
+    `head` texts of a topic (cross-encoder on all of them, as the default run reads its reranked head) and labels
+    the rest by their stated stance alone, as its tail. PRO / CON macro-F1 of the head, the tail and all, with each
+    conclusion's orientation heard from the texts read that state a stance toward it (`StanceModel.stated_sides`,
+    shipped) and read alone (before). Sets: ArgKP-2021's 3 test motions asked as questions (head 100), the
+    conclusions either other arguments of the motion (distinct, so debates stay small) or its key points (shared
+    by about 30 arguments each); UKPConvArg1's 9 yes/no debates (real debate posts; head 30), the conclusions
+    written by hand in args.me's title styles (UKP_CONCLUSIONS)."""
+    model = StanceModel.load(device="cpu")
+    heard = model.stated_sides
+
+    def alone(topic, stated, topic_embedding=None, cross=True, readings=None):
+        return heard(topic, stated, topic_embedding, cross)
+
+    key_points = _by_topic(argkp_key_points(data_dir))
+    sets = {"argkp_test_argument_conclusions": [], "argkp_test_key_point_conclusions": [], "ukp_posts": []}
+    for motion, rows in _by_topic(load_argkp_test(data_dir)).items():
+        topic, texts, gold = Topic("1", question_or_motion(motion)), [e.text for e in rows], [e.label for e in rows]
+        sets["argkp_test_argument_conclusions"].append((topic, texts, gold, [(e.text, e.label) for e in rows], 100))
+        sets["argkp_test_key_point_conclusions"].append((topic, texts, gold,
+                                                         [(k.text, k.label) for k in key_points[motion]], 100))
+    for topic, texts, gold in read_ukp_debates(data_dir):
+        if topic.objects is None:
+            sets["ukp_posts"].append((topic, texts, gold, list(UKP_CONCLUSIONS[topic.title].items()), 30))
+    result = {}
+    for name, topics in sets.items():
+        rng = np.random.default_rng(seed)
+        found = {reader: {part: ([], []) for part in ("head", "tail")} for reader in ("heard", "alone")}
+        for topic, texts, gold, conclusions, head in topics:
+            order = rng.permutation(len(texts))
+            texts, gold = [texts[i] for i in order], [gold[i] for i in order]
+            stated: list[tuple[str, str]] = []
+            while len(stated) < len(texts):
+                members = range(len(stated), min(len(stated) + 1 + int(rng.poisson(mean_size - 1)), len(texts)))
+                text, side = conclusions[int(rng.integers(len(conclusions)))]
+                while text in (texts[m] for m in members):  # an argument is not its own debate's conclusion
+                    text, side = conclusions[int(rng.integers(len(conclusions)))]
+                stated += [("PRO" if gold[m] == side else "CON", text) for m in members]
+            for reader, sides in (("heard", heard), ("alone", alone)):
+                model.stated_sides = sides
+                predicted = model.predict(topic, texts[:head], task="controversial", cross_depth=head,
+                                          stated=stated[:head], unread=stated[head:])
+                for part, rows in (("head", slice(0, head)), ("tail", slice(head, None))):
+                    found[reader][part][0].extend(gold[rows])
+                    found[reader][part][1].extend(p.label for p in predicted[rows])
+        for reader, parts in found.items():
+            every = [label for part in parts.values() for label in part[0]], [
+                label for part in parts.values() for label in part[1]]
+            result[f"{name}_{reader}"] = {part: dict(label_scores(*labels, ["PRO", "CON"]), n=len(labels[0]))
+                                          for part, labels in (*parts.items(), ("all", every))}
+    model.stated_sides = heard
+    return result
+
+
 FNC1_LABELS = {"agree": "PRO", "disagree": "CON", "discuss": "NEU", "unrelated": "NO"}
 FNC1_FILES = {"train": ("train_bodies.csv.gz", "train_stances.csv.gz"),
               "test": ("competition_test_bodies.csv.gz", "competition_test_stances.csv.gz")}
@@ -720,7 +814,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
                                                "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
-                                               "long-texts"))
+                                               "long-texts", "stated-debates"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
@@ -735,6 +829,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "stated":
         print(json.dumps(stated_stances(common.DEFAULT_DATA_DIR, cross_path=args.cross), indent=2))
+        return
+    if args.experiment == "stated-debates":
+        print(json.dumps(stated_debates(common.DEFAULT_DATA_DIR), indent=2))
         return
     if args.experiment == "long-texts":
         print(json.dumps(long_texts(common.DEFAULT_DATA_DIR), indent=2))

@@ -59,13 +59,10 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
     seen = {}
 
     class Model:
-        def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None):
-            seen.update(texts=texts, stated=stated, cross_depth=cross_depth)
-            return [StancePrediction("PRO", 1.0) for _ in texts]
-
-        def predict_stated(self, topic, stated, topic_embedding=None, cross=True):
-            seen.update(tail=stated, tail_cross=cross)
-            return [StancePrediction(side, 1.0) for side, _ in stated]
+        def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
+                    unread=()):
+            seen.update(texts=texts, stated=stated, cross_depth=cross_depth, tail=unread)
+            return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction(side, 1.0) for side, _ in unread]
 
     monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
     topic = Topic("3", "Is homework beneficial for children?")
@@ -81,13 +78,17 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
                             "controversial", settings, candidates)
     assert seen["texts"] == ["Homework helps.", "Homework is not beneficial. Stress."]
     assert seen["stated"] == [None, ("PRO", "Homework is not beneficial")]
-    assert seen["tail"] == [("CON", "Homework")] and seen["tail_cross"]
+    assert seen["tail"] == [("CON", "Homework")] and seen["cross_depth"] == settings.stance_depth
     assert labels == {"3": ["PRO", "PRO", "Q0", "CON"]}
     seen.clear()
     head_only = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2, stance_model="head")
     detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
                    "controversial", head_only, candidates)
-    assert seen["tail"] == [("CON", "Homework")] and not seen["tail_cross"]  # the tail is read as the head is
+    assert seen["tail"] == [("CON", "Homework")] and seen["cross_depth"] == 0  # the tail is read as the head is
+    seen.clear()
+    labels = detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+                            "comparative", settings, candidates)
+    assert seen["tail"] == [] and labels == {"3": ["PRO", "PRO", "Q0", "Q0"]}  # comparative: no stated stances
 
 
 @pytest.mark.slow

@@ -365,7 +365,7 @@ def test_a_subject_is_oriented_by_the_questions_polarity_and_the_rest_read(monke
     assert read == [["Capital punishment is just"]]
 
 
-def test_predict_stated_labels_by_the_statements_orientation_read_once_per_question(monkeypatch):
+def test_unread_stated_stances_are_labelled_by_their_statements_orientation_read_once_per_question(monkeypatch):
     model = _toy_model()
     oriented = {"Tenure should be abolished": [0.1, 0.9], "Teachers should get tenure": [0.8, 0.2]}
     read = []
@@ -377,17 +377,56 @@ def test_predict_stated_labels_by_the_statements_orientation_read_once_per_quest
     monkeypatch.setattr(model, "_orient", _orient)
     stated = [("PRO", "Tenure should be abolished"), ("CON", "Tenure should be abolished"),
               ("CON", "Teachers should get tenure")]
-    predicted = model.predict_stated(TENURE, stated)
+
+    def tail(topic, unread, cross_depth=10):
+        return model.predict(topic, [], task="controversial", query_embeddings=_unit(1, seed=2),
+                             cross_depth=cross_depth, unread=unread)
+
+    predicted = tail(TENURE, stated)
     assert [p.label for p in predicted] == ["CON", "PRO", "CON"]
     assert [p.confidence for p in predicted] == pytest.approx([0.9, 0.9, 0.8])
-    assert model.predict_stated(TENURE, stated[:1]) == predicted[:1]  # read already: not again
-    assert model.predict_stated(TENURE, stated[:1], cross=False)[0].label == "CON"  # another reader reads anew
+    assert tail(TENURE, stated[:1]) == predicted[:1]  # read already: not again
+    assert tail(TENURE, stated[:1], cross_depth=0)[0].label == "CON"  # another reader reads anew
     other = Topic("2", "Should tenure be abolished?")
-    model.predict_stated(other, stated[2:])
+    tail(other, stated[2:])
     assert read == [(TENURE.title, ["Teachers should get tenure", "Tenure should be abolished"], True),
                     (TENURE.title, ["Tenure should be abolished"], False),
                     (other.title, ["Teachers should get tenure"], True)]
-    assert model.predict_stated(TENURE, []) == []
+    assert tail(TENURE, []) == []
+    with pytest.raises(ValueError):
+        model.predict(TENURE, [], task="comparative", unread=stated)
+
+
+def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_toward_it(monkeypatch):
+    """Arguments of one debate share their conclusion: what the read ones say turns it for all of them."""
+    model = _toy_model()
+    conclusion, other = "Tenure should be abolished", "Teachers should get tenure"
+    monkeypatch.setattr(model, "orient", lambda topic, statements, topic_embedding=None, cross=True:
+                        np.asarray([[0.8, 0.2]] * len(statements), np.float32))  # read wrongly as favouring tenure
+    against, favour = np.log(0.05 / 0.95), np.log(0.95 / 0.05)  # readings: the first text CON, the second PRO
+    stated = [("PRO", conclusion), ("CON", conclusion), ("PRO", conclusion), ("PRO", other)]
+    sides = model.stated_sides(TENURE, stated, readings=[against, favour, None, None])
+    # The conclusion now reads against tenure (0.8 -> log-odds 1.39 - 2.94 - 2.94); each row hears the other text.
+    assert sides[2].argmax() == 1 and sides[2, 1] == pytest.approx(1 / (1 + np.exp(1.386 - 5.889)), abs=1e-3)
+    assert sides[0, 0] == pytest.approx(1 / (1 + np.exp(-(1.386 - 2.944))), abs=1e-3)  # its own reading left out
+    assert sides[1, 0] == pytest.approx(1 / (1 + np.exp(1.386 - 2.944)), abs=1e-3)  # CON toward it, heard CON
+    np.testing.assert_allclose(sides[3], [0.8, 0.2], atol=1e-6)  # no text read toward it: its own orientation
+    np.testing.assert_allclose(model.stated_sides(TENURE, stated), [[0.8, 0.2], [0.2, 0.8], [0.8, 0.2], [0.8, 0.2]],
+                               atol=1e-6)
+
+    class Cross:
+        labels = ("PRO", "CON")
+
+        def controversial(self, question, texts):
+            return np.asarray([[0.05, 0.95], [0.95, 0.05]], np.float32)[: len(texts)]
+
+    model._cross = Cross()
+    dim = model.controversial.mean.shape[0]
+    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
+    predicted = model.predict(TENURE, ["It shields bad teachers.", "It protects free speech."], _unit(2, seed=1),
+                              "controversial", _unit(1, seed=2), cross_depth=2, stated=stated[:2], unread=stated[2:])
+    assert [p.label for p in predicted] == ["CON", "PRO", "CON", "PRO"]  # the unread argument follows its debate
 
 
 @pytest.mark.slow
