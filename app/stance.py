@@ -465,13 +465,20 @@ class StanceModel:
         """
         if not stated:
             return np.zeros((0, 2), np.float32)
-        targets = sorted({target for _, target in stated})
-        orientation = dict(zip(targets, _log_odds(self.orient(topic, targets, topic_embedding, cross=cross))))
+        # One debate, one conclusion, however its titles are cased or punctuated ("Abortion", "abortion."): each
+        # is read once, as first written.
+        keys = [_statement_key(target) for _, target in stated]
+        written: dict[str, str] = {}
+        for key, (_, target) in zip(keys, stated):
+            written.setdefault(key, target)
+        keys_read = sorted(written, key=written.get)
+        orientation = dict(zip(keys_read, _log_odds(self.orient(topic, [written[key] for key in keys_read],
+                                                                topic_embedding, cross=cross))))
         signs = np.array([1.0 if side == "PRO" else -1.0 for side, _ in stated])
         own = np.array([0.0 if reading is None else reading for reading in (readings or [None] * len(stated))])
-        for (_, target), sign, reading in zip(stated, signs, own):
-            orientation[target] += sign * reading
-        odds = np.array([sign * orientation[target] for (_, target), sign in zip(stated, signs)]) - own
+        for key, sign, reading in zip(keys, signs, own):
+            orientation[key] += sign * reading
+        odds = np.array([sign * orientation[key] for key, sign in zip(keys, signs)]) - own
         pro = 1.0 / (1.0 + np.exp(-np.clip(odds, -30.0, 30.0)))
         return np.stack([pro, 1.0 - pro], axis=1).astype(np.float32)
 
@@ -580,6 +587,11 @@ def _without_statement(text: str, statement: tuple[str, str] | None) -> str:
     if statement is None or not statement[1] or not text.startswith(statement[1]):
         return text
     return text[len(statement[1]):].strip() or text
+
+
+def _statement_key(statement: str) -> str:
+    """A statement's words, lower-cased: what tells one conclusion from another (one without words is its own)."""
+    return " ".join(re.findall(r"\w+", statement.lower())) or statement
 
 
 def _log_odds(sides: np.ndarray) -> np.ndarray:

@@ -411,6 +411,12 @@ def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_to
     assert sides[0, 0] == pytest.approx(1 / (1 + np.exp(-(1.386 - 2.944))), abs=1e-3)  # its own reading left out
     assert sides[1, 0] == pytest.approx(1 / (1 + np.exp(1.386 - 2.944)), abs=1e-3)  # CON toward it, heard CON
     np.testing.assert_allclose(sides[3], [0.8, 0.2], atol=1e-6)  # no text read toward it: its own orientation
+    written = [("PRO", conclusion), ("CON", conclusion.upper() + "."), ("PRO", f"  {conclusion.lower()}!")]
+    np.testing.assert_allclose(model.stated_sides(TENURE, written, readings=[against, favour, None]), sides[:3],
+                               atol=1e-6)  # one conclusion, however it is cased or punctuated
+    from app.stance import _statement_key
+
+    assert _statement_key("?!") != _statement_key("🙂") and _statement_key("Pro-life.") == "pro life"
     np.testing.assert_allclose(model.stated_sides(TENURE, stated), [[0.8, 0.2], [0.2, 0.8], [0.8, 0.2], [0.8, 0.2]],
                                atol=1e-6)
 
