@@ -414,9 +414,6 @@ def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_to
     written = [("PRO", conclusion), ("CON", conclusion.upper() + "."), ("PRO", f"  {conclusion.lower()}!")]
     np.testing.assert_allclose(model.stated_sides(TENURE, written, readings=[against, favour, None]), sides[:3],
                                atol=1e-6)  # one conclusion, however it is cased or punctuated
-    from app.stance import _statement_key
-
-    assert _statement_key("?!") != _statement_key("🙂") and _statement_key("Pro-life.") == "pro life"
     np.testing.assert_allclose(model.stated_sides(TENURE, stated), [[0.8, 0.2], [0.2, 0.8], [0.8, 0.2], [0.8, 0.2]],
                                atol=1e-6)
 
@@ -433,6 +430,13 @@ def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_to
     predicted = model.predict(TENURE, ["It shields bad teachers.", "It protects free speech."], _unit(2, seed=1),
                               "controversial", _unit(1, seed=2), cross_depth=2, stated=stated[:2], unread=stated[2:])
     assert [p.label for p in predicted] == ["CON", "PRO", "CON", "PRO"]  # the unread argument follows its debate
+
+
+def test_a_statement_is_told_apart_by_its_words():
+    from app.stance import _statement_key
+
+    assert _statement_key("Pro-life.") == _statement_key("  PRO LIFE!") == "pro life"
+    assert _statement_key("?!") != _statement_key("🙂")  # without words, each is its own
 
 
 @pytest.mark.slow
