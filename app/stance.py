@@ -420,8 +420,7 @@ class StanceModel:
                                                               for i in read])
                 probabilities[read] = _with_side(probabilities[read], self.controversial.labels, side,
                                                  self.cross.labels)
-                for i, odds in zip(read, _log_odds(side[:, [self.cross.labels.index("PRO"),
-                                                            self.cross.labels.index("CON")]])):
+                for i, odds in zip(read, _log_odds(_pro_con(side, self.cross.labels))):
                     readings[i] = float(odds)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
@@ -515,13 +514,11 @@ class StanceModel:
     def _read_sides(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None,
                     cross: bool) -> np.ndarray:
         if cross:
-            return self.cross.controversial(topic.title, statements)[
-                :, [self.cross.labels.index("PRO"), self.cross.labels.index("CON")]]
+            return _pro_con(self.cross.controversial(topic.title, statements), self.cross.labels)
         if topic_embedding is None:
             topic_embedding = self._encode([topic.title])[0]
         features = controversial_features(self._encode(list(statements)), topic_embedding, topic_polarity(topic.title))
-        probabilities = self.controversial.probabilities(features)
-        sides = probabilities[:, [self.controversial.labels.index("PRO"), self.controversial.labels.index("CON")]]
+        sides = _pro_con(self.controversial.probabilities(features), self.controversial.labels)
         return sides / sides.sum(axis=1, keepdims=True)
 
     @property
@@ -594,6 +591,11 @@ def _statement_key(statement: str) -> str:
     return " ".join(re.findall(r"\w+", statement.lower())) or statement
 
 
+def _pro_con(probabilities: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """The P(PRO), P(CON) columns of probabilities over `labels`."""
+    return probabilities[:, [labels.index("PRO"), labels.index("CON")]]
+
+
 def _log_odds(sides: np.ndarray) -> np.ndarray:
     """log(P(PRO) / P(CON)) of rows of P(PRO), P(CON)."""
     sides = np.clip(np.asarray(sides, dtype=np.float64), 1e-9, None)
@@ -604,8 +606,7 @@ def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.nd
     """The head's probabilities with the PRO / CON split weighed by a stated side (`stated`: rows of P(PRO),
     P(CON)): the two readings' odds multiply, so a confident statement decides and an unsure one leaves the text's
     reading; whether the text takes a side at all stays the head's call."""
-    pro, con = labels.index("PRO"), labels.index("CON")
-    weighed = probabilities[:, [pro, con]] * stated
+    weighed = _pro_con(probabilities, labels) * stated
     total = weighed.sum(axis=1, keepdims=True)
     split = np.divide(weighed, total, out=np.full_like(weighed, 0.5), where=total > 0)
     return _with_side(probabilities, labels, split, ("PRO", "CON"))

@@ -331,11 +331,14 @@ def object_embeddings(qa, dev, embed) -> dict:
     shipped_matrix, shipped_emphasis = training.comparative_matrix, training.side_emphasis
 
     def columns(examples, variant: str) -> np.ndarray:
-        p, q = embed([e.text for e in examples]), embed([queries_of(e)[0] for e in examples])
+        p = embed([e.text for e in examples])
+        if variant == "prod":
+            return (p * embed([queries_of(e)[0] for e in examples])).astype(np.float32)
         a, b = embed([e.objects[0] for e in examples]), embed([e.objects[1] for e in examples])
+        if variant == "dir":
+            return (p * (a - b)).astype(np.float32)
         first, second = (p * a).sum(axis=1), (p * b).sum(axis=1)
-        return {"diff": np.stack([first - second, first + second], axis=1), "dir": p * (a - b),
-                "prod": p * q}[variant].astype(np.float32)
+        return np.stack([first - second, first + second], axis=1).astype(np.float32)
 
     result = {}
     for variant, emphasis in (("diff", 1.0), ("diff", SIDE_EMPHASIS), ("dir", 1.0), ("prod", 1.0)):
@@ -660,8 +663,8 @@ def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0) -> 
                     found[reader][part][0].extend(gold[rows])
                     found[reader][part][1].extend(p.label for p in predicted[rows])
         for reader, parts in found.items():
-            every = [label for part in parts.values() for label in part[0]], [
-                label for part in parts.values() for label in part[1]]
+            every = ([label for gold, _ in parts.values() for label in gold],
+                     [label for _, predicted in parts.values() for label in predicted])
             result[f"{name}_{reader}"] = {part: dict(label_scores(*labels, ["PRO", "CON"]), n=len(labels[0]))
                                           for part, labels in (*parts.items(), ("all", every))}
     model.stated_sides = heard
