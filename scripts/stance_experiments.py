@@ -15,6 +15,9 @@
     python scripts/stance_experiments.py long-texts               # about 3 min: reading long texts in windows
     python scripts/stance_experiments.py stated-debates           # about 6 min: conclusions heard from their debates
     python scripts/stance_experiments.py object-embeddings        # about 4 min: the objects' names embedded
+    python scripts/stance_experiments.py neural-side              # about 12 min: a MiniLM side model
+    python scripts/stance_experiments.py cross-sides              # about 4 min: the cross-encoder's sides as columns
+    python scripts/stance_experiments.py ukp-finetune             # about 7 min: fine-tuning on debate posts
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -97,6 +100,22 @@
   ArgQ dev asked 0.885 -> 0.879. The run orients such phrases by `app.stance.subject_sentiment` instead.
 - long-texts (not shipped): VAST train's 5,748 PRO / CON comments over 90 words, first 128 word pieces 0.540, first
   256 0.540, mean log-odds over up to 3 windows of 90 words 0.551 for 2.2 times the pairs.
+- neural-side (not shipped): the side model as a MiniLM cross-encoder reading the masked sentence (NEURAL_SIDE: 3
+  layers, 3 epochs on CompSent-19's train split and its object-swapped copies, 2 min). CompSent-19 test macro-F1
+  0.642 (n-gram regression, FIRST / SECOND / NONE 0.663 / 0.363 / 0.898) -> 0.754 (0.782 / 0.562 / 0.917), but the
+  comparative head's dev CV 0.459 +- 0.025 -> 0.454 +- 0.024, lower on 4 of 5 splits: 269 of the 401 dev passages
+  have a sentence naming both objects, only 66 of them judged FIRST or SECOND; the sides the head misses are in
+  passages that argue about one object.
+- cross-sides (not shipped): the shipped controversial cross-encoder's PRO-vs-CON log-odds of each passage toward
+  "Is A better than B?" and "Is B better than A?" (2,714 pairs read) as two more columns of the comparative head,
+  5 fold splits: 0.459 +- 0.025 (as heavy as the other columns) and 0.450 +- 0.020 (as heavy as the side model's),
+  against 0.459 +- 0.025 shipped. Reading a passage toward a comparison as a claim adds no side.
+- ukp-finetune (not shipped): the shipped stance cross-encoder fine-tuned (UKP_FINETUNE, about 30 s a fold) on
+  UKPConvArg1's debate posts, each yes/no debate held out in turn: trained on the other 8 yes/no debates and the 7
+  "X or Y" debates read toward "Is X better than Y?" and the reverse. Its own PRO / CON reading of the held-out
+  posts 0.685 -> 0.699 (403 -> 411 of 588 right; 4 debates up by 1-7 posts, 4 down by 1-4, one even), ArgQ dev
+  asked 0.886 -> 0.884-0.892 over the folds. Eight posts, split evenly across debates, is no evidence of a gain,
+  and training on these posts would spend the only debate-portal check, so the shipped model stays as it is.
 """
 
 from __future__ import annotations
@@ -119,13 +138,14 @@ from app.relevance import EMBEDDING_DIM, QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, decode_comparative,
                         subject_sentiment, topic_polarity)
 from app.stance_cross import StanceCrossEncoder
+from app.stance_side import SideModel
 from app.training import common
 from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
                                  SIDE_C, SIDE_EMPHASIS, SPLITS, ComparativeExample, ControversialExample,
                                  EmbeddingCache, _without_topics, comparative_matrix, cross_validate_dev, fit_head,
                                  load_argq, load_compsent, load_dev_passages, load_ibm_claims, load_ibm_targets,
                                  load_perspectrum, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
-                                 queries_of, sided_or_neutral, swap, train_neutral, train_side)
+                                 queries_of, side_labels, sided_or_neutral, swap, train_neutral, train_side)
 from app.training.stance_cross import Recipe, comparative_predictions, label_scores, question_or_motion
 
 SEED = 13
@@ -318,17 +338,40 @@ def stemmed_mentions(qa, dev, embed) -> dict:
     return result
 
 
-def object_embeddings(qa, dev, embed) -> dict:
-    """The shipped comparative head's CV over SPLITS fold splits with extra columns from the objects' names embedded
-    (A, B) and the passage's (p): "diff", cos(p, A) - cos(p, B) and their sum (as heavy as the side model's columns,
-    `side_emphasis`, or not); "dir", p * (A - B); "prod", p * title query. The matrix and emphasis of
+def _cv_with_columns(qa, dev, embed, side, columns, width: int, emphasis: float) -> list[float]:
+    """The shipped comparative head's dev macro-F1 over SPLITS fold splits with `width` extra columns
+    (`columns(examples)`) after its own, weighed by `emphasis` (`fit_head`); the matrix and emphasis of
     app.training.stance are swapped for the experiment's and restored."""
     from unittest import mock
 
     from app.training import stance as training
 
-    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
     shipped_matrix, shipped_emphasis = training.comparative_matrix, training.side_emphasis
+
+    def matrix(examples, embed_, side_=None):
+        return np.hstack([shipped_matrix(examples, embed_, side_), columns(examples)])
+
+    def weigh(total):
+        weights = shipped_emphasis(total)
+        weights[-width:] = emphasis
+        return weights
+
+    with mock.patch.object(training, "comparative_matrix", matrix), mock.patch.object(training, "side_emphasis",
+                                                                                      weigh):
+        return [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
+                for split in range(SPLITS)]
+
+
+def _mean_sd(scores: list[float]) -> dict:
+    return {"splits": [round(score, 4) for score in scores], "mean": round(float(np.mean(scores)), 4),
+            "sd": round(float(np.std(scores)), 4)}
+
+
+def object_embeddings(qa, dev, embed) -> dict:
+    """The shipped comparative head's CV over SPLITS fold splits with extra columns from the objects' names embedded
+    (A, B) and the passage's (p): "diff", cos(p, A) - cos(p, B) and their sum (as heavy as the side model's columns,
+    `side_emphasis`, or not); "dir", p * (A - B); "prod", p * title query."""
+    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
 
     def columns(examples, variant: str) -> np.ndarray:
         p = embed([e.text for e in examples])
@@ -343,22 +386,78 @@ def object_embeddings(qa, dev, embed) -> dict:
     result = {}
     for variant, emphasis in (("diff", 1.0), ("diff", SIDE_EMPHASIS), ("dir", 1.0), ("prod", 1.0)):
         width = {"diff": 2, "dir": EMBEDDING_DIM, "prod": EMBEDDING_DIM}[variant]
-
-        def matrix(examples, embed_, side_=None, variant=variant):
-            return np.hstack([shipped_matrix(examples, embed_, side_), columns(examples, variant)])
-
-        def weigh(total, width=width, emphasis=emphasis):
-            weights = shipped_emphasis(total)
-            weights[-width:] = emphasis
-            return weights
-
-        with mock.patch.object(training, "comparative_matrix", matrix), mock.patch.object(training, "side_emphasis",
-                                                                                          weigh):
-            scores = [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
-                      for split in range(SPLITS)]
-        result[f"{variant}_emphasis_{emphasis:g}"] = {"mean": round(float(np.mean(scores)), 4),
-                                                      "sd": round(float(np.std(scores)), 4)}
+        scores = _cv_with_columns(qa, dev, embed, side, lambda examples, v=variant: columns(examples, v), width,
+                                  emphasis)
+        result[f"{variant}_emphasis_{emphasis:g}"] = _mean_sd(scores)
         logging.info("%s", json.dumps(result))
+    return result
+
+
+def cross_sides(qa, dev, embed) -> dict:
+    """The shipped comparative head's CV over SPLITS fold splits with two columns from the controversial
+    cross-encoder (as shipped, never trained on comparative data): its PRO-vs-CON log-odds of the passage toward
+    "Is A better than B?" and toward "Is B better than A?", as heavy as the other columns or as the side model's."""
+    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+    cross = StanceCrossEncoder.load(device="cpu")
+    pairs = sorted({(f"Is {x} better than {y}?", e.text) for e in qa + dev
+                    for x, y in (e.objects, e.objects[::-1])})
+    probabilities = cross.probabilities(pairs)
+    log_odds = dict(zip(pairs, np.log(probabilities[:, 0] + 1e-6) - np.log(probabilities[:, 1] + 1e-6)))
+
+    def columns(examples) -> np.ndarray:
+        return np.array([[log_odds[f"Is {x} better than {y}?", e.text] for x, y in (e.objects, e.objects[::-1])]
+                         for e in examples], np.float32)
+
+    result = {"pairs_read": len(pairs), "shipped": _mean_sd(
+        [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
+         for split in range(SPLITS)])}
+    for emphasis in (1.0, SIDE_EMPHASIS):
+        result[f"emphasis_{emphasis:g}"] = _mean_sd(_cv_with_columns(qa, dev, embed, side, columns, 2, emphasis))
+        logging.info("%s", json.dumps(result))
+    return result
+
+
+# The MiniLM side model of neural-side, fixed before its figures were seen: the stance cross-encoder's recipe on
+# sentences (3 layers, lr 1e-4, 3 epochs), 96 word pieces (CompSent-19's sentences are shorter).
+NEURAL_SIDE = Recipe(layers=3, max_length=96, epochs=3, lr=1e-4, batch_size=32)
+
+
+class CrossSide(SideModel):
+    """The side model's interface (`app.stance_side.SideModel`) over a MiniLM cross-encoder reading a masked
+    sentence alone."""
+
+    def __init__(self, model: StanceCrossEncoder):
+        self.model = model
+
+    def _softmax(self, sentences):
+        return self.model.probabilities([("", sentence) for sentence in sentences], batch_size=64)
+
+
+def neural_side(qa, dev, embed) -> dict:
+    """The side model as a MiniLM cross-encoder (top layers and head trained on CompSent-19's train split with
+    object-swapped copies, NEURAL_SIDE) instead of the n-gram regression: CompSent-19 test macro-F1 and the
+    comparative head's CV over SPLITS fold splits, with either side model."""
+    import torch
+
+    from app.stance_side import LABELS as SIDE_LABELS
+    from app.stance_side import both_object_sentences, masked
+    from app.training.stance_cross import fit, lower_states
+
+    compsent, test = load_compsent(common.DEFAULT_DATA_DIR, "train"), load_compsent(common.DEFAULT_DATA_DIR, "test")
+    torch.manual_seed(SEED)
+    model = StanceCrossEncoder.create(SIDE_LABELS, "side", NEURAL_SIDE.layers, NEURAL_SIDE.max_length)
+    doubled = compsent + [swap(e) for e in compsent]
+    result = {"training": fit(model, lower_states(model, [("", masked(e.text, *e.spans)) for e in doubled]),
+                              [e.label for e in doubled], NEURAL_SIDE, SEED),
+              "dev_passages_with_a_both_object_sentence": sum(bool(both_object_sentences(e.text, *e.spans))
+                                                              for e in dev)}
+    for name, side in (("ngram", train_side(compsent, SIDE_C, SEED)), ("minilm", CrossSide(model))):
+        result[name] = {"compsent19_test": label_scores([e.label for e in test], side_labels(side, test),
+                                                        list(SIDE_LABELS)),
+                        "dev_cv": _mean_sd([float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT,
+                                                                     SEED + split, side)[0])
+                                            for split in range(SPLITS)])}
+        logging.info("%s", json.dumps({name: result[name]}))
     return result
 
 
@@ -503,6 +602,63 @@ def ukp_sides(model_path: Path | None, cross_path: Path | None = None) -> dict:
         sides = ["FIRST", "SECOND"] if name == "comparative" else ["PRO", "CON"]
         result[name] = dict(label_scores(gold, predicted, sides), posts=len(gold),
                             sided=round(sum(p in sides for p in predicted) / len(predicted), 3))
+    return result
+
+
+# The fine-tuning of ukp-finetune, fixed after one look at a replay variant (lr 3e-5, 2,000 ArgQ / ArgKP train
+# arguments mixed in: 0.685 -> 0.697, ArgQ dev unchanged), not tuned further.
+UKP_FINETUNE = Recipe(layers=3, max_length=128, epochs=2, lr=1e-4, head_lr=1e-3)
+
+
+def ukp_finetune(data_dir: Path) -> dict:
+    """The shipped stance cross-encoder fine-tuned on UKPConvArg1's debate posts, each yes/no debate held out in
+    turn: trained on the other 8 yes/no debates' posts and the 7 "X or Y" debates' posts read toward "Is X better
+    than Y?" (FIRST -> PRO) and "Is Y better than X?" (FIRST -> CON). PRO / CON macro-F1 of the cross-encoder's own
+    reading (argmax, no NEU or NO) on the held-out debates, before and after; ArgQ dev asked, before and per fold."""
+    from app.training.stance_cross import fit, lower_states, predict_states
+
+    model = StanceCrossEncoder.load(device="cpu")
+    shipped = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
+    debates = read_ukp_debates(data_dir)
+    yes_no = [(topic.title, texts, gold) for topic, texts, gold in debates if not topic.objects]
+    states = [lower_states(model, [(question, text) for text in texts]) for question, texts, _ in yes_no]
+    either_or, either_or_labels = [], []
+    for topic, texts, gold in debates:
+        if topic.objects:
+            a, b = topic.objects
+            for question, favoured in ((f"Is {a} better than {b}?", "FIRST"), (f"Is {b} better than {a}?", "SECOND")):
+                either_or += [(question, text) for text in texts]
+                either_or_labels += ["PRO" if label == favoured else "CON" for label in gold]
+    either_or_states = lower_states(model, either_or)
+    argq_dev = load_argq(data_dir, "dev")
+    argq_states = lower_states(model, [(question_or_motion(e.topic), e.text) for e in argq_dev])
+
+    def read(rows) -> list[str]:
+        return [model.labels[i] for i in predict_states(model, rows).argmax(1)]
+
+    def pro_con_f1(gold, predicted) -> float:
+        return label_scores(gold, predicted, ["PRO", "CON"])["macro_f1"]
+
+    argq_gold = [e.label for e in argq_dev]
+    before = [read(rows) for rows in states]
+    result = {"argq_dev_asked_before": pro_con_f1(argq_gold, read(argq_states)), "debates": {},
+              "argq_dev_asked_after": []}
+    after = []
+    for held, (question, texts, gold) in enumerate(yes_no):
+        model.network.load_state_dict(shipped)
+        fit(model, [s for d, rows in enumerate(states) if d != held for s in rows] + either_or_states,
+            [g for d, (_, _, labels) in enumerate(yes_no) if d != held for g in labels] + either_or_labels,
+            UKP_FINETUNE, SEED)
+        after.append(read(states[held]))
+        result["debates"][question] = {"posts": len(gold),
+                                       "right_before": sum(p == g for p, g in zip(before[held], gold)),
+                                       "right_after": sum(p == g for p, g in zip(after[-1], gold))}
+        result["argq_dev_asked_after"].append(pro_con_f1(argq_gold, read(argq_states)))
+        logging.info("%s: %s", question, json.dumps(result["debates"][question]))
+    model.network.load_state_dict(shipped)
+    gold = [label for _, _, labels in yes_no for label in labels]
+    result.update(before=pro_con_f1(gold, [p for rows in before for p in rows]),
+                  after=pro_con_f1(gold, [p for rows in after for p in rows]))
     return result
 
 
@@ -866,7 +1022,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
                                                "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
-                                               "long-texts", "stated-debates", "object-embeddings"))
+                                               "long-texts", "stated-debates", "object-embeddings", "neural-side",
+                                               "cross-sides", "ukp-finetune"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
@@ -884,6 +1041,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "stated-debates":
         print(json.dumps(stated_debates(common.DEFAULT_DATA_DIR), indent=2))
+        return
+    if args.experiment == "ukp-finetune":
+        print(json.dumps(ukp_finetune(common.DEFAULT_DATA_DIR), indent=2))
         return
     if args.experiment == "long-texts":
         print(json.dumps(long_texts(common.DEFAULT_DATA_DIR), indent=2))
@@ -915,6 +1075,10 @@ def main(argv: list[str] | None = None) -> None:
         result = relevance_no(qa, dev, embed)
     elif args.experiment == "object-embeddings":
         result = object_embeddings(qa, dev, embed)
+    elif args.experiment == "neural-side":
+        result = neural_side(qa, dev, embed)
+    elif args.experiment == "cross-sides":
+        result = cross_sides(qa, dev, embed)
     else:
         result = neutral_proxy(qa, dev, embed)
     print(json.dumps(result, indent=2))
