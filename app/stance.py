@@ -278,8 +278,7 @@ def subject_sentiment(statement: str, question: str, max_words: int = 8) -> floa
     named = [word for word in words if word not in _FRAME_WORDS and not _AGAINST_TARGET.fullmatch(word)]
     if not named or len(words) > max_words:
         return None
-    question_stems = set(_stemmer().stemWords(_TOKEN.findall(question.lower())))
-    if not set(_stemmer().stemWords(named)) <= question_stems:
+    if not set(_stemmer().stemWords(named)) <= _stems(question):
         return None
     return -1.0 if len(against) % 2 else 1.0
 
@@ -289,6 +288,12 @@ def _stemmer():
     import Stemmer
 
     return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=256)
+def _stems(text: str) -> frozenset[str]:
+    """The Snowball stems of a text's words; a question's are looked up once for all its statements."""
+    return frozenset(_stemmer().stemWords(_TOKEN.findall(text.lower())))
 
 
 def controversial_features(embeddings: np.ndarray, topic_embedding: np.ndarray,
