@@ -419,7 +419,11 @@ class StanceModel:
             statements = list(stated) if stated is not None else [None] * len(texts)
             # The cross-encoder reads the top texts that may take a side: a side cannot win where the head's NO does.
             read = np.flatnonzero(_may_take_side(probabilities[:cross_depth], self.controversial.labels))
-            readings: list[float | None] = [None] * len(texts)  # each read text's PRO vs CON log-odds
+            # Each text's PRO vs CON log-odds as the run reads it: the heads' where the run reads with them alone,
+            # else the cross-encoder's on the texts it reads.
+            readings: list[float | None] = (
+                [None] * len(texts) if cross
+                else [float(odds) for odds in _log_odds(_pro_con(probabilities, self.controversial.labels))])
             if read.size:
                 side = self.cross.controversial(topic.title, [_without_statement(texts[i], statements[i])
                                                               for i in read])
@@ -460,12 +464,14 @@ class StanceModel:
         statement takes the statement's orientation, a CON the opposite.
 
         A statement's orientation is its own reading (`orient`) and what the texts stating a stance toward it say:
-        `readings` holds each stated stance's text's PRO vs CON log-odds where that text was read, else None. The
+        `readings` holds each stated stance's text's PRO vs CON log-odds where that text was read (by the
+        cross-encoder, or by the heads where a run reads with them alone), else None. The
         arguments of one debate share their conclusion, so their two sides' readings, each turned by its stated
         side, add up to which side of the question the conclusion is on. Each row hears the other texts, not its
         own, which its caller weighs in (`_with_stated`). On ArgKP-2021's held-out motions as debates of about 3
         arguments (`scripts/stance_experiments.py stated-debates`) PRO / CON macro-F1 0.929 -> 0.941, on UKPConvArg1's
-        debate posts 0.766 -> 0.944.
+        debate posts 0.766 -> 0.944; read by the heads alone (`stated-debates --heads`) 0.727 -> 0.778 and 0.729 ->
+        0.808.
         """
         if not stated:
             return np.zeros((0, 2), np.float32)

@@ -13,7 +13,7 @@
     python scripts/stance_experiments.py relevance-no             # about 4 min: the relevance score as NO evidence
     python scripts/stance_experiments.py targets-dev --out DIR    # about 8 min: learning subject phrases
     python scripts/stance_experiments.py long-texts               # about 3 min: reading long texts in windows
-    python scripts/stance_experiments.py stated-debates           # about 6 min: conclusions heard from their debates
+    python scripts/stance_experiments.py stated-debates [--heads]  # about 6 min: conclusions heard from their debates
     python scripts/stance_experiments.py object-embeddings        # about 4 min: the objects' names embedded
     python scripts/stance_experiments.py neural-side              # about 12 min: a MiniLM side model
     python scripts/stance_experiments.py cross-sides              # about 4 min: the cross-encoder's sides as columns
@@ -51,7 +51,7 @@
   0.859. The cross-encoder trained on motions as written only (before QUESTION_SHARE): orientation 0.671 / 0.676
   and 0.939 / 0.846, default run 0.915 / 0.885, every text 0.956 / 0.927. Each conclusion heard from the arguments
   read that state a stance toward it (`StanceModel.stated_sides`, shipped since): top 10 0.954 / 0.960, every text
-  0.979 / 0.974 (heads unchanged: they hear no readings).
+  0.979 / 0.974; heads, hearing the debates by their own readings (shipped later), 0.979 / 0.974.
 - stated-run: the same on `make bench`'s args-me input (all of ArgKP-2021, so in-sample for both models but for
   its 3 test motions, reported apart as argkp_test_motions), the topics' titles as written ("motion") and asked as
   questions ("question"). Whole run, cross-encoder on the top 10: 0.898 / 0.908 (test motions 0.925 / 0.917); the
@@ -59,13 +59,16 @@
   each argument read without its conclusion (the default run since): 0.922 / 0.932 (0.934 / 0.929); the reranked
   head of the test motions, asked, 0.982 (read with the conclusion: 0.881); each conclusion also heard from the
   arguments that state a stance toward it (`StanceModel.stated_sides`, the default run since): 1.0 everywhere, as
-  each key point here is the conclusion of about 30 arguments.
+  each key point here is the conclusion of about 30 arguments (top 10 only: 0.951 / 0.952). The heads alone, each
+  conclusion heard from their readings (shipped later): whole run 0.690 -> 0.803 / 0.680 -> 0.792, the reranked
+  head of the test motions 0.956 / 0.956.
 - stated-debates: args.me-like debates of about 3 texts (1 + Poisson(2)), each with one conclusion, through
   `StanceModel.predict`: the first 100 (UKPConvArg1: 30) texts of a topic read by the cross-encoder, the rest
   labelled by their stated stance alone. PRO / CON macro-F1 over
   all, conclusions heard from their debates / read alone: ArgKP-2021 test motions asked, other arguments as
   conclusions 0.941 / 0.929, key points as conclusions 0.968 / 0.899; UKPConvArg1's yes/no debate posts with
-  conclusions written by hand (UKP_CONCLUSIONS) 0.944 / 0.766.
+  conclusions written by hand (UKP_CONCLUSIONS) 0.944 / 0.766. With --heads the run reads with the heads alone
+  and hears the debates by their readings: 0.778 / 0.727, 0.956 / 0.717, 0.808 / 0.729.
 - fnc1: FNC-1's test split (25,413 headline-article pairs) as controversial stance, each article read by its
   passage closest to the headline; 4-class macro-F1 with agree / disagree / discuss / unrelated as PRO / CON / NEU /
   NO. Heads on every pair 0.322 (per label 0.305 / 0.106 / 0.001 / 0.878); on the 8,358 pairs of 300 drawn
@@ -771,7 +774,7 @@ UKP_CONCLUSIONS = {
 }
 
 
-def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0) -> dict:
+def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, heads: bool = False) -> dict:
     """args.me-like debates: texts in random order split into debates of 1 + Poisson(mean_size - 1) texts, each
     debate with one conclusion and each text the stance toward it that its own side implies; a run reads the first
     `head` texts of a topic (cross-encoder on all of them, as the default run reads its reranked head) and labels
@@ -780,7 +783,8 @@ def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0) -> 
     shipped) and read alone (before). Sets: ArgKP-2021's 3 test motions asked as questions (head 100), the
     conclusions either other arguments of the motion (distinct, so debates stay small) or its key points (shared
     by about 30 arguments each); UKPConvArg1's 9 yes/no debates (real debate posts; head 30), the conclusions
-    written by hand in args.me's title styles (UKP_CONCLUSIONS)."""
+    written by hand in args.me's title styles (UKP_CONCLUSIONS). With `heads` the run reads with the heads alone
+    (`--stance-model head`), which hear the debates by their own readings."""
     model = StanceModel.load(device="cpu")
     heard = model.stated_sides
 
@@ -813,7 +817,8 @@ def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0) -> 
                 stated += [("PRO" if gold[m] == side else "CON", text) for m in members]
             for reader, sides in (("heard", heard), ("alone", alone)):
                 model.stated_sides = sides
-                predicted = model.predict(topic, texts[:head], task="controversial", cross_depth=head,
+                predicted = model.predict(topic, texts[:head], task="controversial",
+                                          cross_depth=0 if heads else head,
                                           stated=stated[:head], unread=stated[head:])
                 for part, rows in (("head", slice(0, head)), ("tail", slice(head, None))):
                     found[reader][part][0].extend(gold[rows])
@@ -1030,6 +1035,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cross", type=Path, default=None,
                         help="ukp-sides, stated: a stance cross-encoder delta (default: the shipped)")
     parser.add_argument("--splits", type=int, default=1, help="fold splits for argq-init")
+    parser.add_argument("--heads", action="store_true",
+                        help="stated-debates: the run reads with the heads alone (--stance-model head)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
@@ -1040,7 +1047,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(stated_stances(common.DEFAULT_DATA_DIR, cross_path=args.cross), indent=2))
         return
     if args.experiment == "stated-debates":
-        print(json.dumps(stated_debates(common.DEFAULT_DATA_DIR), indent=2))
+        print(json.dumps(stated_debates(common.DEFAULT_DATA_DIR, heads=args.heads), indent=2))
         return
     if args.experiment == "ukp-finetune":
         print(json.dumps(ukp_finetune(common.DEFAULT_DATA_DIR), indent=2))

@@ -432,6 +432,37 @@ def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_to
     assert [p.label for p in predicted] == ["CON", "PRO", "CON", "PRO"]  # the unread argument follows its debate
 
 
+def test_a_run_reading_with_the_heads_alone_hears_a_debate_through_them(monkeypatch):
+    """Without the cross-encoder the heads' readings of a debate's texts turn its conclusion, as the cross-encoder's
+    do where it reads; with it, the heads' readings are not heard."""
+    model = _toy_model()
+    conclusion = "Tenure should be abolished"
+    monkeypatch.setattr(model, "orient", lambda topic, statements, topic_embedding=None, cross=True:
+                        np.asarray([[0.8, 0.2]] * len(statements), np.float32))  # read wrongly as favouring tenure
+    heads = np.asarray([[0.05, 0.9, 0.05], [0.9, 0.05, 0.05], [0.45, 0.45, 0.1]], np.float32)  # PRO, CON, NO
+    dim = model.controversial.mean.shape[0]
+    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                                     np.zeros((dim, 3), np.float32), np.zeros(3, np.float32))
+    monkeypatch.setattr(model.controversial, "probabilities", lambda features: heads.copy())
+    model.neutral = None
+
+    class Cross:
+        labels = ("PRO", "CON")
+
+        def controversial(self, question, texts):
+            return np.full((len(texts), 2), 0.5, np.float32)  # reads nothing either way
+
+    model._cross = Cross()
+    stated = [("PRO", conclusion), ("CON", conclusion), ("PRO", conclusion)]
+
+    def labels(cross_depth):
+        return [p.label for p in model.predict(TENURE, ["a", "b", "c"], _unit(3, seed=1), "controversial",
+                                               _unit(1, seed=2), cross_depth=cross_depth, stated=stated)]
+
+    assert labels(0) == ["CON", "PRO", "CON"]  # the first two texts say the conclusion is against tenure
+    assert labels(3)[2] == "PRO"  # the cross-encoder read nothing: the conclusion keeps its own orientation
+
+
 def test_a_statement_is_told_apart_by_its_words():
     from app.stance import _statement_key
 
