@@ -310,7 +310,7 @@ def stemmed_finder(first_only: bool):
 def stemmed_mentions(qa, dev, embed) -> dict:
     """The shipped comparative head's CV over SPLITS fold splits with object mentions found literally (as shipped)
     or, where an object has no literal mention, by stemmed words (`stemmed_finder`); and the best decoder offsets."""
-    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+    side = _shipped_side()
     gold = [e.label for e in dev]
 
     def with_mentions(examples, finder):
@@ -341,6 +341,17 @@ def stemmed_mentions(qa, dev, embed) -> dict:
     return result
 
 
+def _shipped_side() -> SideModel:
+    """The side model as `python -m app.training.stance` trains it (CompSent-19's train split, SIDE_C, SEED)."""
+    return train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+
+
+def _dev_cv(qa, dev, embed, side) -> list[float]:
+    """The shipped comparative head's leave-topics-out dev macro-F1 with `side`, one per fold split (SPLITS)."""
+    return [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
+            for split in range(SPLITS)]
+
+
 def _cv_with_columns(qa, dev, embed, side, columns, width: int, emphasis: float) -> list[float]:
     """The shipped comparative head's dev macro-F1 over SPLITS fold splits with `width` extra columns
     (`columns(examples)`) after its own, weighed by `emphasis` (`fit_head`); the matrix and emphasis of
@@ -361,8 +372,7 @@ def _cv_with_columns(qa, dev, embed, side, columns, width: int, emphasis: float)
 
     with mock.patch.object(training, "comparative_matrix", matrix), mock.patch.object(training, "side_emphasis",
                                                                                       weigh):
-        return [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
-                for split in range(SPLITS)]
+        return _dev_cv(qa, dev, embed, side)
 
 
 def _mean_sd(scores: list[float]) -> dict:
@@ -374,7 +384,7 @@ def object_embeddings(qa, dev, embed) -> dict:
     """The shipped comparative head's CV over SPLITS fold splits with extra columns from the objects' names embedded
     (A, B) and the passage's (p): "diff", cos(p, A) - cos(p, B) and their sum (as heavy as the side model's columns,
     `side_emphasis`, or not); "dir", p * (A - B); "prod", p * title query."""
-    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+    side = _shipped_side()
 
     def columns(examples, variant: str) -> np.ndarray:
         p = embed([e.text for e in examples])
@@ -400,7 +410,7 @@ def cross_sides(qa, dev, embed) -> dict:
     """The shipped comparative head's CV over SPLITS fold splits with two columns from the controversial
     cross-encoder (as shipped, never trained on comparative data): its PRO-vs-CON log-odds of the passage toward
     "Is A better than B?" and toward "Is B better than A?", as heavy as the other columns or as the side model's."""
-    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+    side = _shipped_side()
     cross = StanceCrossEncoder.load(device="cpu")
     pairs = sorted({(f"Is {x} better than {y}?", e.text) for e in qa + dev
                     for x, y in (e.objects, e.objects[::-1])})
@@ -411,9 +421,7 @@ def cross_sides(qa, dev, embed) -> dict:
         return np.array([[log_odds[f"Is {x} better than {y}?", e.text] for x, y in (e.objects, e.objects[::-1])]
                          for e in examples], np.float32)
 
-    result = {"pairs_read": len(pairs), "shipped": _mean_sd(
-        [float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)[0])
-         for split in range(SPLITS)])}
+    result = {"pairs_read": len(pairs), "shipped": _mean_sd(_dev_cv(qa, dev, embed, side))}
     for emphasis in (1.0, SIDE_EMPHASIS):
         result[f"emphasis_{emphasis:g}"] = _mean_sd(_cv_with_columns(qa, dev, embed, side, columns, 2, emphasis))
         logging.info("%s", json.dumps(result))
@@ -457,9 +465,7 @@ def neural_side(qa, dev, embed) -> dict:
     for name, side in (("ngram", train_side(compsent, SIDE_C, SEED)), ("minilm", CrossSide(model))):
         result[name] = {"compsent19_test": label_scores([e.label for e in test], side_labels(side, test),
                                                         list(SIDE_LABELS)),
-                        "dev_cv": _mean_sd([float(cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT,
-                                                                     SEED + split, side)[0])
-                                            for split in range(SPLITS)])}
+                        "dev_cv": _mean_sd(_dev_cv(qa, dev, embed, side))}
         logging.info("%s", json.dumps({name: result[name]}))
     return result
 
@@ -471,7 +477,7 @@ def relevance_no(qa, dev, embed) -> dict:
     the other folds of each split (nested) and, for reference, on all of them."""
     from app.training.relevance import DevData, Judged, predict, train_without
 
-    side = train_side(load_compsent(common.DEFAULT_DATA_DIR, "train"), SIDE_C, SEED)
+    side = _shipped_side()
     data = DevData.load(common.DEFAULT_DATA_DIR, embed.directory)
     judged = Judged.build(data)
     doc_of = dict(zip(data.texts, data.doc_ids))

@@ -179,6 +179,13 @@ def _unit(n, seed):
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+def _alike_head(model, bias):
+    """Give `model` a controversial head that reads every text alike: softmax(bias) over PRO, CON, NO."""
+    dim = model.controversial.mean.shape[0]
+    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+                                     np.zeros((dim, 3), np.float32), np.asarray(bias, np.float32))
+
+
 CLEAR = [
     "A laptop is much better than a desktop: you can carry a laptop everywhere, so I prefer laptops.",
     "Desktops are far better than laptops. A desktop is faster, cheaper and easier to upgrade than a laptop.",
@@ -252,9 +259,8 @@ def test_predict_turns_a_stated_stance_toward_the_topic(monkeypatch):
     from app.stance import NEUTRAL_LABELS
 
     model = _toy_model()
+    _alike_head(model, [1.0, 1.0, 0.0])
     dim = model.controversial.mean.shape[0]
-    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
-                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
     model.neutral = LinearHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
                                np.zeros((dim, 2), np.float32), np.asarray([0.0, 1.0], np.float32))  # NEU wins
     oriented = {"Tenure should be abolished": [0.02, 0.98], "Teachers should get tenure": [0.97, 0.03]}
@@ -299,9 +305,7 @@ def test_the_cross_encoder_reads_a_stated_argument_without_its_conclusion(monkey
             return np.tile(np.asarray([[0.9, 0.1]], np.float32), (len(texts), 1))
 
     model._cross = Cross()
-    dim = model.controversial.mean.shape[0]
-    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
-                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
+    _alike_head(model, [1.0, 1.0, 0.0])
     monkeypatch.setattr(model, "orient", lambda topic, statements, topic_embedding=None, cross=True:
                         np.full((len(statements), 2), 0.5, np.float32))
     texts = ["Tenure should be abolished It shields bad teachers.", "Tenure protects teachers.", "Below the depth."]
@@ -424,9 +428,7 @@ def test_a_statements_orientation_is_heard_from_the_texts_that_state_a_stance_to
             return np.asarray([[0.05, 0.95], [0.95, 0.05]], np.float32)[: len(texts)]
 
     model._cross = Cross()
-    dim = model.controversial.mean.shape[0]
-    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
-                                     np.zeros((dim, 3), np.float32), np.asarray([1.0, 1.0, 0.0], np.float32))
+    _alike_head(model, [1.0, 1.0, 0.0])
     predicted = model.predict(TENURE, ["It shields bad teachers.", "It protects free speech."], _unit(2, seed=1),
                               "controversial", _unit(1, seed=2), cross_depth=2, stated=stated[:2], unread=stated[2:])
     assert [p.label for p in predicted] == ["CON", "PRO", "CON", "PRO"]  # the unread argument follows its debate
@@ -440,9 +442,7 @@ def test_a_run_reading_with_the_heads_alone_hears_a_debate_through_them(monkeypa
     monkeypatch.setattr(model, "orient", lambda topic, statements, topic_embedding=None, cross=True:
                         np.asarray([[0.8, 0.2]] * len(statements), np.float32))  # read wrongly as favouring tenure
     heads = np.asarray([[0.05, 0.9, 0.05], [0.9, 0.05, 0.05], [0.45, 0.45, 0.1]], np.float32)  # PRO, CON, NO
-    dim = model.controversial.mean.shape[0]
-    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
-                                     np.zeros((dim, 3), np.float32), np.zeros(3, np.float32))
+    _alike_head(model, [0.0, 0.0, 0.0])
     monkeypatch.setattr(model.controversial, "probabilities", lambda features: heads.copy())
     model.neutral = None
 
