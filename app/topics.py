@@ -109,10 +109,13 @@ def _read_xml(path: Path) -> list[Topic]:
         raise ToucheError(f"{path}: malformed XML: {error}") from None
     topics = []
     for element in root.iter("topic"):
-        number = (element.get("number") or _text(element, "number", "num", "qid")).strip()
+        written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
         title = _xml_field(element, "title") or _text(element, "query")
-        if not number or not title:
+        if not written or not title:
             raise ToucheError(f"{path}: a <topic> lacks its number or title (line {element.sourceline})")
+        number = record_id(written)
+        if number is None:  # a run line splits on whitespace: "3 a" would write a seventh column
+            raise ToucheError(f"{path}: topic number {written!r} is not one word (line {element.sourceline})")
         topics.append(Topic(number=number, title=title, description=_xml_field(element, "description"),
                             narrative=_xml_field(element, "narrative"),
                             objects=_objects(number, _xml_field(element, "objects"))))

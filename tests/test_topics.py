@@ -39,6 +39,15 @@ def test_bad_topics_give_clear_errors(fixtures, name, message):
         read_topics(fixtures / "topics" / name)
 
 
+@pytest.mark.parametrize("topic", ['<topic><number>3 a</number><title>Q?</title></topic>',
+                                   '<topic number="3\tb"><title>Q?</title></topic>'])
+def test_a_topic_number_of_two_words_is_an_error(tmp_path: Path, topic):
+    """A run line splits on whitespace: the number "3 a" would write a seventh column into every line."""
+    (tmp_path / "topics.xml").write_text(f"<topics>{topic}</topics>")
+    with pytest.raises(ToucheError, match="is not one word"):
+        read_topics(tmp_path)
+
+
 def test_directory_without_topics(tmp_path: Path):
     with pytest.raises(ToucheError, match="no topics"):
         read_topics(tmp_path)
