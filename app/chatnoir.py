@@ -38,7 +38,7 @@ from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page
-from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id
+from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +113,8 @@ def _read_credentials(input_dir: Path) -> dict:
         return {}
     try:
         credentials = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ToucheError(f"{path} is not a credentials file (JSON nested too deep)") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         # The decoder's message holds only a position, never the file's content.
         raise ToucheError(f"{path} is not valid JSON ({type(error).__name__} at char {getattr(error, 'pos', 0)})")
@@ -404,10 +406,10 @@ class ChatNoirClient:
 
 
 def _json_answer(response: requests.Response) -> object | None:
-    """The answer's JSON, None when it is not JSON (an HTML error page, a cut body)."""
+    """The answer's JSON, None when it is not JSON (an HTML error page, a cut body, nesting too deep to parse)."""
     try:
         return response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -548,8 +550,8 @@ class ChatNoirBackend:
         """A result with a numeric score and a trec_id or uuid is usable; other fields may be missing or null."""
         if not isinstance(raw, dict):
             return None
-        score, trec_id, uuid = raw.get("score"), raw.get("trec_id"), raw.get("uuid")
-        if not isinstance(score, (int, float)) or isinstance(score, bool):
+        score, trec_id, uuid = record_score(raw.get("score")), raw.get("trec_id"), raw.get("uuid")
+        if score is None:
             return None
         try:
             uuid = decode_uuid(uuid) if isinstance(uuid, str) and uuid else None
@@ -568,7 +570,7 @@ class ChatNoirBackend:
         preview = " ".join(
             html_to_text(raw[name]) for name in ("title", "snippet") if isinstance(raw.get(name), str)
         ).strip()
-        return Hit(doc_id=doc_id, uuid=uuid, score=float(score), preview=bounded_text(preview))
+        return Hit(doc_id=doc_id, uuid=uuid, score=score, preview=bounded_text(preview))
 
     def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
         wanted: dict[str, Hit] = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 import ijson
 
 from .errors import ToucheError
-from .records import Candidate, Document, bounded_text, record_id
+from .records import Candidate, Document, bounded_text, record_id, record_score
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +212,7 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep for the parser
                 record = None
             yield number, record
 
@@ -314,8 +314,8 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
             defects.add("duplicate ids")
             continue
         seen.add((qid, doc_id))
-        score = record.get("score")
-        score = float(score) if isinstance(score, (int, float)) else -float(len(candidates.get(qid, ())))
+        score = record_score(record.get("score"))  # none, or NaN, inf: the file's order speaks instead
+        score = score if score is not None else -float(len(candidates.get(qid, ())))
         candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
     defects.report()
     if not candidates:

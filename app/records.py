@@ -3,6 +3,7 @@ stage may rely on of them: a bounded text, an id a run file can hold."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -26,6 +27,18 @@ def record_id(value) -> str | None:
         return None
     value = str(value).strip()
     return value if value and not _WHITESPACE.search(value) else None
+
+
+def record_score(value) -> float | None:
+    """A first stage's score as a run file and the fusion can use it: a finite number; else None (JSON's NaN and
+    Infinity, an integer too large for a float, a string)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

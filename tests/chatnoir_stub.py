@@ -7,7 +7,8 @@ answers the page's HTML. Both check the API key (401). Faults are queued per end
 requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no answer for `hang_s`),
 "malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
 application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
-"missing-id" (the first result without uuid and trec_id).
+"missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
+json writes it).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -26,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id")
+          "missing-id", "nan-score")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -211,6 +212,8 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                     del result["lang"], result["cache_uri"]
             if fault == "missing-id" and results:
                 del results[0]["uuid"], results[0]["trec_id"]
+            if fault == "nan-score" and results:
+                results[0]["score"] = float("nan")
             meta = {"query_time": 3, "total_results": total, "indices": [stub.index],
                     "search_method": body.get("search_method", "default")}
             self._json(200, {"meta": meta, "results": results})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import os
 import socket
 import subprocess
@@ -309,6 +310,15 @@ def test_results_missing_optional_fields_are_kept_and_without_ids_dropped(stub, 
         "clueweb22-en0001-11-00001"]
     assert backend.stats.dropped_results == 1
     assert "dropped 1 results without a score or document id" in caplog.text
+
+
+def test_a_result_scored_nan_is_dropped_not_ranked(stub, settings):
+    """JSON's NaN would write "nan" into the run and unscale the topic's other scores in the fusion."""
+    stub.fail("search", "nan-score")
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.dropped_results == 1
+    assert all(math.isfinite(candidate.score) for candidate in candidates["1"]) and candidates["1"]
 
 
 def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings):

@@ -87,6 +87,25 @@ def test_rerank_file_groups_candidates_by_query(fixtures):
     assert candidates["13"][0].score == 9.0
 
 
+def test_rerank_scores_that_are_not_finite_numbers_give_way_to_the_file_order(tmp_path):
+    """NaN and Infinity are what Python's json writes for such floats; "1" and 400 zeros has no float."""
+    scores = ["NaN", "Infinity", "-Infinity", "1" + "0" * 400, "true", "7.5"]
+    lines = [f'{{"qid": "1", "query": "q", "docno": "d{i}", "text": "t {i}", "score": {score}}}'
+             for i, score in enumerate(scores)]
+    (tmp_path / "rerank.jsonl").write_text("\n".join(lines) + "\n")
+    candidates = read_rerank(detect_corpus(tmp_path))["1"]
+    assert [candidate.score for candidate in candidates] == [0.0, -1.0, -2.0, -3.0, -4.0, 7.5]
+
+
+def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "passages.jsonl").write_text(f'{{"id": "a", "contents": "kept", "meta": {deep}}}\n'
+                                             '{"id": "b", "contents": "kept too"}\n')
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["b"]
+    assert "bad lines" in caplog.text
+
+
 # --- which corpus: one documented precedence, an error where the choice is the user's ---------------------------
 
 
