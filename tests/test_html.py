@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from app.html import html_to_text, read_page
+from app.html import MAX_MAIN_DEPTH, _nesting_depth, html_to_text, read_page
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -39,6 +39,21 @@ def test_pages_are_read_by_main_content_or_whole():
     assert full.endswith("Copyright 2012 | Privacy") and "Cats & dogs" not in full  # the <title> is no text
     with pytest.raises(ValueError):
         read_page(PAGE, "best")
+
+
+def test_a_page_nested_too_deep_for_main_content_is_read_whole():
+    """Main-content extraction is quadratic in the element tree's depth (minutes for a 1 MB page of unclosed
+    <font>s); past MAX_MAIN_DEPTH the page is read as "full" does, in linear time."""
+    deep = "<html><body><nav>Home | About</nav><p>" + "<font>" * (MAX_MAIN_DEPTH + 1) + "Cats are independent."
+    assert _nesting_depth(deep) == MAX_MAIN_DEPTH + 4
+    assert read_page(deep) == read_page(deep, "full") == "Home | About\nCats are independent."
+    assert _nesting_depth(PAGE) < MAX_MAIN_DEPTH and read_page(PAGE) != read_page(PAGE, "full")
+
+
+def test_nesting_depth_counts_what_a_parser_keeps_open():
+    assert _nesting_depth("<div><br><img src=x><p/><span></span></div>") == 2  # void and self-closed do not open
+    assert _nesting_depth("<div><p><b>a</div><div>b</div>") == 3  # </div> closes the <p> and <b> left open in it
+    assert _nesting_depth("<div></p>" * 1000) == 1000  # an end tag with nothing open to close hides no level
 
 
 def test_a_page_without_main_content_or_markup_keeps_its_text():
