@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +41,16 @@ def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "
         if os.environ.get(name):
             return Path(os.environ[name]) / child
     return None
+
+
+def check_cache_dir(cache_dir: Path, output_dir: Path) -> None:
+    """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
+    if cache_dir.exists() and not cache_dir.is_dir():
+        raise ToucheError(f"cache directory {cache_dir} is a file: pass a directory to --cache-dir")
+    cache, output = cache_dir.resolve(), output_dir.resolve()
+    if cache == output or output in cache.parents:
+        raise ToucheError(f"cache directory {cache_dir} lies in the output {output_dir}, which TIRA keeps whole: "
+                          "choose another --cache-dir")
 
 
 def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:
@@ -83,9 +95,19 @@ def _disable_imported_bars() -> None:
         transformers_logging.disable_progress_bar()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's stop, `docker stop`), raised where the run is so that its temporary caches and
+    files are removed on the way out, as after Ctrl-C."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
 @contextmanager
 def _errors(debug: bool):
     """Turn failures into one line on stderr and a non-zero exit; tracebacks only with --debug."""
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if _main_thread() else None
     try:
         yield
     except ToucheError as error:
@@ -93,9 +115,10 @@ def _errors(debug: bool):
             raise
         typer.echo(f"touche: error: {' '.join(str(error).split())}", err=True)  # one line, whatever it quotes
         raise typer.Exit(1) from None
-    except KeyboardInterrupt:
-        typer.echo("touche: interrupted", err=True)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as error:
+        terminated = isinstance(error, Terminated)
+        typer.echo("touche: terminated" if terminated else "touche: interrupted", err=True)
+        raise typer.Exit(143 if terminated else 130) from None
     except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
         if debug:
             raise
@@ -108,6 +131,13 @@ def _errors(debug: bool):
         typer.echo(f"touche: internal error: {type(error).__name__}: {message} (run with --debug for the "
                    "traceback)", err=True)
         raise typer.Exit(1) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 @app.command()
@@ -153,10 +183,13 @@ def run(
     from .metadata import METADATA_FILE, recorded
     from .corpus import check_choice
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
-    from .runfile import RUN_FILES
+    from .encoder import check_cuda
+    from .runfile import RUN_FILES, check_tag
 
     with _errors(debug):
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
+        if input_dir.exists() and not input_dir.is_dir():
+            raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to -i")
         if not input_dir.is_dir():
             raise ToucheError(f"input directory {input_dir} does not exist")
         if device not in ("auto", "cpu", "cuda"):
@@ -172,11 +205,17 @@ def run(
         if page_text not in PAGE_TEXTS:
             raise ToucheError(f"--page-text must be {' or '.join(PAGE_TEXTS)}, not {page_text!r}")
         check_choice(backend, corpus)
+        check_tag(tag)
+        if device == "cuda":
+            check_cuda()
+        cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
+        if cache_dir is not None:
+            check_cache_dir(cache_dir, output_dir)
         prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,
-                               cache_dir=cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche"),
+                               cache_dir=cache_dir,
                                rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
                                task=task, balance_stance=balance_stance, corpus=corpus)
         if stance_depth is not None:

@@ -29,6 +29,16 @@ def resolve_device(device: str = "auto") -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def check_cuda() -> None:
+    """Before any work: `--device cuda` needs a torch that sees a CUDA device."""
+    import torch
+
+    from .errors import ToucheError
+
+    if not torch.cuda.is_available():
+        raise ToucheError(f"--device cuda: torch {torch.__version__} sees no CUDA device; use --device auto or cpu")
+
+
 def resolve_precision(precision: str = "auto", device: str = "auto") -> str:
     """Map `auto` to `bf16` on a CPU with native bf16 instructions (AVX512-BF16 or AMX), else `fp32`.
 

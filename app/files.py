@@ -54,6 +54,8 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool) -> 
     except OSError as error:
         raise ToucheError(f"cannot write to output directory {directory}: {os_reason(error)}") from None
     for name in outputs:
+        if (directory / name).is_dir():  # --overwrite cannot replace it either
+            raise ToucheError(f"{directory / name} is a directory, not a file: remove it or choose another output")
         if (directory / name).exists() and not overwrite:
             raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
 

@@ -58,8 +58,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     """Write `run.txt` via a temporary file and a rename: readers never see a partial run."""
     if not rows:
         raise ToucheError("the run is empty: no topic retrieved any document")
-    if not re.fullmatch(r"\S+", rows[0].tag):
-        raise ToucheError(f"run tag {rows[0].tag!r} must be one word without spaces")
+    check_tag(rows[0].tag)
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
     try:
@@ -69,7 +68,15 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_text left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
+    # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.
+    (output_dir / (RUN_FILE + ".gz")).unlink(missing_ok=True)
     return target
+
+
+def check_tag(tag: str) -> None:
+    """A run tag is the run line's last column: one word (checked before a run's work, and again at the write)."""
+    if not re.fullmatch(r"\S+", tag):
+        raise ToucheError(f"run tag {tag!r} must be one word without spaces")
 
 
 @dataclass
@@ -119,8 +126,8 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
                     continue
                 result.lines += 1
                 _check_line(line, number, result, by_topic, tags, stances)
-    except (UnicodeDecodeError, OSError) as error:
-        result.errors.append(f"cannot read the run: {error}")
+    except (UnicodeDecodeError, OSError, EOFError) as error:  # EOFError: a gzip cut short
+        result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
         return result
     result.topics = len(by_topic)
     _check_run(result, by_topic, tags, stances, task)

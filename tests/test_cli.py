@@ -102,6 +102,24 @@ def test_missing_input_directory_and_bad_options(tmp_path):
     assert result.exit_code == 2 and not (tmp_path / "run.txt").exists()
 
 
+def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
+    """A bad tag, a CUDA device torch cannot see, a cache that is a file or lies in the output: one line, at once."""
+    import app.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "a-file").write_text("")
+    base = ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")]
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    for flags, message in ((["--tag", "my tag"], "must be one word"),
+                           (["--device", "cuda"], "sees no CUDA device"),
+                           (["--cache-dir", str(tmp_path / "a-file")], "is a file"),
+                           (["--cache-dir", str(tmp_path / "out" / "cache")], "lies in the output")):
+        result = runner.invoke(app, base + flags)
+        assert result.exit_code == 1 and message in result.stderr, flags
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_stance_depth_help_names_the_pipelines_default():
     from app.pipeline import STANCE_DEPTH
 

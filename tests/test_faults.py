@@ -313,3 +313,22 @@ def test_a_killed_run_leaves_no_run_and_the_next_run_is_the_same(tmp_path, point
     assert again.returncode == 0, again.stderr
     assert (output / "run.txt").read_bytes() == undisturbed
     assert sorted(path.name for path in output.iterdir()) == ["ir-metadata.yml", "run.txt"]  # no leftovers
+
+
+def test_sigterm_stops_the_run_in_one_line_and_removes_its_temporary_files(tmp_path):
+    """`docker stop` and batch systems send SIGTERM: the run's temporary cache (index, embeddings) and metadata
+    directories go with it, as after Ctrl-C, and no run is left."""
+    scratch, output = tmp_path / "tmp", tmp_path / "out"
+    scratch.mkdir()
+    running = subprocess.Popen([TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TQDM_DISABLE": "1", "TMPDIR": str(scratch)})
+    for line in running.stderr:  # the temporary cache exists once the corpus is being read
+        if "BM25" in line or "candidates" in line:
+            break
+    assert list(scratch.glob("touche-cache-*"))
+    running.send_signal(signal.SIGTERM)
+    rest = running.stderr.read()
+    assert running.wait(timeout=120) == 143, rest
+    assert rest.strip().splitlines()[-1] == "touche: terminated"
+    assert list(scratch.iterdir()) == [] and not (output / "run.txt").exists()

@@ -4,7 +4,8 @@ import pytest
 
 from app.errors import ToucheError
 from app.records import RunRow
-from app.runfile import format_row, ranked_rows, validate_run, write_run
+from app.files import prepare_output
+from app.runfile import RUN_FILES, format_row, ranked_rows, validate_run, write_run
 
 
 def rows_for(topics=3, per_topic=3, stance="Q0", tag="t"):
@@ -36,6 +37,29 @@ def test_write_is_atomic_and_refuses_to_overwrite(tmp_path):
     write_run(rows_for(topics=4), tmp_path, overwrite=True)
     assert len(path.read_text().splitlines()) == 12
     assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
+def test_overwriting_replaces_a_gzipped_run_too(tmp_path):
+    """TIRA rejects an output holding both run.txt and run.txt.gz."""
+    with gzip.open(tmp_path / "run.txt.gz", "wt") as out:
+        out.write("1 Q0 old 1 1.0 t\n")
+    with pytest.raises(ToucheError, match="run.txt.gz exists"):
+        write_run(rows_for(), tmp_path)
+    write_run(rows_for(), tmp_path, overwrite=True)
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"] and validate_run(tmp_path).ok
+
+
+def test_a_truncated_gzipped_run_is_invalid_not_a_crash(tmp_path):
+    data = gzip.compress(b"".join(format_row(row).encode() for row in rows_for()))
+    (tmp_path / "run.txt.gz").write_bytes(data[: len(data) // 2])
+    result = validate_run(tmp_path)
+    assert not result.ok and "cannot read the run" in result.errors[0]
+
+
+def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
+    (tmp_path / "run.txt").mkdir()
+    with pytest.raises(ToucheError, match="is a directory"):
+        prepare_output(tmp_path, RUN_FILES, overwrite=True)
 
 
 def test_empty_run_and_bad_tag_are_errors(tmp_path):
