@@ -33,7 +33,8 @@ from chatnoir_api.model import Index, SearchMethod, decode_uuid, index_id, index
 from chatnoir_api.v1.model import Request
 from requests.adapters import HTTPAdapter
 from tqdm import tqdm
-from urllib3.exceptions import ConnectTimeoutError, InvalidHeader, MaxRetryError, NewConnectionError, ReadTimeoutError
+from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, MaxRetryError, NewConnectionError,
+                                ProtocolError, ReadTimeoutError)
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
@@ -365,7 +366,8 @@ class ChatNoirClient:
         settings = self.settings
         self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
         try:
-            response = self._session(what).request(method, url, timeout=settings.timeout_s, **kwargs)
+            response = self._session(what).request(method, url, timeout=settings.timeout_s, stream=True, **kwargs)
+            _read_body(response, time.monotonic() + settings.timeout_s)
         except requests.RequestException as error:
             cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
             retried = isinstance(cause, MaxRetryError)
@@ -373,6 +375,9 @@ class ChatNoirClient:
             attempts = f" after {settings.retries + 1} attempts" if retried else ""
             # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
             raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
+        except _BodyTimeout:
+            raise ChatNoirRequestError(f"ChatNoir {what} request failed: the answer did not arrive within "
+                                       f"{settings.timeout_s:g} s", "time-out") from None
         status = response.status_code
         if status == 401:
             raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
@@ -441,6 +446,27 @@ def _not_text(response: requests.Response) -> str | None:
     return None
 
 
+class _BodyTimeout(Exception):
+    """An answer's body still arriving at its deadline."""
+
+
+def _read_body(response: requests.Response, deadline: float) -> None:
+    """Read a streamed answer's body by its deadline: requests' timeout bounds each read, so a server sending a
+    byte every second would otherwise hold the run for ever. Each `read1` returns what has arrived (chunked and
+    gzipped bodies decoded as requests decodes them); `response.content` holds the body afterwards."""
+    chunks = []
+    try:
+        while chunk := response.raw.read1(1 << 16, decode_content=True):
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _BodyTimeout()
+    except HTTPError as error:  # urllib3's own: a read time-out, a connection cut mid-body
+        raise requests.ConnectionError(error) from None
+    finally:
+        response.close()
+    response._content = b"".join(chunks)  # where requests keeps a body it has read
+
+
 def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str]:
     """An attempt that got no answer: what went wrong, in words and as a short label."""
     if isinstance(error, (ReadTimeoutError, ConnectTimeoutError, TimeoutError)) and not isinstance(
@@ -448,6 +474,8 @@ def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str
     ):
         return f"no answer within {settings.timeout_s:g} s", "time-out"
     # These errors' messages can quote the URL and with it the key: report the class only.
+    if isinstance(error, ProtocolError):  # reached, then the connection broke off (before or during the answer)
+        return f"the connection to {settings.base_url} broke off ({type(error).__name__})", "broken"
     return f"cannot reach {settings.base_url} ({type(error).__name__})", "unreachable"
 
 

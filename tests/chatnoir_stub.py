@@ -8,7 +8,7 @@ requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no an
 "malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
 application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
-json writes it).
+json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score")
+          "missing-id", "nan-score", "trickle")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -248,6 +248,8 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._json(504, {"error": "too late"})
             elif fault == "malformed":
                 self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
+            elif fault == "trickle":  # every read gets a byte within any time-out; the whole answer never comes
+                self._send(200, b'{"meta": {}, "results": []}', "application/json", pause=stub.hang_s / 20)
             elif fault == "gateway-html":
                 self._send(200, b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", "text/html")
             elif fault in ("pdf", "binary"):  # a PDF as served, or the same bytes claiming to be a page
@@ -260,7 +262,8 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
         def _json(self, status: int, payload: dict, headers: dict | None = None):
             self._send(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
 
-        def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None):
+        def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None,
+                  pause: float = 0.0):
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
@@ -268,7 +271,13 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body)
+                if not pause:
+                    self.wfile.write(body)
+                for position in range(len(body) if pause else 0):
+                    self.wfile.write(body[position:position + 1])
+                    self.wfile.flush()
+                    if stub.stopping.wait(pause):
+                        return
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (time-out test)
                 pass
 

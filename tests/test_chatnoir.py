@@ -285,6 +285,16 @@ def test_search_faults_the_api_does_not_retry_fail_at_once(stub, settings, fault
     assert_key_absent(str(error.value))
 
 
+def test_an_answer_that_trickles_in_fails_by_the_time_out_not_per_read(stub, settings):
+    """requests' timeout bounds each read: a server sending a byte within each would hold the run for ever."""
+    stub.hang_s = 2.0  # a byte every 0.1 s, each read well within the 0.3 s time-out
+    stub.fail("search", "trickle")
+    started = time.monotonic()
+    with pytest.raises(ToucheError, match=r"did not arrive within 0\.3 s"):
+        ChatNoirBackend(replace(settings, retries=0)).retrieve(TOPICS[:1], depth=5)
+    assert time.monotonic() - started < 2.0
+
+
 def test_a_wrong_key_is_a_clear_error(stub, settings):
     wrong = ChatNoirSettings(api_key="not-the-key", base_url=stub.base_url, retries=2, backoff_s=0.01)
     with pytest.raises(ToucheError, match=r"topic 1: ChatNoir rejected the API key \(HTTP 401\)"):
