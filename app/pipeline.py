@@ -19,6 +19,7 @@ from . import encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import choose_source, read_documents, read_rerank
+from .errors import ToucheError
 from .html import PAGE_TEXT
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
@@ -176,6 +177,9 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         with timer.stage("corpus read"):
             candidates = read_rerank(source)
         wanted = {topic.number for topic in topics}
+        if not wanted & set(candidates):  # before any model loads: the topics file belongs to other queries
+            raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "
+                              f"{', '.join(sorted(candidates)[:5])}{', ...' if len(candidates) > 5 else ''})")
         candidates = {qid: found[: settings.candidates] for qid, found in candidates.items() if qid in wanted}
         return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2

@@ -2,6 +2,7 @@
 
 import pytest
 
+from app.errors import ToucheError
 from app.pipeline import DEMO_INPUT, RunSettings, _Timer, first_stage, run
 from app.topics import read_topics
 from app.runfile import validate_run
@@ -108,6 +109,17 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     _, rows = run_on(fixtures / "rerank", tmp_path / "rerank", tag="rr")
     assert {r[2] for r in rows if r[0] == "13"} == {"p-tea-1", "p-tea-2", "p-tea-3"}  # only the given candidates
     assert {r[5] for r in rows} == {"rr"}
+
+
+def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures, tmp_path):
+    import shutil
+
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
+                                         "</topics>")
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False)
+    with pytest.raises(ToucheError, match=r"holds none of the 1 topics' numbers \(its queries: 11, 12, 13\)"):
+        first_stage(settings, read_topics(tmp_path), _Timer())
 
 
 @pytest.mark.slow
