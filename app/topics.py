@@ -76,7 +76,7 @@ def _python_sequence(text: str) -> list | tuple | None:
 def _objects(number: str, value) -> tuple[str, str] | None:
     objects = parse_objects(value)
     if value and objects is None:
-        log.warning("topic %s: objects %r do not name two objects; ignored", number, value)
+        log.warning("topic %s: objects %.200r do not name two objects; ignored", number, value)
     return objects
 
 
