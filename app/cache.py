@@ -19,6 +19,7 @@ from .files import os_reason
 
 log = logging.getLogger(__name__)
 
+
 def fingerprint(source: CorpusSource) -> str:
     """A short key for a corpus: kind, fields, and per file its name and the SHA-256 of its bytes.
 

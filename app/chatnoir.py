@@ -312,8 +312,8 @@ class ChatNoirClient:
             if payload is not None or attempt == self.settings.retries:
                 break
             # A gateway's error page or a cut answer says the service is unwell, as a 5xx does: wait and ask again.
-            self._pause(f"HTTP {response.status_code} answer that is not JSON ({len(response.content)} bytes)",
-                        attempt + 1)
+            self._pause("search", f"HTTP {response.status_code} answer that is not JSON ({len(response.content)} "
+                        "bytes)", attempt + 1)
         if payload is None:
             raise ChatNoirRequestError(
                 f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes) "
@@ -353,31 +353,30 @@ class ChatNoirClient:
             return read_page(page, self.settings.page_text)
         return normalize_whitespace(page)
 
-    def _pause(self, problem: str, retry: int) -> None:
-        """Wait before retrying a search whose answer was unusable, with urllib3's backoff (none before the first
+    def _pause(self, what: str, problem: str, retry: int) -> None:
+        """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first
         retry, then `backoff_s` x 2, 4, ... plus jitter), counted and logged as _Retry does."""
         settings = self.settings
         delay = 0.0 if retry == 1 else settings.backoff_s * 2 ** (retry - 1) + random.uniform(0, settings.backoff_s)
-        logger.warning("ChatNoir search request: %s; retry %d of %d in %.1f s", problem, retry, settings.retries, delay)
+        logger.warning("ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, settings.retries,
+                       delay)
         self.stats.add("retries")
         time.sleep(delay)
 
     def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         settings = self.settings
-        self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
-        try:
-            response = self._session(what).request(method, url, timeout=settings.timeout_s, stream=True, **kwargs)
-            _read_body(response, time.monotonic() + settings.timeout_s)
-        except requests.RequestException as error:
-            cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
-            retried = isinstance(cause, MaxRetryError)
-            problem, reason = _failure(cause.reason if retried else cause, settings)
-            attempts = f" after {settings.retries + 1} attempts" if retried else ""
-            # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
-            raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
-        except _BodyTimeout:
-            raise ChatNoirRequestError(f"ChatNoir {what} request failed: the answer did not arrive within "
-                                       f"{settings.timeout_s:g} s", "time-out") from None
+        for attempt in range(settings.retries + 1):
+            response = self._request(what, method, url, **kwargs)
+            try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
+                _read_body(response, time.monotonic() + settings.timeout_s)
+                break
+            except (_BodyTimeout, HTTPError) as error:
+                problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
+                           if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
+                if attempt == settings.retries:
+                    raise ChatNoirRequestError(f"ChatNoir {what} request failed after {attempt + 1} attempts: "
+                                               f"{problem}", "cut answer") from None
+                self._pause(what, problem, attempt + 1)
         status = response.status_code
         if status == 401:
             raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
@@ -393,6 +392,20 @@ class ChatNoirClient:
                 f"HTTP {status}",
             )
         return response
+
+    def _request(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+        """The answer's status and headers (urllib3 retrying by `_Retry`); its body is still to be read."""
+        settings = self.settings
+        self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
+        try:
+            return self._session(what).request(method, url, timeout=settings.timeout_s, stream=True, **kwargs)
+        except requests.RequestException as error:
+            cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
+            retried = isinstance(cause, MaxRetryError)
+            problem, reason = _failure(cause.reason if retried else cause, settings)
+            attempts = f" after {settings.retries + 1} attempts" if retried else ""
+            # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
+            raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
 
     def _session(self, what: str) -> requests.Session:
         """One session per thread and request kind: connection reuse without sharing a Session across threads, and
@@ -455,13 +468,11 @@ def _read_body(response: requests.Response, deadline: float) -> None:
     byte every second would otherwise hold the run for ever. Each `read1` returns what has arrived (chunked and
     gzipped bodies decoded as requests decodes them); `response.content` holds the body afterwards."""
     chunks = []
-    try:
+    try:  # urllib3's HTTPError (a read time-out, a connection cut mid-body) goes to the caller
         while chunk := response.raw.read1(1 << 16, decode_content=True):
             chunks.append(chunk)
             if time.monotonic() > deadline:
                 raise _BodyTimeout()
-    except HTTPError as error:  # urllib3's own: a read time-out, a connection cut mid-body
-        raise requests.ConnectionError(error) from None
     finally:
         response.close()
     response._content = b"".join(chunks)  # where requests keeps a body it has read

@@ -8,7 +8,8 @@ requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no an
 "malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
 application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
-json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20).
+json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
+body, then the connection closes).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -27,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score", "trickle")
+          "missing-id", "nan-score", "trickle", "cut")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -250,6 +251,9 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
             elif fault == "trickle":  # every read gets a byte within any time-out; the whole answer never comes
                 self._send(200, b'{"meta": {}, "results": []}', "application/json", pause=stub.hang_s / 20)
+            elif fault == "cut":
+                self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
+                self.close_connection = True
             elif fault == "gateway-html":
                 self._send(200, b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", "text/html")
             elif fault in ("pdf", "binary"):  # a PDF as served, or the same bytes claiming to be a page
@@ -267,8 +271,8 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in (headers or {}).items():
+                headers = {"Content-Length": str(len(body)), **(headers or {})}
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
                 if not pause:

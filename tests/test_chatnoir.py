@@ -295,6 +295,16 @@ def test_an_answer_that_trickles_in_fails_by_the_time_out_not_per_read(stub, set
     assert time.monotonic() - started < 2.0
 
 
+def test_an_answer_that_breaks_off_is_asked_again(stub, settings, caplog):
+    stub.fail("search", "cut")
+    backend = ChatNoirBackend(settings)
+    assert len(backend.retrieve(TOPICS[:1], depth=5)["1"]) == 3
+    assert "the answer broke off" in caplog.text and backend.stats.retries == 1
+    stub.fail("search", "cut", times=3)
+    with pytest.raises(ToucheError, match=r"search request failed after 3 attempts: the answer broke off"):
+        ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
+
+
 def test_a_wrong_key_is_a_clear_error(stub, settings):
     wrong = ChatNoirSettings(api_key="not-the-key", base_url=stub.base_url, retries=2, backoff_s=0.01)
     with pytest.raises(ToucheError, match=r"topic 1: ChatNoir rejected the API key \(HTTP 401\)"):
