@@ -374,8 +374,9 @@ class ChatNoirClient:
                 problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
                            if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
                 if attempt == settings.retries:
-                    raise ChatNoirRequestError(f"ChatNoir {what} request failed after {attempt + 1} attempts: "
-                                               f"{problem}", "cut answer") from None
+                    attempts = f" after {attempt + 1} attempts" if attempt else ""
+                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}",
+                                               "cut answer") from None
                 self._pause(what, problem, attempt + 1)
         status = response.status_code
         if status == 401:
