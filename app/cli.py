@@ -211,7 +211,8 @@ def run(
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir)
-        prepare_output(output_dir, RUN_FILES + ((METADATA_FILE,) if metadata else ()), overwrite)
+        # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
+        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,

@@ -132,6 +132,10 @@ def test_an_existing_file_needs_overwrite(run, tmp_path):
     assert files(out) == {METADATA_FILE}
     assert run("--overwrite").exit_code == 0
     assert "stale" not in yaml.safe_load((out / METADATA_FILE).read_text())
-    # Without metadata, an overwriting run drops the file of the run it replaces.
+    # Without metadata, an overwriting run drops the file of the run it replaces; without --overwrite it keeps it,
+    # and so writes no run beside it that it does not describe.
+    (out / "run.txt").unlink()
+    result = run("--no-metadata")
+    assert result.exit_code == 1 and "--overwrite" in result.stderr and files(out) == {METADATA_FILE}
     assert run("--overwrite", "--no-metadata").exit_code == 0
     assert files(out) == {"run.txt"}
