@@ -323,12 +323,13 @@ def test_sigterm_stops_the_run_in_one_line_and_removes_its_temporary_files(tmp_p
     running = subprocess.Popen([TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
                                stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "TQDM_DISABLE": "1", "TMPDIR": str(scratch)})
-    for line in running.stderr:  # the temporary cache exists once the corpus is being read
-        if "BM25" in line or "candidates" in line:
+    for line in running.stderr:  # the run's temporary cache is made before its topics are read
+        if "topics from" in line:
             break
     assert list(scratch.glob("touche-cache-*"))
     running.send_signal(signal.SIGTERM)
     rest = running.stderr.read()
     assert running.wait(timeout=120) == 143, rest
     assert rest.strip().splitlines()[-1] == "touche: terminated"
-    assert list(scratch.iterdir()) == [] and not (output / "run.txt").exists()
+    # Only the run's own temporaries: torch may leave its compiler cache (torchinductor_USER) in TMPDIR.
+    assert not list(scratch.glob("touche-*")) and not (output / "run.txt").exists()
