@@ -381,8 +381,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
             continue
         doc_ids = ranked[topic.number][0]
         best = best_passages[topic.number]
-        # This topic's reranked head: the fused ranking keeps it above the BM25-ordered tail.
-        head = [doc_id for doc_id in doc_ids[: settings.rerank_depth] if doc_id in best]
+        head = reranked_head(doc_ids, best, settings.rerank_depth)
         passages = [best[doc_id] for doc_id in head]
         documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
         stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
@@ -398,6 +397,11 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
                  for doc_id, prediction in zip(head + [doc_id for doc_id, _ in tail], predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
+
+
+def reranked_head(doc_ids: list[str], best_passages: dict[str, int], rerank_depth: int) -> list[str]:
+    """A topic's reranked documents in ranking order: the fused ranking keeps them above the BM25-ordered tail."""
+    return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in best_passages]
 
 
 def stated_stance(document: Document | None) -> tuple[str, str] | None:

@@ -937,6 +937,19 @@ def fnc1_neutral(data_dir: Path, embed, out: Path, seed: int = SEED) -> dict:
     return result
 
 
+def _up_to_stance(settings, topics):
+    """A run's steps before its stance stage (`app.pipeline.run`): each topic's candidates, the encoded passages,
+    the topics' query embeddings, each topic's ranking (doc ids, scores) and its documents' best passages."""
+    from app import fusion
+    from app.pipeline import _Timer, first_stage, rank, score_candidates
+
+    candidates, _, cache = first_stage(settings, topics, _Timer())
+    encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
+    ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
+    best = {qid: found.best_passages for qid, found in scored.items()}
+    return candidates, encoded, queries, ranked, best
+
+
 def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     """The whole pipeline on `make bench`'s args-me input (app.bench.write_args_me): the run's stance labels on the
     reranked arguments of each topic's own motion against their ArgKP stance, PRO / CON macro-F1 (NEU / NO count
@@ -944,8 +957,8 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     head (the default run) and with the heads only; and the same over every argument of its motion the run ranks
     (`whole_run`; Q0 below the rerank depth counts as a miss).
     `asked`: the topics' titles asked as Touché writes its topics (`question_or_motion`: "Should we X?")."""
-    from app import bench, fusion
-    from app.pipeline import RunSettings, _Timer, detect_stances, first_stage, rank, score_candidates, topic_task
+    from app import bench
+    from app.pipeline import RunSettings, detect_stances, topic_task
     from app.topics import read_topics
 
     input_dir = bench.write_args_me(work / "args-me", data_dir)
@@ -954,10 +967,7 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     motions = {topic.number: topic.title for topic in topics}
     if asked:
         topics = [replace(topic, title=question_or_motion(topic.title)) for topic in topics]
-    candidates, _, cache = first_stage(settings, topics, _Timer())
-    encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
-    ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
-    best = {qid: found.best_passages for qid, found in scored.items()}
+    candidates, encoded, queries, ranked, best = _up_to_stance(settings, topics)
     gold = {}
     for example in load_argkp_all(data_dir):
         gold[(example.topic, example.text)] = example.label
@@ -1025,22 +1035,18 @@ def consensus(qa, dev, embed, work: Path) -> dict:
     passages the heads hold, 5 fold splits; per split, the strength chosen on each fold's other topics (`nested`);
     and strength 2 against none passage by passage (labels changed, right before / after) and topic by topic
     (`strength_2`: topics with more / fewer judged passages right)."""
-    from app import fusion
-    from app.pipeline import RunSettings, _Timer, first_stage, rank, score_candidates, topic_task
+    from app.pipeline import RunSettings, reranked_head, topic_task
     from app.topics import read_topics
 
     input_dir = common.DEFAULT_DATA_DIR / common.TASK / "tira-input"
     settings = RunSettings(input_dir=input_dir, output_dir=work / "out", cache_dir=work / "cache", progress=False)
     _, topics, _ = topic_task(read_topics(input_dir), "comparative")
     topics = [topic for topic in topics if topic.number in {e.group for e in dev}]
-    candidates, _, cache = first_stage(settings, topics, _Timer())
-    encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
+    _, encoded, queries, ranked, best = _up_to_stance(settings, topics)
     heads = {}
     for topic in topics:
-        ranking = rank(candidates[topic.number], fusion.fuse(scored[topic.number].features), settings.depth)[0]
-        best = scored[topic.number].best_passages
-        doc_ids = [doc_id for doc_id in ranking[:settings.rerank_depth] if doc_id in best]
-        heads[topic.number] = (topic, doc_ids, [best[doc_id] for doc_id in doc_ids])
+        doc_ids = reranked_head(ranked[topic.number][0], best[topic.number], settings.rerank_depth)
+        heads[topic.number] = (topic, doc_ids, [best[topic.number][doc_id] for doc_id in doc_ids])
     judged = common.read_dev_stances(common.DEFAULT_DATA_DIR)
     model, side = StanceModel.load(), _shipped_side()
     model.side = side
