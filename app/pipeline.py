@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import encoder, fusion, runfile, stance
+from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import choose_source, read_documents, read_rerank
@@ -385,12 +385,19 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         passages = [best[doc_id] for doc_id in head]
         documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
         stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
+        texts = [encoded.texts[row] for row in passages]
+        if task == "controversial":
+            # An args.me argument without a stated stance still holds its debate's title, which both sides share:
+            # the stance stage reads the argument without it (`app.debates`).
+            shared = debates.shared_words(documents.values())
+            texts = [text if statement is not None else debates.own_words(text, shared.get(doc_id))
+                     for doc_id, text, statement in zip(head, texts, stated)]
         # Below the rerank depth a document is not read, but on controversial topics a stance its corpus states is
         # cheap to turn.
         tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids
                 if doc_id not in best and task == "controversial"]
         tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
-        predictions = model.predict(topic, [encoded.texts[row] for row in passages], encoded.vectors[passages],
+        predictions = model.predict(topic, texts, encoded.vectors[passages],
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
                                     stated=stated, unread=[statement for _, statement in tail])
         found = {doc_id: prediction.label

@@ -102,7 +102,9 @@ class ToucheStance(pt.Transformer):
         ranked = {topic.number: (frame["docno"].tolist(), frame["score"].tolist())
                   for topic, frame in zip(topics, frames)}
         encoded, best = self._head(topics, frames, settings)
-        labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings)
+        candidates = {topic.number: to_candidates(topic, frame) for topic, frame in zip(topics, frames)}
+        labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings,
+                                candidates)
         return pd.concat([frame.assign(stance=labels[topic.number]) for topic, frame in zip(topics, frames)],
                          ignore_index=True)
 

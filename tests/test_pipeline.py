@@ -14,6 +14,44 @@ def run_on(input_dir, output_dir, **options):
     return report, [line.split() for line in lines]
 
 
+def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(monkeypatch, tmp_path):
+    """args.me text without a stated stance (TIREx, BEIR, a passages file): the title all of a debate's arguments
+    share, found among the topic's candidates (one below the rerank depth included), is not read for stance."""
+    import numpy as np
+
+    from app import stance
+    from app.pipeline import Encoded, detect_stances
+    from app.records import Candidate, Document, StancePrediction, Topic
+
+    seen = {}
+
+    class Model:
+        def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
+                    unread=()):
+            seen.update(texts=texts)
+            return [StancePrediction("PRO", 1.0) for _ in texts]
+
+    monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
+    topic = Topic("3", "Is homework beneficial for children?")
+    documents = [Document("S1-A1", "Homework should be banned It helps children learn."),
+                 Document("S2-A1", "Homework should be banned It causes stress."),
+                 Document("doc", "Homework should be banned Not args.me."),
+                 Document("S2-A2", "Homework should be banned Below the rerank depth.")]
+    candidates = {"3": [Candidate("3", document, 1.0) for document in documents]}
+    encoded = Encoded(["S1-A1", "S2-A1", "doc"], [d.text for d in documents[:3]], np.zeros((3, 384), np.float32),
+                      [d.text for d in documents[:3]])
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=3)
+    ranked = {"3": (["S1-A1", "S2-A1", "doc", "S2-A2"], [4.0, 3.0, 2.0, 1.0])}
+    best = {"3": {"S1-A1": 0, "S2-A1": 1, "doc": 2}}
+    detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial", settings,
+                   candidates)
+    assert seen["texts"] == ["Homework should be banned It helps children learn.", "It causes stress.",
+                             "Homework should be banned Not args.me."]
+    detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "comparative", settings,
+                   candidates)
+    assert seen["texts"][1] == "Homework should be banned It causes stress."  # comparative topics read it whole
+
+
 @pytest.mark.slow
 def test_passages_rank_on_topic_arguments_first(fixtures, tmp_path):
     report, rows = run_on(fixtures / "passages", tmp_path)

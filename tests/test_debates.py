@@ -1,0 +1,44 @@
+from app.debates import debate_id, own_words, shared_words
+from app.records import Document
+
+
+def test_debate_id_reads_both_args_me_id_forms():
+    assert debate_id("S21dc5a14-A8b896cb0") == "S21dc5a14"
+    assert debate_id("7839a8e-2019-04-18T13:02:10Z-00001-000") == "7839a8e-2019-04-18T13:02:10Z"
+    for other in ("clueweb12-0000tw-00-00000", "doc1", "S21dc5a14", "S21dc5a14-A8b896cb0-x", "Sxyz-A12"):
+        assert debate_id(other) is None
+
+
+def test_shared_words_finds_the_title_a_debate_opens_with():
+    documents = [Document("S1-Aa", "Students should wear uniforms Schools should not force them."),
+                 Document("S1-Ab", "Students should wear uniforms Uniforms make schools safer."),
+                 Document("S2-Aa", "Students should wear uniforms They cost too much."),
+                 Document("doc", "Students should wear uniforms Another corpus.")]
+    shared = shared_words(documents)
+    assert set(shared) == {"S1-Aa", "S1-Ab"}  # one argument of its debate (S2) or no debate (doc): nothing to tell
+    assert shared["S1-Aa"] == (("Students", "should", "wear", "uniforms"), ())
+    assert own_words(documents[0].text, shared["S1-Aa"]) == "Schools should not force them."
+
+
+def test_shared_words_finds_the_title_a_debate_closes_with():
+    # TIREx writes args.me as premises + " " + conclusion.
+    documents = [Document("S1-Aa", "Cameras protect citizens. Police should wear body cameras"),
+                 Document("S1-Ab", "Cameras invade privacy.\nPolice should wear body cameras"),
+                 Document("S1-Ac", "Too expensive. Police should wear body cameras")]
+    shared = shared_words(documents)
+    assert shared["S1-Ab"] == ((), ("Police", "should", "wear", "body", "cameras"))
+    assert own_words(documents[1].text, shared["S1-Ab"]) == "Cameras invade privacy."
+
+
+def test_copies_of_one_text_share_nothing_to_strip():
+    documents = [Document("S1-Aa", "Abortion Abortion is murder."), Document("S1-Ab", "Abortion Abortion is murder.")]
+    assert shared_words(documents) == {}
+
+
+def test_own_words_keeps_a_text_that_lacks_the_shared_words_or_would_be_empty():
+    shared = (("Gay", "marriage"), ("Vote", "Pro!"))
+    assert own_words("Marriage is a right. Vote Pro!", shared) == "Marriage is a right."
+    assert own_words("A passage from the middle of a long post.", shared) == "A passage from the middle of a long post."
+    assert own_words("Gay marriage", shared) == "Gay marriage"
+    assert own_words("Gay marriage Vote Pro!", shared) == "Gay marriage Vote Pro!"
+    assert own_words("anything", None) == "anything"
