@@ -19,6 +19,8 @@
     python scripts/stance_experiments.py cross-sides              # about 4 min: the cross-encoder's sides as columns
     python scripts/stance_experiments.py ukp-finetune             # about 7 min: fine-tuning on debate posts
     python scripts/stance_experiments.py consensus --out DIR      # about 1 min: a topic's passages lean together
+    python scripts/stance_experiments.py debate-titles [--labels scripts/data/beir-touche2020-sample-stance.tsv]
+                                                                  # about 5 min: a debate's title left unread
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -127,6 +129,17 @@
   strength chosen on each fold's other topics 0.457 +- 0.023. At 2 the labels change on 158 passages over the 5
   splits, 51 right before and 53 after, and 27 topic folds gain right passages where 34 lose them: the macro-F1 rises
   by moving NEUTRAL and NO passages to the sides, not by telling the sides apart.
+- debate-titles (shipped, `app.debates`): args.me without a stated stance joins each argument with its debate's
+  conclusion (TIREx: premises + conclusion, "closing"; BEIR and passage files: conclusion + premises, "opening").
+  The stated-debates draws so joined under args.me ids, the cross-encoder reading a topic's first 100 (UKP: 30)
+  texts joined -> without the words their debate shares -> the argument alone, PRO / CON macro-F1: ArgKP-2021
+  test, other arguments as conclusions, closing 0.774 -> 0.861 -> 0.864, opening 0.737 -> 0.849 -> 0.863; key
+  points as conclusions 0.738 -> 0.858 -> 0.865, 0.664 -> 0.849 -> 0.859; UKPConvArg1 posts 0.667 -> 0.705 ->
+  0.701, 0.667 -> 0.709 -> 0.701. With --labels, the 229 real args.me texts of BEIR's webis-touche2020 sample
+  (title + post), labelled PRO / CON / NONE toward their query by a helper session of this project reading each
+  text (not Touché's judgements, which hold no stance here): of the 69 sided texts with a sibling in the sample,
+  0.695 -> 0.710 (7 labels right only after, 6 only before: real posts refer to their title, "I stand in Pro
+  position", where drawn conclusions say nothing).
 """
 
 from __future__ import annotations
@@ -144,7 +157,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from app.records import Topic
+from app import debates
+from app.records import Document, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES
 from app.stance import (COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, decode_comparative,
                         subject_sentiment, topic_polarity)
@@ -789,25 +803,15 @@ UKP_CONCLUSIONS = {
 }
 
 
-def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, heads: bool = False) -> dict:
-    """args.me-like debates: texts in random order split into debates of 1 + Poisson(mean_size - 1) texts, each
-    debate with one conclusion and each text the stance toward it that its own side implies; a run reads the first
-    `head` texts of a topic (cross-encoder on all of them, as the default run reads its reranked head) and labels
-    the rest by their stated stance alone, as its tail. PRO / CON macro-F1 of the head, the tail and all, with each
-    conclusion's orientation heard from the texts read that state a stance toward it (`StanceModel.stated_sides`,
-    shipped) and read alone (before). Sets: ArgKP-2021's 3 test motions asked as questions (head 100), the
-    conclusions either other arguments of the motion (distinct, so debates stay small) or its key points (shared
-    by about 30 arguments each); UKPConvArg1's 9 yes/no debates (real debate posts; head 30), the conclusions
-    written by hand in args.me's title styles (UKP_CONCLUSIONS). With `heads` the run reads with the heads alone
-    (`--stance-model head`), which hear the debates by their own readings."""
-    model = StanceModel.load(device="cpu")
-    heard = model.stated_sides
-
-    def alone(topic, stated, topic_embedding=None, cross=True, readings=None):
-        return heard(topic, stated, topic_embedding, cross)
-
+def debate_sets(data_dir: Path) -> dict[str, list[tuple[Topic, list[str], list[str], list[tuple[str, str]], int]]]:
+    """Per set, its topics as (topic, texts, gold PRO / CON, conclusions (text, side) to draw from, texts a run
+    reads): ArgKP-2021's 3 test motions asked as questions (head 100), the conclusions either other arguments of the
+    motion (distinct, so debates stay small) or its key points (shared by about 30 arguments each); UKPConvArg1's
+    9 yes/no debates (real debate posts; head 30), the conclusions written by hand in args.me's title styles
+    (UKP_CONCLUSIONS)."""
     key_points = _by_topic(argkp_key_points(data_dir))
-    sets = {"argkp_test_argument_conclusions": [], "argkp_test_key_point_conclusions": [], "ukp_posts": []}
+    sets: dict[str, list] = {"argkp_test_argument_conclusions": [], "argkp_test_key_point_conclusions": [],
+                             "ukp_posts": []}
     for motion, rows in _by_topic(load_argkp_test(data_dir)).items():
         topic, texts, gold = Topic("1", question_or_motion(motion)), [e.text for e in rows], [e.label for e in rows]
         sets["argkp_test_argument_conclusions"].append((topic, texts, gold, [(e.text, e.label) for e in rows], 100))
@@ -816,20 +820,47 @@ def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, hea
     for topic, texts, gold in read_ukp_debates(data_dir):
         if topic.objects is None:
             sets["ukp_posts"].append((topic, texts, gold, list(UKP_CONCLUSIONS[topic.title].items()), 30))
+    return sets
+
+
+def draw_debates(rng: np.random.Generator, texts: list[str], conclusions: list[tuple[str, str]],
+                 mean_size: float) -> list[tuple[int, tuple[str, str]]]:
+    """Consecutive texts split into debates of 1 + Poisson(mean_size - 1) texts: per text, its debate's number and
+    conclusion (text, side), drawn from `conclusions`; an argument is not its own debate's conclusion."""
+    drawn: list[tuple[int, tuple[str, str]]] = []
+    while len(drawn) < len(texts):
+        members = range(len(drawn), min(len(drawn) + 1 + int(rng.poisson(mean_size - 1)), len(texts)))
+        conclusion = conclusions[int(rng.integers(len(conclusions)))]
+        while conclusion[0] in (texts[m] for m in members):
+            conclusion = conclusions[int(rng.integers(len(conclusions)))]
+        number = drawn[-1][0] + 1 if drawn else 0
+        drawn += [(number, conclusion) for _ in members]
+    return drawn
+
+
+def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, heads: bool = False) -> dict:
+    """args.me-like debates: texts in random order split into debates of 1 + Poisson(mean_size - 1) texts, each
+    debate with one conclusion and each text the stance toward it that its own side implies; a run reads the first
+    `head` texts of a topic (cross-encoder on all of them, as the default run reads its reranked head) and labels
+    the rest by their stated stance alone, as its tail. PRO / CON macro-F1 of the head, the tail and all, with each
+    conclusion's orientation heard from the texts read that state a stance toward it (`StanceModel.stated_sides`,
+    shipped) and read alone (before). Sets: `debate_sets`. With `heads` the run reads with the heads alone
+    (`--stance-model head`), which hear the debates by their own readings."""
+    model = StanceModel.load(device="cpu")
+    heard = model.stated_sides
+
+    def alone(topic, stated, topic_embedding=None, cross=True, readings=None):
+        return heard(topic, stated, topic_embedding, cross)
+
     result = {}
-    for name, topics in sets.items():
+    for name, topics in debate_sets(data_dir).items():
         rng = np.random.default_rng(seed)
         found = {reader: {part: ([], []) for part in ("head", "tail")} for reader in ("heard", "alone")}
         for topic, texts, gold, conclusions, head in topics:
             order = rng.permutation(len(texts))
             texts, gold = [texts[i] for i in order], [gold[i] for i in order]
-            stated: list[tuple[str, str]] = []
-            while len(stated) < len(texts):
-                members = range(len(stated), min(len(stated) + 1 + int(rng.poisson(mean_size - 1)), len(texts)))
-                text, side = conclusions[int(rng.integers(len(conclusions)))]
-                while text in (texts[m] for m in members):  # an argument is not its own debate's conclusion
-                    text, side = conclusions[int(rng.integers(len(conclusions)))]
-                stated += [("PRO" if gold[m] == side else "CON", text) for m in members]
+            stated = [("PRO" if gold[m] == side else "CON", text)
+                      for m, (_, (text, side)) in enumerate(draw_debates(rng, texts, conclusions, mean_size))]
             for reader, sides in (("heard", heard), ("alone", alone)):
                 model.stated_sides = sides
                 predicted = model.predict(topic, texts[:head], task="controversial",
@@ -845,6 +876,86 @@ def stated_debates(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, hea
                                           for part, labels in (*parts.items(), ("all", every))}
     model.stated_sides = heard
     return result
+
+
+def debate_titles(data_dir: Path, seed: int = SEED, mean_size: float = 3.0, labels: Path | None = None) -> dict:
+    """args.me without a stated stance: `debate_sets`' texts in the debates `draw_debates` draws, each argument
+    joined with its debate's conclusion as TIREx writes args.me (premises + " " + conclusion: "closing") and as BEIR
+    and passage files made from args.me do (conclusion + " " + premises: "opening"), under args.me ids that name
+    the debate. The cross-encoder reads a topic's first `head` texts (a run's reranked head) as a run would: the
+    joined text, the joined text without the words its debate shares (`app.debates`, shipped), and the argument
+    alone (what stripping aims at). PRO / CON macro-F1 over the texts read (NEU and NO count as misses); the heads
+    read the joined text's embedding in all three. With `labels` (a TSV qid, docid, label of BEIR's
+    webis-touche2020 sample texts, as `beir_sample` reads them), also those real args.me texts as BEIR gives them."""
+    model = StanceModel.load(device="cpu")
+    result = {}
+    for name, topics in debate_sets(data_dir).items():
+        rng = np.random.default_rng(seed)
+        found: dict[str, tuple[list, list]] = {}
+        for topic, texts, gold, conclusions, head in topics:
+            order = rng.permutation(len(texts))
+            texts, gold = [texts[i] for i in order][:head], [gold[i] for i in order][:head]
+            drawn = draw_debates(rng, texts, conclusions, mean_size)
+            for layout in ("opening", "closing"):
+                joined = [f"{conclusion} {text}" if layout == "opening" else f"{text} {conclusion}"
+                          for text, (_, (conclusion, _)) in zip(texts, drawn)]
+                documents = [Document(f"S{number:x}-A{i:x}", text)
+                             for i, (text, (number, _)) in enumerate(zip(joined, drawn))]
+                shared = debates.shared_words(documents)
+                embeddings = model._encode(joined)
+                for reading, read in (("joined", joined),
+                                      ("without_shared", [debates.own_words(d.text, shared.get(d.doc_id))
+                                                          for d in documents]),
+                                      ("argument_alone", texts)):
+                    predicted = model.predict(topic, read, embeddings, task="controversial", cross_depth=len(read))
+                    truth, labels_found = found.setdefault(f"{layout}_{reading}", ([], []))
+                    truth.extend(gold)
+                    labels_found.extend(p.label for p in predicted)
+        result[name] = {key: dict(label_scores(truth, predicted, ["PRO", "CON"]), n=len(truth))
+                        for key, (truth, predicted) in found.items()}
+    if labels is not None:
+        result["beir_sample"] = beir_sample(data_dir, labels, model)
+    return result
+
+
+def beir_sample(data_dir: Path, labels: Path, model: StanceModel) -> dict:
+    """The 229 args.me texts of BEIR's webis-touche2020 sample (`beir-webis-touche2020/sample-with-title-for-lnc2`;
+    title + " " + premises, args.me 1.0 ids) with stance labels toward their query read by this project (`labels`:
+    qid, docid, PRO / CON / NONE; not Touché's judgements, which hold no stance for args.me), each query a topic
+    whose texts the cross-encoder reads whole, joined as given and without the words its debate's texts in the
+    sample share (`app.debates`). PRO / CON macro-F1 over the texts labelled PRO or CON; also over those in a
+    debate with another sample text, the only ones stripping changes."""
+    import csv
+    import gzip
+
+    truth = {(row["qid"], row["docid"]): row["label"]
+             for row in csv.DictReader(labels.open(encoding="utf-8"), delimiter="\t")}
+    topics: dict[str, tuple[Topic, list[Document]]] = {}
+    with gzip.open(data_dir / "beir-webis-touche2020" / "sample-with-title-for-lnc2.jsonl.gz", "rt",
+                   encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            doc_id = row["docid"][: -len("_____1")]
+            topic, documents = topics.setdefault(row["qid"], (Topic(row["qid"], row["query"]), []))
+            if row["docid"].endswith("_____1") and doc_id not in {document.doc_id for document in documents}:
+                documents.append(Document(doc_id, row["text"]))  # 21 lines repeat a text
+    found = {key: ([], []) for key in ("joined", "without_shared", "joined_in_debates", "without_shared_in_debates")}
+    for topic, documents in topics.values():
+        shared = debates.shared_words(documents)
+        embeddings = model._encode([d.text for d in documents])
+        for reading, read in (("joined", [d.text for d in documents]),
+                              ("without_shared", [debates.own_words(d.text, shared.get(d.doc_id))
+                                                  for d in documents])):
+            predicted = model.predict(topic, read, embeddings, task="controversial", cross_depth=len(read))
+            for document, prediction in zip(documents, predicted):
+                gold = truth[(topic.number, document.doc_id)]
+                if gold not in ("PRO", "CON"):
+                    continue
+                for key in (reading, f"{reading}_in_debates") if document.doc_id in shared else (reading,):
+                    found[key][0].append(gold)
+                    found[key][1].append(prediction.label)
+    return {key: dict(label_scores(gold, predicted, ["PRO", "CON"]), n=len(gold))
+            for key, (gold, predicted) in found.items()}
 
 
 FNC1_LABELS = {"agree": "PRO", "disagree": "CON", "discuss": "NEU", "unrelated": "NO"}
@@ -1146,7 +1257,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "controversial-sets", "stated", "stated-run", "fnc1",
                                                "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
                                                "long-texts", "stated-debates", "object-embeddings", "neural-side",
-                                               "cross-sides", "ukp-finetune", "consensus"))
+                                               "cross-sides", "ukp-finetune", "consensus", "debate-titles"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus: "
                              "the run's work")
@@ -1156,6 +1267,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--splits", type=int, default=1, help="fold splits for argq-init")
     parser.add_argument("--heads", action="store_true",
                         help="stated-debates: the run reads with the heads alone (--stance-model head)")
+    parser.add_argument("--labels", type=Path, default=None,
+                        help="debate-titles: stance labels of BEIR's webis-touche2020 sample texts (TSV)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
@@ -1167,6 +1280,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "stated-debates":
         print(json.dumps(stated_debates(common.DEFAULT_DATA_DIR, heads=args.heads), indent=2))
+        return
+    if args.experiment == "debate-titles":
+        print(json.dumps(debate_titles(common.DEFAULT_DATA_DIR, labels=args.labels), indent=2))
         return
     if args.experiment == "ukp-finetune":
         print(json.dumps(ukp_finetune(common.DEFAULT_DATA_DIR), indent=2))
