@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from typer import Abort
+from typer._click.exceptions import NoArgsIsHelpError, UsageError  # typer vendors click since 0.2x
 
 from .errors import ToucheError
 from .files import describe_os_error, prepare_output
@@ -360,5 +362,19 @@ for _name, _help in TRAINED_MODELS.items():
     train_app.command(_name)(_train_command(_name, _help))
 
 
-def main() -> None:
-    app()
+def main(args: list[str] | None = None) -> None:
+    """The `touche` command. A usage error (an unknown option, a value out of range) is one line on stderr with
+    click's exit status 2, as every other error is one line (`_errors`); no arguments at all show the help."""
+    try:
+        status = app(args=args, prog_name="touche", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "touche"
+        typer.echo(f"touche: error: {' '.join(error.format_message().split())} (see '{command} --help')", err=True)
+        sys.exit(error.exit_code)
+    except Abort:
+        typer.echo("touche: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(status if isinstance(status, int) else 0)

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 import app.cli as cli
-from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, resolve_dir, resolve_io
+from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, main, resolve_dir, resolve_io
 
 runner = CliRunner()
 
@@ -178,3 +178,23 @@ def test_evaluate_prints_json(tmp_path):
     result = runner.invoke(app, ["evaluate", str(tmp_path), "--qrels", str(tmp_path / "qrels"), "--json"])
     assert result.exit_code == 0
     assert '"relevance nDCG@5 judged-only"' in result.stdout
+
+
+@pytest.mark.parametrize("args, says", [(["run", "--depth", "0"], "Invalid value for '--depth'"),
+                                        (["run", "--no-such-flag"], "No such option: --no-such-flag"),
+                                        (["validate"], "Missing argument 'path'")])
+def test_a_usage_error_is_one_line_with_exit_status_2(capsys, args, says):
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.count("\n") == 1 and err.startswith("touche: error: ") and says in err
+    assert f"(see 'touche {args[0]} --help')" in err
+
+
+def test_the_command_exits_with_its_commands_status(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "-i", str(tmp_path / "nope"), "-o", str(tmp_path)])
+    assert exit_.value.code == 1 and "does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0 and "Usage" in capsys.readouterr().out
