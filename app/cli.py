@@ -366,6 +366,11 @@ def main(args: list[str] | None = None) -> None:
     """The `touche` command. A usage error (an unknown option, a value out of range) is one line on stderr with
     click's exit status 2, as every other error is one line (`_errors`); no arguments at all show the help."""
     try:
+        os.getcwd()
+    except FileNotFoundError:  # torch's MKL would abort at load with a message of its own
+        typer.echo("touche: error: the working directory no longer exists: run touche from one that does", err=True)
+        sys.exit(1)
+    try:
         status = app(args=args, prog_name="touche", standalone_mode=False)
     except NoArgsIsHelpError as error:
         error.show()

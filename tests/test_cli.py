@@ -1,5 +1,6 @@
 """The CLI's own duties: where input and output come from, and one-line errors with nothing written."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,18 @@ def test_the_command_exits_with_its_commands_status(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
     assert exit_.value.code == 0 and "Usage" in capsys.readouterr().out
+
+
+def test_a_deleted_working_directory_is_one_line_before_any_work(tmp_path):
+    import subprocess
+    import sys
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -c "from app.cli import main; main()" run'
+    result = subprocess.run(["sh", "-c", script + f' -i "{tmp_path}" -o "{tmp_path / "out"}"'],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert result.returncode == 1
+    assert result.stderr == "touche: error: the working directory no longer exists: run touche from one that does\n"
+    assert not (tmp_path / "out").exists()
