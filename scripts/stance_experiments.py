@@ -19,9 +19,9 @@
     python scripts/stance_experiments.py cross-sides              # about 4 min: the cross-encoder's sides as columns
     python scripts/stance_experiments.py ukp-finetune             # about 7 min: fine-tuning on debate posts
     python scripts/stance_experiments.py consensus --out DIR      # about 1 min: a topic's passages lean together
-    python scripts/stance_experiments.py ukp-finetune-all [--labels scripts/data/beir-touche2020-sample-stance.tsv]
+    python scripts/stance_experiments.py ukp-finetune-all [--labels docs/data/beir-touche2020-sample-stance.tsv]
                                                                   # about 8 min: fine-tuned on every debate post
-    python scripts/stance_experiments.py debate-titles [--labels scripts/data/beir-touche2020-sample-stance.tsv]
+    python scripts/stance_experiments.py debate-titles [--labels docs/data/beir-touche2020-sample-stance.tsv]
                                                                   # about 5 min: a debate's title left unread
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
