@@ -379,7 +379,7 @@ def main(args: list[str] | None = None) -> None:
         command = error.ctx.command_path if error.ctx is not None else "touche"
         typer.echo(f"touche: error: {' '.join(error.format_message().split())} (see '{command} --help')", err=True)
         sys.exit(error.exit_code)
-    except Abort:
-        typer.echo("touche: interrupted", err=True)
-        sys.exit(130)
+    except Abort:  # end of input at a prompt, as click says "Aborted!"
+        typer.echo("touche: aborted", err=True)
+        sys.exit(1)
     sys.exit(status if isinstance(status, int) else 0)

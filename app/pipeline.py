@@ -370,7 +370,8 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
     """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
     document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents). Below the
     rerank depth only a stated stance gives a label (on controversial topics); Q0 (no label) for the rest, and
-    everywhere with --no-stance."""
+    everywhere with --no-stance. On controversial topics an args.me argument that states no stance is read without
+    the title its debate's arguments among the topic's candidates share (`app.debates`)."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
