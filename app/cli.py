@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from typer import Abort
-from typer._click.exceptions import NoArgsIsHelpError, UsageError  # typer vendors click since 0.2x
+from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError
 from .files import describe_os_error, prepare_output
@@ -372,13 +371,17 @@ def main(args: list[str] | None = None) -> None:
         sys.exit(1)
     try:
         status = app(args=args, prog_name="touche", standalone_mode=False)
-    except NoArgsIsHelpError as error:
-        error.show()
-        sys.exit(error.exit_code)
-    except UsageError as error:
-        command = error.ctx.command_path if error.ctx is not None else "touche"
-        typer.echo(f"touche: error: {' '.join(error.format_message().split())} (see '{command} --help')", err=True)
-        sys.exit(error.exit_code)
+    except TyperException as error:  # click's errors (typer vendors click): usage errors above all
+        code = getattr(error, "exit_code", 1)
+        if type(error).__name__ == "NoArgsIsHelpError":  # its message is the help, unless rich has shown it
+            if error.format_message().strip():
+                error.show()
+            sys.exit(code)
+        message = " ".join((error.format_message() if hasattr(error, "format_message") else str(error)).split())
+        context = getattr(error, "ctx", None)
+        hint = f" (see '{context.command_path} --help')" if context is not None else ""
+        typer.echo(f"touche: error: {message}{hint}", err=True)
+        sys.exit(code)
     except Abort:  # end of input at a prompt, as click says "Aborted!"
         typer.echo("touche: aborted", err=True)
         sys.exit(1)

@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from .records import Document
+from .records import MAX_TEXT_CHARS, Document
 
 # args.me ids: "S<debate>-A<argument>" (args.me 2020-04-01, Touché 2020 and 2021) and
 # "<debate>-<crawl time>-<argument>-<premise>" (args.me 1.0, BEIR's webis-touche2020).
@@ -44,7 +44,9 @@ def shared_words(documents: Iterable[Document]) -> dict[str, tuple[tuple[str, ..
         if len(words) < 2:  # one argument, or copies of one text: nothing tells its title from its premises
             continue
         opening = _common_prefix(words)
-        closing = _common_prefix({tuple(reversed(text)) for text in words})[::-1]
+        # A text cut at MAX_TEXT_CHARS has lost its end, and with it the title TIREx puts there.
+        whole = {tuple(document.text.split()) for document in members if len(document.text) < MAX_TEXT_CHARS}
+        closing = _common_prefix({tuple(reversed(text)) for text in whole})[::-1] if len(whole) >= 2 else ()
         for document in members:
             shared[document.doc_id] = (opening, closing)
     return shared

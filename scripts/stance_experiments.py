@@ -716,6 +716,64 @@ def ukp_finetune_all(data_dir: Path, labels: Path | None, seeds: tuple[int, ...]
     return result
 
 
+# Sentences that report the other side: "My opponent claims ...", "you said ...", anything in quotation marks.
+REBUTTAL = re.compile(r"\b(my opponent|opponent'?s?|you (said|say|claim|stated|state|argue|argued)|"
+                      r"(pro|con|he) (says|said|claims|argues)|they (say|claim))\b|[\"\u201c]", re.IGNORECASE)
+
+
+def post_readings(data_dir: Path, labels: Path) -> dict:
+    """How the shipped cross-encoder should read a long debate post, on the 178 sided real args.me texts of BEIR's
+    sample (`beir_sample_pairs`) and UKPConvArg1's 588 yes/no debate posts: its own PRO / CON (the sign of its
+    log-odds) reading the first 128 word pieces (shipped), the first 256, the mean log-odds over the first k windows
+    of w words (`app.passages.windows`), and the text without the sentences that report the other side (REBUTTAL).
+    Accuracy over all texts and over those over 120 words."""
+    from app.passages import sentence_spans, windows
+    from app.stance import _log_odds, _pro_con
+
+    model = StanceModel.load(device="cpu")
+    cross = model.cross
+    sets = {"beir_sample": beir_sample_pairs(data_dir, labels),
+            "ukp_yes_no_posts": [(topic.title, text, label) for topic, texts, gold in read_ukp_debates(data_dir)
+                                 if not topic.objects for text, label in zip(texts, gold)]}
+
+    def odds(rows: list[tuple[str, str]]) -> np.ndarray:
+        return _log_odds(_pro_con(np.concatenate([cross.controversial(question, [text]) for question, text in rows]),
+                                  cross.labels))
+
+    def windowed(rows, words: int, k: int) -> np.ndarray:
+        return np.array([odds([(question, window) for window in windows(text, words)[:k] or [text]]).mean()
+                         for question, text in rows])
+
+    def without_rebuttals(text: str) -> str:
+        kept = [text[a:b] for a, b in sentence_spans(text) if not REBUTTAL.search(text[a:b])]
+        return " ".join(kept) or text
+
+    result = {}
+    for name, rows in sets.items():
+        gold = np.array([label == "PRO" for _, _, label in rows])
+        long = np.array([len(text.split()) > 120 for _, text, _ in rows])
+        pairs = [(question, text) for question, text, _ in rows]
+        readings = {"first_128": lambda: odds(pairs)}
+        for words, k in ((60, 2), (60, 3), (90, 2), (90, 3)):
+            readings[f"windows_{k}x{words}"] = lambda words=words, k=k: windowed(pairs, words, k)
+        readings["without_rebuttals"] = lambda: odds([(q, without_rebuttals(t)) for q, t in pairs])
+
+        def first_256() -> np.ndarray:
+            cross.max_length = 256
+            try:
+                return odds(pairs)
+            finally:
+                cross.max_length = 128
+
+        readings["first_256"] = first_256
+        result[name] = {"n": len(rows), "over_120_words": int(long.sum())}
+        for reading, read in readings.items():
+            right = (read() > 0) == gold
+            result[name][reading] = {"accuracy": round(float(right.mean()), 3),
+                                     "over_120_words": round(float(right[long].mean()), 3)}
+    return result
+
+
 def ukp_finetune(data_dir: Path) -> dict:
     """The shipped stance cross-encoder fine-tuned on UKPConvArg1's debate posts, each yes/no debate held out in
     turn: trained on the other 8 yes/no debates' posts and the 7 "X or Y" debates' posts read toward "Is X better
@@ -1342,7 +1400,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
                                                "long-texts", "stated-debates", "object-embeddings", "neural-side",
                                                "cross-sides", "ukp-finetune", "consensus", "debate-titles",
-                                               "ukp-finetune-all"))
+                                               "ukp-finetune-all", "post-readings"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus: "
                              "the run's work")
@@ -1368,6 +1426,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.experiment == "debate-titles":
         print(json.dumps(debate_titles(common.DEFAULT_DATA_DIR, labels=args.labels), indent=2))
+        return
+    if args.experiment == "post-readings":
+        print(json.dumps(post_readings(common.DEFAULT_DATA_DIR, args.labels
+                                       or Path("docs/data/beir-touche2020-sample-stance.tsv")), indent=2))
         return
     if args.experiment == "ukp-finetune-all":
         print(json.dumps(ukp_finetune_all(common.DEFAULT_DATA_DIR, args.labels), indent=2))

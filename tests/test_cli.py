@@ -192,6 +192,17 @@ def test_a_usage_error_is_one_line_with_exit_status_2(capsys, args, says):
     assert f"(see 'touche {args[0]} --help')" in err
 
 
+def test_an_option_missing_its_value_is_one_line_and_no_arguments_show_only_the_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--tag"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err == "touche: error: Option '--tag' requires an argument.\n"
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and "Usage" in out + err and "touche: error" not in out + err
+
+
 def test_the_command_exits_with_its_commands_status(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         main(["run", "-i", str(tmp_path / "nope"), "-o", str(tmp_path)])

@@ -42,3 +42,15 @@ def test_own_words_keeps_a_text_that_lacks_the_shared_words_or_would_be_empty():
     assert own_words("Gay marriage", shared) == "Gay marriage"
     assert own_words("Gay marriage Vote Pro!", shared) == "Gay marriage Vote Pro!"
     assert own_words("anything", None) == "anything"
+
+
+def test_a_text_cut_at_the_length_bound_does_not_hide_the_closing_title():
+    from app.records import MAX_TEXT_CHARS, bounded_text
+
+    title = "Police should wear body cameras"
+    documents = [Document("S1-Aa", f"Cameras protect citizens. {title}"),
+                 Document("S1-Ab", f"Too expensive. {title}"),
+                 Document("S1-Ac", bounded_text("word " * MAX_TEXT_CHARS + title))]
+    shared = shared_words(documents)
+    assert shared["S1-Aa"] == ((), tuple(title.split()))
+    assert own_words(documents[0].text, shared["S1-Aa"]) == "Cameras protect citizens."
