@@ -371,7 +371,8 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
     document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents). Below the
     rerank depth only a stated stance gives a label (on controversial topics); Q0 (no label) for the rest, and
     everywhere with --no-stance. On controversial topics an args.me argument that states no stance is read without
-    the title its debate's arguments among the topic's candidates share (`app.debates`)."""
+    the title its debate's arguments among the topic's candidates share, and hears the other posts of its debate
+    where its id numbers them (`app.debates`)."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
@@ -400,7 +401,8 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
         predictions = model.predict(topic, texts, encoded.vectors[passages],
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
-                                    stated=stated, unread=[statement for _, statement in tail])
+                                    stated=stated, unread=[statement for _, statement in tail],
+                                    turns=[debates.turn(doc_id) for doc_id in head])
         found = {doc_id: prediction.label
                  for doc_id, prediction in zip(head + [doc_id for doc_id, _ in tail], predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from app import debates
 from app.errors import ToucheError
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
@@ -381,7 +382,8 @@ class StanceModel:
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,
                 cross_depth: int = 0, stated: Sequence[tuple[str, str] | None] | None = None,
-                unread: Sequence[tuple[str, str]] = ()) -> list[StancePrediction]:
+                unread: Sequence[tuple[str, str]] = (),
+                turns: Sequence[tuple[str, int] | None] | None = None) -> list[StancePrediction]:
         """Label each text's stance toward the topic.
 
         `embeddings` (of the texts) and `query_embeddings` (of the topic's queries, `app.relevance.topic_queries`,
@@ -398,7 +400,9 @@ class StanceModel:
         orientation is heard from its own reading and from the other texts read that state a stance toward it
         (`stated_sides`). `unread` holds the stated stances of documents that are not read (a ranking's tail,
         controversial topics only): each gets PRO or CON from its statement's orientation so heard, after the texts'
-        predictions.
+        predictions. `turns` holds, per text, its debate and post number where its id tells them (`app.debates.turn`):
+        on controversial topics a text that states no stance also hears the other posts read of its debate, whose
+        turns say whether they argue its side or the other (`app.debates.heard_from_turns`).
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
@@ -435,6 +439,12 @@ class StanceModel:
                     readings[i] = float(odds)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
+            if turns is not None:
+                heard = debates.heard_from_turns(turns, readings)
+                rows = [i for i, odds in enumerate(heard) if odds is not None and statements[i] is None]
+                if rows:
+                    probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels,
+                                                       _as_sides(np.array([heard[i] for i in rows])))
             rows = [i for i, statement in enumerate(statements) if statement is not None]
             sides = self.stated_sides(topic, [statements[i] for i in rows] + list(unread), query_embeddings[0],
                                       cross=cross, readings=[readings[i] for i in rows] + [None] * len(unread))
@@ -490,9 +500,7 @@ class StanceModel:
         own = np.array([0.0 if reading is None else reading for reading in (readings or [None] * len(stated))])
         for key, sign, reading in zip(keys, signs, own):
             orientation[key] += sign * reading
-        odds = np.array([sign * orientation[key] for key, sign in zip(keys, signs)]) - own
-        pro = 1.0 / (1.0 + np.exp(-np.clip(odds, -30.0, 30.0)))
-        return np.stack([pro, 1.0 - pro], axis=1).astype(np.float32)
+        return _as_sides(np.array([sign * orientation[key] for key, sign in zip(keys, signs)]) - own)
 
     def orient(self, topic: Topic, statements: list[str], topic_embedding: np.ndarray | None = None,
                cross: bool = True) -> np.ndarray:
@@ -613,6 +621,12 @@ def _log_odds(sides: np.ndarray) -> np.ndarray:
     """log(P(PRO) / P(CON)) of rows of P(PRO), P(CON)."""
     sides = np.clip(np.asarray(sides, dtype=np.float64), 1e-9, None)
     return np.log(sides[:, 0]) - np.log(sides[:, 1])
+
+
+def _as_sides(odds: np.ndarray) -> np.ndarray:
+    """Rows of P(PRO), P(CON) of PRO vs CON log-odds."""
+    pro = 1.0 / (1.0 + np.exp(-np.clip(np.asarray(odds, dtype=np.float64), -30.0, 30.0)))
+    return np.stack([pro, 1.0 - pro], axis=1).astype(np.float32)
 
 
 def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-from app.debates import debate_id, own_words, shared_words
+from app.debates import debate_id, heard_from_turns, own_words, shared_words, turn
 from app.records import Document
 
 
@@ -54,3 +54,17 @@ def test_a_text_cut_at_the_length_bound_does_not_hide_the_closing_title():
     shared = shared_words(documents)
     assert shared["S1-Aa"] == ((), tuple(title.split()))
     assert own_words(documents[0].text, shared["S1-Aa"]) == "Cameras protect citizens."
+
+
+def test_turn_reads_the_post_number_of_args_me_1_ids_only():
+    assert turn("7839a8e-2019-04-18T13:02:10Z-00003-000") == ("7839a8e-2019-04-18T13:02:10Z", 3)
+    assert turn("S21dc5a14-A8b896cb0") is None and turn("doc") is None
+
+
+def test_a_post_hears_the_other_read_posts_of_its_debate_turned_by_their_parity():
+    turns = [("d", 0), ("d", 1), ("d", 2), None, ("e", 0), ("d", 4)]
+    readings = [2.0, -1.0, None, 3.0, 1.0, None]
+    heard = heard_from_turns(turns, readings, weight=0.5)
+    # post 0 hears post 1 (odd, CON: so post 0 is PRO), post 1 hears post 0 turned, unread post 2 hears both
+    assert heard == [0.5, -1.0, 1.5, None, None, 1.5]
+    assert heard_from_turns([("d", 0)], [2.0]) == [None]

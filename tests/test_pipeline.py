@@ -27,8 +27,8 @@ def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(m
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=()):
-            seen.update(texts=texts)
+                    unread=(), turns=None):
+            seen.update(texts=texts, turns=turns)
             return [StancePrediction("PRO", 1.0) for _ in texts]
 
     monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
@@ -47,6 +47,7 @@ def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(m
                    candidates)
     assert seen["texts"] == ["Homework should be banned It helps children learn.", "It causes stress.",
                              "Homework should be banned Not args.me."]
+    assert seen["turns"] == [None, None, None]  # args.me 2020-04-01 ids do not number a debate's posts
     detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "comparative", settings,
                    candidates)
     assert seen["texts"][1] == "Homework should be banned It causes stress."  # comparative topics read it whole
@@ -99,7 +100,7 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=()):
+                    unread=(), turns=None):
             seen.update(texts=texts, stated=stated, cross_depth=cross_depth, tail=unread)
             return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction(side, 1.0) for side, _ in unread]
 

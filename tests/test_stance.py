@@ -320,6 +320,30 @@ def test_the_cross_encoder_reads_a_stated_argument_without_its_conclusion(monkey
     assert read == []
 
 
+def test_a_post_hears_the_other_posts_of_its_debate_by_their_turns():
+    model = _toy_model()
+
+    class Cross:
+        labels = ("PRO", "CON")
+
+        def controversial(self, question, texts):  # sure of the first post, unsure of the second
+            sides = {"Tenure protects good teachers.": [0.95, 0.05], "Well, it depends.": [0.45, 0.55]}
+            return np.asarray([sides.get(text, [0.5, 0.5]) for text in texts], np.float32)
+
+    model._cross = Cross()
+    _alike_head(model, [1.0, 1.0, 0.0])
+    texts = ["Tenure protects good teachers.", "Well, it depends.", "Well, it depends."]
+    alone = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=3)
+    assert [p.label for p in alone] == ["PRO", "CON", "CON"]
+    # Posts 0 and 1 of one debate argue opposite sides, posts 0 and 2 the same one.
+    heard = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=3,
+                          turns=[("d", 0), ("d", 1), ("d", 2)])
+    assert [p.label for p in heard] == ["PRO", "CON", "PRO"]
+    stated = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=3,
+                           turns=[("d", 0), ("d", 1), ("e", 2)])
+    assert [p.label for p in stated] == ["PRO", "CON", "CON"]  # another debate: nothing to hear
+
+
 def test_a_side_may_win_only_where_the_heads_no_does_not():
     from app.stance import _may_take_side
 
