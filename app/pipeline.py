@@ -369,10 +369,11 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
                    candidates: dict[str, list[Candidate]] | None = None) -> dict[str, list[str]]:
     """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
     document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents). Below the
-    rerank depth only a stated stance gives a label (on controversial topics); Q0 (no label) for the rest, and
-    everywhere with --no-stance. On controversial topics an args.me argument that states no stance is read without
-    the title its debate's arguments among the topic's candidates share, and hears the other posts of its debate
-    where its id numbers them (`app.debates`)."""
+    rerank depth only a stated stance or a debate's turns give a label (on controversial topics); Q0 (no label) for
+    the rest, and everywhere with --no-stance. On controversial topics an args.me argument that states no stance is
+    read without the title its debate's arguments among the topic's candidates share, and hears the other posts
+    read of its debate where its id numbers them (`app.debates`), which also label such a post below the rerank
+    depth."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
@@ -398,13 +399,19 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         # cheap to turn.
         tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids
                 if doc_id not in best and task == "controversial"]
+        # ... and so is the side of an args.me 1.0 post whose debate's posts were read (`app.debates.turn`).
+        turns = [debates.turn(doc_id) for doc_id in head]
+        debates_read = {position[0] for position in turns if position is not None}
+        tail_turns = [(doc_id, debates.turn(doc_id)) for doc_id, statement in tail if statement is None]
+        tail_turns = [(doc_id, position) for doc_id, position in tail_turns
+                      if position is not None and position[0] in debates_read]
         tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
         predictions = model.predict(topic, texts, encoded.vectors[passages],
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
                                     stated=stated, unread=[statement for _, statement in tail],
-                                    turns=[debates.turn(doc_id) for doc_id in head])
-        found = {doc_id: prediction.label
-                 for doc_id, prediction in zip(head + [doc_id for doc_id, _ in tail], predictions)}
+                                    turns=turns, unread_turns=[position for _, position in tail_turns])
+        labelled = head + [doc_id for doc_id, _ in tail] + [doc_id for doc_id, _ in tail_turns]
+        found = {doc_id: prediction.label for doc_id, prediction in zip(labelled, predictions)}
         labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
     return labels
 

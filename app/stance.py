@@ -383,7 +383,8 @@ class StanceModel:
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,
                 cross_depth: int = 0, stated: Sequence[tuple[str, str] | None] | None = None,
                 unread: Sequence[tuple[str, str]] = (),
-                turns: Sequence[tuple[str, int] | None] | None = None) -> list[StancePrediction]:
+                turns: Sequence[tuple[str, int] | None] | None = None,
+                unread_turns: Sequence[tuple[str, int]] = ()) -> list[StancePrediction]:
         """Label each text's stance toward the topic.
 
         `embeddings` (of the texts) and `query_embeddings` (of the topic's queries, `app.relevance.topic_queries`,
@@ -402,14 +403,17 @@ class StanceModel:
         controversial topics only): each gets PRO or CON from its statement's orientation so heard, after the texts'
         predictions. `turns` holds, per text, its debate and post number where its id tells them (`app.debates.turn`):
         on controversial topics a text that states no stance also hears the other posts read of its debate, whose
-        turns say whether they argue its side or the other (`app.debates.heard_from_turns`).
+        turns say whether they argue its side or the other (`app.debates.heard_from_turns`). `unread_turns` holds
+        the debate and post number of documents that are not read and state no stance (a ranking's tail): each gets
+        PRO or CON from what the posts read of its debate say so, or Q0 (no label) where none was read, after the
+        stated ones.
         """
         if task not in TASKS:
             raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
-        if unread and task != "controversial":
-            raise ValueError("only controversial topics label documents by a stated stance alone")
+        if (unread or unread_turns) and task != "controversial":
+            raise ValueError("only controversial topics label documents they do not read")
         if not texts and not unread:
-            return []
+            return [StancePrediction("Q0", 0.0) for _ in unread_turns]  # nothing read to hear
         if embeddings is None:
             embeddings = self._encode(list(texts))
         if query_embeddings is None:
@@ -439,12 +443,13 @@ class StanceModel:
                     readings[i] = float(odds)
             neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
                 "NEU")]
-            if turns is not None:
-                heard = debates.heard_from_turns(turns, readings)
-                rows = [i for i, odds in enumerate(heard) if odds is not None and statements[i] is None]
-                if rows:
-                    probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels,
-                                                       _as_sides(np.array([heard[i] for i in rows])))
+            heard = debates.heard_from_turns(list(turns or [None] * len(texts)) + list(unread_turns),
+                                             readings + [None] * len(unread_turns))
+            rows = [i for i, odds in enumerate(heard[:len(texts)]) if odds is not None and statements[i] is None]
+            if rows:
+                probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels,
+                                                   _as_sides(np.array([heard[i] for i in rows])))
+            tail = [_side_of(odds) for odds in heard[len(texts):]]
             rows = [i for i, statement in enumerate(statements) if statement is not None]
             sides = self.stated_sides(topic, [statements[i] for i in rows] + list(unread), query_embeddings[0],
                                       cross=cross, readings=[readings[i] for i in rows] + [None] * len(unread))
@@ -454,7 +459,7 @@ class StanceModel:
                     neutral[rows] = 0.0
             return self._decode_controversial(probabilities, neutral) + [
                 StancePrediction("PRO", float(pro)) if pro >= con else StancePrediction("CON", float(con))
-                for pro, con in sides[len(rows):]]
+                for pro, con in sides[len(rows):]] + tail
         objects = topic.objects or _objects_from_question(topic.title)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
@@ -621,6 +626,14 @@ def _log_odds(sides: np.ndarray) -> np.ndarray:
     """log(P(PRO) / P(CON)) of rows of P(PRO), P(CON)."""
     sides = np.clip(np.asarray(sides, dtype=np.float64), 1e-9, None)
     return np.log(sides[:, 0]) - np.log(sides[:, 1])
+
+
+def _side_of(odds: float | None) -> StancePrediction:
+    """PRO or CON by log-odds, with the likelier side's probability; Q0 (no label) without any."""
+    if odds is None:
+        return StancePrediction("Q0", 0.0)
+    pro, con = _as_sides(np.array([odds]))[0]
+    return StancePrediction("PRO", float(pro)) if pro >= con else StancePrediction("CON", float(con))
 
 
 def _as_sides(odds: np.ndarray) -> np.ndarray:

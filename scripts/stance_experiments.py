@@ -19,7 +19,7 @@
     python scripts/stance_experiments.py cross-sides              # about 4 min: the cross-encoder's sides as columns
     python scripts/stance_experiments.py ukp-finetune             # about 7 min: fine-tuning on debate posts
     python scripts/stance_experiments.py consensus --out DIR      # about 1 min: a topic's passages lean together
-    python scripts/stance_experiments.py debate-turns             # about 1 min: a post hears its debate's turns
+    python scripts/stance_experiments.py debate-turns --out DIR   # about 2 min: a post hears its debate's turns
     python scripts/stance_experiments.py post-readings            # about 4 min: how to read a long debate post
     python scripts/stance_experiments.py ukp-finetune-all [--labels docs/data/beir-touche2020-sample-stance.tsv]
                                                                   # about 8 min: fine-tuned on every debate post
@@ -161,8 +161,11 @@
   sides toward the query and 20 of 28 of the same parity the same side. Each post read hears the others read of its
   debate (turned for the other parity) at a weight: PRO / CON macro-F1 over the 178 sided texts / the 69 with a
   sibling in the sample at 0, 0.25, 0.5, 1, 2: 0.663, 0.695, 0.695, 0.690, 0.674 / 0.710, 0.795, 0.795, 0.781,
-  0.739. Shipped at 0.5, chosen here, so these figures are not held out; `touche run --task controversial` on the
-  texts as passages.jsonl.gz 0.659 -> 0.692 (118 -> 124 of 178 right).
+  0.739. Shipped at 0.5, chosen here, so these figures are not held out. The whole pipeline on the texts as a
+  passages.jsonl.gz input (`beir_sample_run`), each text read whole / without its debate's title / also hearing its
+  debate's turns (shipped): 0.653 / 0.659 / 0.692 (117 / 118 / 124 of 178 right); at --rerank-depth 3, where most
+  texts lie below the rerank depth and their debate's turns also label them, 0.537 / 0.531 / 0.609 (80 / 79 / 97
+  right, Q0 61 / 61 / 39).
 """
 
 from __future__ import annotations
@@ -1137,6 +1140,57 @@ def debate_turns(data_dir: Path, labels: Path) -> dict:
     return result
 
 
+def beir_sample_run(data_dir: Path, labels: Path, work: Path, rerank_depths: tuple[int, ...] = (100, 3)) -> dict:
+    """The whole pipeline on BEIR's sample texts as a `passages.jsonl.gz` input with the 49 Touché 2020 topics
+    (`--task controversial`), at each rerank depth (3: most of a topic's texts lie below it, as in a run over the
+    whole args.me corpus): PRO / CON macro-F1 over the sided texts (Q0 counts as a miss), the texts right and the
+    Q0 left, reading each text whole ("neither"), without its debate's title ("titles"), and also hearing its
+    debate's turns, below the rerank depth too (`app.debates`; "titles_and_turns", shipped)."""
+    import gzip
+    from xml.sax.saxutils import escape
+
+    from app.pipeline import RunSettings, detect_stances
+    from app.topics import read_topics
+
+    input_dir = work / "beir-sample"
+    input_dir.mkdir(parents=True, exist_ok=True)
+    sample = read_beir_sample(data_dir, labels)
+    with gzip.open(input_dir / "passages.jsonl.gz", "wt", encoding="utf-8") as out:
+        for _, documents, _ in sample:
+            out.writelines(json.dumps({"id": d.doc_id, "contents": d.text}) + "\n" for d in documents)
+    with gzip.open(data_dir / "beir-webis-touche2020" / "topics.beir-v1.0.0-webis-touche2020.test.tsv.gz", "rt",
+                   encoding="utf-8") as handle:
+        queries = [line.rstrip("\n").split("\t", 1) for line in handle if line.strip()]
+    (input_dir / "topics.xml").write_text("<topics>\n" + "".join(
+        f"<topic><number>{number}</number><title>{escape(title)}</title></topic>\n" for number, title in queries)
+        + "</topics>\n", encoding="utf-8")
+    truth = {(topic.number, d.doc_id): label for topic, documents, gold in sample for d, label in zip(documents, gold)}
+    topics = read_topics(input_dir)
+    shipped = debates.shared_words, debates.turn
+    result = {}
+    try:
+        for depth in rerank_depths:
+            settings = RunSettings(input_dir=input_dir, output_dir=work / "out", cache_dir=work / "cache",
+                                   progress=False, rerank_depth=depth)
+            candidates, encoded, queries_, ranked, best = _up_to_stance(settings, topics)
+            for variant in ("neither", "titles", "titles_and_turns"):
+                debates.shared_words = shipped[0] if variant != "neither" else (lambda documents: {})
+                debates.turn = shipped[1] if variant == "titles_and_turns" else (lambda doc_id: None)
+                found = detect_stances(topics, ranked, best, encoded, queries_, "controversial", settings, candidates)
+                gold, predicted = [], []
+                for topic in topics:
+                    for doc_id, label in zip(ranked[topic.number][0], found[topic.number]):
+                        if truth.get((topic.number, doc_id)) in ("PRO", "CON"):
+                            gold.append(truth[(topic.number, doc_id)])
+                            predicted.append(label)
+                result[f"rerank_depth_{depth}_{variant}"] = dict(
+                    label_scores(gold, predicted, ["PRO", "CON"]), n=len(gold),
+                    right=sum(g == p for g, p in zip(gold, predicted)), q0=predicted.count("Q0"))
+    finally:
+        debates.shared_words, debates.turn = shipped
+    return result
+
+
 def beir_sample(data_dir: Path, labels: Path, model: StanceModel) -> dict:
     """The 229 args.me texts of BEIR's webis-touche2020 sample (`beir-webis-touche2020/sample-with-title-for-lnc2`;
     title + " " + premises, args.me 1.0 ids) with stance labels toward their query read by this project (`labels`:
@@ -1464,8 +1518,8 @@ def main(argv: list[str] | None = None) -> None:
                                                "cross-sides", "ukp-finetune", "consensus", "debate-titles",
                                                "ukp-finetune-all", "post-readings", "debate-turns"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
-                        help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus: "
-                             "the run's work")
+                        help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
+                             "debate-turns: the run's work")
     parser.add_argument("--model", type=Path, default=None, help="ukp-sides, fnc1: a stance.npz (default: the shipped)")
     parser.add_argument("--cross", type=Path, default=None,
                         help="ukp-sides, stated: a stance cross-encoder delta (default: the shipped)")
@@ -1490,8 +1544,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(debate_titles(common.DEFAULT_DATA_DIR, labels=args.labels), indent=2))
         return
     if args.experiment == "debate-turns":
-        print(json.dumps(debate_turns(common.DEFAULT_DATA_DIR, args.labels
-                                      or Path("docs/data/beir-touche2020-sample-stance.tsv")), indent=2))
+        labels = args.labels or Path("docs/data/beir-touche2020-sample-stance.tsv")
+        print(json.dumps(dict(debate_turns(common.DEFAULT_DATA_DIR, labels),
+                              run=beir_sample_run(common.DEFAULT_DATA_DIR, labels, args.out)), indent=2))
         return
     if args.experiment == "post-readings":
         print(json.dumps(post_readings(common.DEFAULT_DATA_DIR, args.labels

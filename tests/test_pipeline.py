@@ -14,9 +14,10 @@ def run_on(input_dir, output_dir, **options):
     return report, [line.split() for line in lines]
 
 
-def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(monkeypatch, tmp_path):
+def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch, tmp_path):
     """args.me text without a stated stance (TIREx, BEIR, a passages file): the title all of a debate's arguments
-    share, found among the topic's candidates (one below the rerank depth included), is not read for stance."""
+    share, found among the topic's candidates (one below the rerank depth included), is not read for stance; where
+    the ids number a debate's posts, their turns go to the model, and posts below the rerank depth too."""
     import numpy as np
 
     from app import stance
@@ -27,9 +28,10 @@ def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(m
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=(), turns=None):
-            seen.update(texts=texts, turns=turns)
-            return [StancePrediction("PRO", 1.0) for _ in texts]
+                    unread=(), turns=None, unread_turns=()):
+            seen.update(texts=texts, turns=turns, tail=unread_turns)
+            return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction("CON", 1.0)
+                                                                     for _ in unread_turns]
 
     monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
     topic = Topic("3", "Is homework beneficial for children?")
@@ -48,9 +50,26 @@ def test_detect_stances_reads_stanceless_arguments_without_their_debates_title(m
     assert seen["texts"] == ["Homework should be banned It helps children learn.", "It causes stress.",
                              "Homework should be banned Not args.me."]
     assert seen["turns"] == [None, None, None]  # args.me 2020-04-01 ids do not number a debate's posts
+    assert seen["tail"] == []
     detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "comparative", settings,
                    candidates)
     assert seen["texts"][1] == "Homework should be banned It causes stress."  # comparative topics read it whole
+    # args.me 1.0 ids number a debate's posts: the head's turns go with the texts, and a post below the rerank
+    # depth whose debate was read is labelled by it (one of another debate is not).
+    debate = "7839a8e-2019-04-18T13:02:10Z"
+    posts = [Document(f"{debate}-0000{i}-000", f"Homework should be banned {word}.")
+             for i, word in enumerate(("Yes", "No", "Maybe"))]
+    other = Document("51530f3f-2019-04-18T18:15:02Z-00000-000", "Another debate.")
+    candidates = {"3": [Candidate("3", document, 1.0) for document in posts + [other]]}
+    encoded = Encoded([d.doc_id for d in posts[:2]], [d.text for d in posts[:2]], np.zeros((2, 384), np.float32),
+                      [d.text for d in posts[:2]])
+    ranked = {"3": ([d.doc_id for d in posts + [other]], [4.0, 3.0, 2.0, 1.0])}
+    best = {"3": {posts[0].doc_id: 0, posts[1].doc_id: 1}}
+    labels = detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial",
+                            RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2), candidates)
+    assert seen["texts"] == ["Yes.", "No."]
+    assert seen["turns"] == [(debate, 0), (debate, 1)] and seen["tail"] == [(debate, 2)]
+    assert labels == {"3": ["PRO", "PRO", "CON", "Q0"]}
 
 
 @pytest.mark.slow
@@ -100,7 +119,7 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=(), turns=None):
+                    unread=(), turns=None, unread_turns=()):
             seen.update(texts=texts, stated=stated, cross_depth=cross_depth, tail=unread)
             return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction(side, 1.0) for side, _ in unread]
 

@@ -342,6 +342,12 @@ def test_a_post_hears_the_other_posts_of_its_debate_by_their_turns():
     stated = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=3,
                            turns=[("d", 0), ("d", 1), ("e", 2)])
     assert [p.label for p in stated] == ["PRO", "CON", "CON"]  # another debate: nothing to hear
+    # Posts not read (below the rerank depth) are labelled by the posts read of their debate, or not at all.
+    tail = model.predict(TENURE, texts, _unit(3, seed=1), "controversial", _unit(1, seed=2), cross_depth=3,
+                         turns=[("d", 0), ("d", 1), ("d", 2)], unread_turns=[("d", 3), ("d", 4), ("x", 0)])
+    assert [p.label for p in tail] == ["PRO", "CON", "PRO", "CON", "PRO", "Q0"]
+    assert [p.label for p in model.predict(TENURE, [], None, "controversial", cross_depth=3,
+                                           unread_turns=[("d", 3)])] == ["Q0"]
 
 
 def test_a_side_may_win_only_where_the_heads_no_does_not():
