@@ -77,7 +77,8 @@ class Candidate:
 
 @dataclass(frozen=True)
 class StancePrediction:
-    """A document's stance toward a topic: a Touché label and the model's confidence in [0, 1]."""
+    """A document's stance toward a topic: a Touché label (Q0 where nothing tells it) and the model's confidence in
+    [0, 1]."""
 
     label: str
     confidence: float
