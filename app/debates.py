@@ -8,6 +8,9 @@ document ids name the debate (`debate_id`), and the words that every argument of
 (`shared_words`) are its title. ArgKP-2021's held-out arguments in drawn debates so joined, PRO / CON macro-F1 of
 the cross-encoder: 0.737 (title first) and 0.774 (title last) read whole, 0.849 and 0.861 without the shared words,
 0.863 for the arguments alone (`scripts/stance_experiments.py debate-titles`).
+
+args.me 1.0 ids also number a debate's posts (`turn`), and two debaters take turns: a post hears what the other posts
+read of its debate say of its side (`heard_from_turns`), and a post the run does not read gets its side from them.
 """
 
 from __future__ import annotations
@@ -51,16 +54,14 @@ def heard_from_turns(turns: Sequence[tuple[str, int] | None], readings: Sequence
     39 of 45 of different parity take opposite sides toward the query, 20 of 28 of the same parity the same side.
     The cross-encoder's PRO / CON macro-F1 on the 69 sided texts with another of their debate in the sample: 0.710
     alone, 0.795 hearing their debate (`scripts/stance_experiments.py debate-turns`)."""
-    heard: dict[str, float] = defaultdict(float)
+    heard: dict[str, float] = defaultdict(float)  # per debate, toward the even posts' side
+    read: dict[str, int] = defaultdict(int)
     own: list[float] = []
     for position, reading in zip(turns, readings):
-        signed = 0.0 if position is None or reading is None else (-reading if position[1] % 2 else reading)
-        own.append(signed)
-        if position is not None and reading is not None:
-            heard[position[0]] += signed
-    read: dict[str, int] = defaultdict(int)
-    for position, reading in zip(turns, readings):
-        if position is not None and reading is not None:
+        known = position is not None and reading is not None
+        own.append((-reading if position[1] % 2 else reading) if known else 0.0)
+        if known:
+            heard[position[0]] += own[-1]
             read[position[0]] += 1
     found: list[float | None] = []
     for position, mine, reading in zip(turns, own, readings):
@@ -68,7 +69,7 @@ def heard_from_turns(turns: Sequence[tuple[str, int] | None], readings: Sequence
         if others == 0:
             found.append(None)
             continue
-        said = heard[position[0]] - mine  # toward the even posts' side
+        said = heard[position[0]] - mine
         found.append(weight * (-said if position[1] % 2 else said))
     return found
 
