@@ -222,10 +222,15 @@ def write_args_me(target: Path, data: Path, seed: int = 13) -> Path:
                           "premises": [{"text": argument["argument"], "stance": stance}]})
     target.mkdir(parents=True, exist_ok=True)
     (target / "args-me.json").write_text(json.dumps({"arguments": arguments}), encoding="utf-8")
-    topics = "".join(f"<topic><number>{number}</number><title>{escape(motion)}</title></topic>\n"
-                     for number, motion in enumerate(key_points, 1))
-    (target / "topics.xml").write_text(f"<topics>\n{topics}</topics>\n", encoding="utf-8")
+    write_topics(target, enumerate(key_points, 1))
     return target
+
+
+def write_topics(target: Path, titles) -> None:
+    """`target/topics.xml` holding a topic per (number, title) of `titles`, title only."""
+    topics = "".join(f"<topic><number>{number}</number><title>{escape(title)}</title></topic>\n"
+                     for number, title in titles)
+    (target / "topics.xml").write_text(f"<topics>\n{topics}</topics>\n", encoding="utf-8")
 
 
 def _peak_rss_mb() -> float:

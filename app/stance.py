@@ -458,8 +458,7 @@ class StanceModel:
                 if neutral is not None:
                     neutral[rows] = 0.0
             return self._decode_controversial(probabilities, neutral) + [
-                StancePrediction("PRO", float(pro)) if pro >= con else StancePrediction("CON", float(con))
-                for pro, con in sides[len(rows):]] + tail
+                _pro_or_con(pro, con) for pro, con in sides[len(rows):]] + tail
         objects = topic.objects or _objects_from_question(topic.title)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
@@ -629,10 +628,12 @@ def _log_odds(sides: np.ndarray) -> np.ndarray:
 
 
 def _side_of(odds: float | None) -> StancePrediction:
-    """PRO or CON by log-odds, with the likelier side's probability; Q0 (no label) without any."""
-    if odds is None:
-        return StancePrediction("Q0", 0.0)
-    pro, con = _as_sides(np.array([odds]))[0]
+    """PRO or CON by log-odds (`_pro_or_con`); Q0 (no label) without any."""
+    return StancePrediction("Q0", 0.0) if odds is None else _pro_or_con(*_as_sides(np.array([odds]))[0])
+
+
+def _pro_or_con(pro: float, con: float) -> StancePrediction:
+    """The likelier of PRO and CON, with its probability."""
     return StancePrediction("PRO", float(pro)) if pro >= con else StancePrediction("CON", float(con))
 
 

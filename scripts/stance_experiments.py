@@ -688,9 +688,8 @@ def ukp_finetune_all(data_dir: Path, labels: Path | None, seeds: tuple[int, ...]
     words their debate shares) and ArgQ dev, before and per seed; and, with the first seed, the test sets the
     shipped model must not lose (`app.training.stance_cross.train_controversial`'s: macro-F1 with the motions as
     written and asked as questions)."""
-    from sklearn.metrics import f1_score
-
-    from app.training.stance_cross import (CONTROVERSIAL_LABELS, fit, load_argkp, lower_states, predict_states)
+    from app.training.stance_cross import (CONTROVERSIAL_LABELS, fit, load_argkp, lower_states,
+                                           measure_controversial, predict_states)
 
     model = StanceCrossEncoder.load(device="cpu")
     shipped = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
@@ -713,13 +712,8 @@ def ukp_finetune_all(data_dir: Path, labels: Path | None, seeds: tuple[int, ...]
                                    ["PRO", "CON"])["macro_f1"] for name, rows in check_states.items()}
 
     def read_tests() -> dict:
-        found = {}
-        for name, examples in tests.items():
-            truth = [e.label for e in examples]
-            found[name] = [round(float(f1_score(truth, [model.labels[i] for i in model.probabilities(
-                [(topic(e), e.text) for e in examples]).argmax(1)], average="macro")), 4)
-                for topic in (lambda e: e.topic, lambda e: question_or_motion(e.topic))]
-        return found
+        return {name: [scores["macro_f1"], scores["question_macro_f1"]]
+                for name, scores in measure_controversial(model, tests).items()}
 
     result = {"before": read_checks(), "before_tests": read_tests(), "after": {}}
     for seed in seeds:
@@ -1147,8 +1141,8 @@ def beir_sample_run(data_dir: Path, labels: Path, work: Path, rerank_depths: tup
     Q0 left, reading each text whole ("neither"), without its debate's title ("titles"), and also hearing its
     debate's turns, below the rerank depth too (`app.debates`; "titles_and_turns", shipped)."""
     import gzip
-    from xml.sax.saxutils import escape
 
+    from app import bench
     from app.pipeline import RunSettings, detect_stances
     from app.topics import read_topics
 
@@ -1161,9 +1155,7 @@ def beir_sample_run(data_dir: Path, labels: Path, work: Path, rerank_depths: tup
     with gzip.open(data_dir / "beir-webis-touche2020" / "topics.beir-v1.0.0-webis-touche2020.test.tsv.gz", "rt",
                    encoding="utf-8") as handle:
         queries = [line.rstrip("\n").split("\t", 1) for line in handle if line.strip()]
-    (input_dir / "topics.xml").write_text("<topics>\n" + "".join(
-        f"<topic><number>{number}</number><title>{escape(title)}</title></topic>\n" for number, title in queries)
-        + "</topics>\n", encoding="utf-8")
+    bench.write_topics(input_dir, queries)
     truth = {(topic.number, d.doc_id): label for topic, documents, gold in sample for d, label in zip(documents, gold)}
     topics = read_topics(input_dir)
     shipped = debates.shared_words, debates.turn

@@ -345,6 +345,16 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
     model = _create("controversial", CONTROVERSIAL_LABELS, CONTROVERSIAL, seed)
     training = fit(model, lower_states(model, [(e.topic, e.text) for e in train]), [e.label for e in train],
                    CONTROVERSIAL, seed)
+    metrics = measure_controversial(model, tests)
+    training["train_pairs"] = {"argq": len(argq), "extra": len(extra), "targets": len(targets or []),
+                               "all": len(train), "asked": sum(e.topic.endswith("?") for e in train)}
+    return model, {"training": training, "metrics": metrics, "sets": list(sets), "question_share": question_share,
+                   "restate": restate}
+
+
+def measure_controversial(model: StanceCrossEncoder, tests: dict[str, list[ControversialExample]]) -> dict:
+    """Per test set, the model's own PRO / CON reading (argmax): accuracy and macro-F1 with the motions as written,
+    macro-F1 with them asked as questions (`question_or_motion`), its share of PRO and its speed."""
     metrics = {}
     for name, examples in tests.items():
         started = time.time()
@@ -360,10 +370,7 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
                          "predicted_pro": round(predicted.count("PRO") / len(predicted), 3),
                          "pairs_per_second": round(len(gold) / seconds, 1)}
         log.info("%s: %s", name, metrics[name])
-    training["train_pairs"] = {"argq": len(argq), "extra": len(extra), "targets": len(targets or []),
-                               "all": len(train), "asked": sum(e.topic.endswith("?") for e in train)}
-    return model, {"training": training, "metrics": metrics, "sets": list(sets), "question_share": question_share,
-                   "restate": restate}
+    return metrics
 
 
 # ---------------------------------------------------------------- comparative
