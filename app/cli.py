@@ -34,6 +34,14 @@ MOUNTED_INPUT, MOUNTED_OUTPUT = Path("/in"), Path("/out")
 CACHE_VARIABLES = ("XDG_CACHE_HOME",)
 
 
+def given_path(value: str | Path) -> Path:
+    """A path from the command line; an empty one is a usage error. `-o "$outputDir"` with the variable unset
+    passes '', which a Path would take for the current directory and the run would write there."""
+    if not str(value).strip():
+        raise typer.BadParameter("an empty path (an unset variable in quotes?)")
+    return Path(value)
+
+
 def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "") -> Optional[Path]:
     """The flag if given, else the first of the environment variables that is set and non-empty (/ child)."""
     if flag is not None:
@@ -143,8 +151,10 @@ def _main_thread() -> bool:
 
 @app.command()
 def run(
-    input_dir: Optional[Path] = typer.Option(None, "-i", "--input", help="Input directory (TIRA's $inputDataset)."),
-    output_dir: Optional[Path] = typer.Option(None, "-o", "--output", help="Output directory (TIRA's $outputDir)."),
+    input_dir: Optional[Path] = typer.Option(None, "-i", "--input", parser=given_path,
+                                             help="Input directory (TIRA's $inputDataset)."),
+    output_dir: Optional[Path] = typer.Option(None, "-o", "--output", parser=given_path,
+                                              help="Output directory (TIRA's $outputDir)."),
     tag: str = typer.Option("touche", help="Run tag (6th column)."),
     candidates: int = typer.Option(1000, min=1, help="First-stage candidates per topic."),
     rerank_depth: int = typer.Option(100, min=1, help="Candidates per topic scored by the dense, quality and "
@@ -153,16 +163,16 @@ def run(
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
     precision: str = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
                                   "or bf16."),
-    corpus: Optional[Path] = typer.Option(None, help="The corpus file to rank (a path, or a file name in the "
-                                          "input directory) when the input holds more than one (README: which "
-                                          "corpus a run ranks)."),
+    corpus: Optional[Path] = typer.Option(None, parser=given_path, help="The corpus file to rank (a path, or a file "
+                                          "name in the input directory) when the input holds more than one "
+                                          "(README: which corpus a run ranks)."),
     backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
     page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: main (Resiliparse's main "
                                   "content, as ChatNoir extracts it) or full (all visible text)."),
-    cache_dir: Optional[Path] = typer.Option(None, help="Cache for the BM25 index, embeddings and fetched pages, "
-                                             "kept across runs (default: $XDG_CACHE_HOME/touche, else a temporary "
-                                             "directory removed after the run; never the output)."),
+    cache_dir: Optional[Path] = typer.Option(None, parser=given_path, help="Cache for the BM25 index, embeddings "
+                                             "and fetched pages, kept across runs (default: $XDG_CACHE_HOME/touche, "
+                                             "else a temporary directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
     stance_model: str = typer.Option("cross", help="cross: on controversial topics a cross-encoder reading topic "
                                      "and document together picks PRO or CON for the top --stance-depth documents; "
@@ -231,7 +241,7 @@ def run(
 
 @app.command()
 def validate(
-    path: Path = typer.Argument(..., help="A run file or an output directory holding run.txt."),
+    path: Path = typer.Argument(..., parser=given_path, help="A run file or an output directory holding run.txt."),
     task: Optional[str] = typer.Option(None, help="comparative or controversial: check stance labels for it."),
 ) -> None:
     """Check a run as TIRA does (check_format) plus Touché's rules; exit 1 when invalid."""
@@ -253,10 +263,11 @@ def validate(
 
 @app.command()
 def evaluate(
-    run_path: Path = typer.Argument(..., metavar="RUN", help="A run file or an output directory."),
-    qrels: Path = typer.Option(..., help="Relevance qrels."),
-    quality_qrels: Optional[Path] = typer.Option(None, help="Quality qrels."),
-    stance_qrels: Optional[Path] = typer.Option(None, help="Stance qrels (label in the 4th column)."),
+    run_path: Path = typer.Argument(..., metavar="RUN", parser=given_path, help="A run file or an output directory."),
+    qrels: Path = typer.Option(..., parser=given_path, help="Relevance qrels."),
+    quality_qrels: Optional[Path] = typer.Option(None, parser=given_path, help="Quality qrels."),
+    stance_qrels: Optional[Path] = typer.Option(None, parser=given_path,
+                                                help="Stance qrels (label in the 4th column)."),
     per_topic: bool = typer.Option(False, help="Also print each topic's scores."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -281,12 +292,14 @@ def evaluate(
 
 @app.command()
 def report(
-    run_paths: list[Path] = typer.Argument(..., metavar="RUN...", help="Run files or output directories; the "
-                                           "first is the baseline."),
-    qrels: Path = typer.Option(..., help="Relevance qrels."),
-    quality_qrels: Optional[Path] = typer.Option(None, help="Quality qrels."),
-    stance_qrels: Optional[Path] = typer.Option(None, help="Stance qrels (label in the 4th column)."),
-    output: Path = typer.Option(Path("report.html"), "-o", "--output", help="The HTML page to write."),
+    run_paths: list[Path] = typer.Argument(..., metavar="RUN...", parser=given_path,
+                                           help="Run files or output directories; the first is the baseline."),
+    qrels: Path = typer.Option(..., parser=given_path, help="Relevance qrels."),
+    quality_qrels: Optional[Path] = typer.Option(None, parser=given_path, help="Quality qrels."),
+    stance_qrels: Optional[Path] = typer.Option(None, parser=given_path,
+                                                help="Stance qrels (label in the 4th column)."),
+    output: Path = typer.Option(Path("report.html"), "-o", "--output", parser=given_path,
+                                help="The HTML page to write."),
     names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the file names)."),
 ) -> None:
     """One HTML page comparing runs: per-topic nDCG, bootstrap intervals, paired tests, stance confusion."""
@@ -303,7 +316,8 @@ def report(
 @app.command()
 def classify(
     questions: Optional[list[str]] = typer.Argument(None, help="Questions to classify."),
-    file: Optional[Path] = typer.Option(None, "--file", help="One question per line, or a topics.xml."),
+    file: Optional[Path] = typer.Option(None, "--file", parser=given_path,
+                                        help="One question per line, or a topics.xml."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
     method: str = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
 ) -> None:
@@ -325,10 +339,11 @@ train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from
                         "docs/DATA.md).")
 app.add_typer(train_app, name="train")
 
-DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "data", "--data",
+DATA_OPTION = typer.Option(Path(__file__).resolve().parents[2] / "shared" / "data", "--data", parser=given_path,
                            help="The data folder (this checkout's ../shared/data by default): docs/DATA.md says "
                            "what goes in it.")
-MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", help="Where the artefacts go.")
+MODELS_OPTION = typer.Option(Path(__file__).resolve().parent / "models", "--out", parser=given_path,
+                             help="Where the artefacts go.")
 
 
 TRAINED_MODELS = {

@@ -183,7 +183,11 @@ def test_evaluate_prints_json(tmp_path):
 
 @pytest.mark.parametrize("args, says", [(["run", "--depth", "0"], "Invalid value for '--depth'"),
                                         (["run", "--no-such-flag"], "No such option: --no-such-flag"),
-                                        (["validate"], "Missing argument 'path'")])
+                                        (["validate"], "Missing argument 'path'"),
+                                        (["run", "-i", "", "-o", "out"], "Invalid value for '-i' / '--input'"),
+                                        (["run", "-o", " "], "Invalid value for '-o' / '--output': an empty path"),
+                                        (["evaluate", "run.txt", "--qrels", ""], "Invalid value for '--qrels'"),
+                                        (["report", "a", "", "--qrels", "q"], "Invalid value for 'RUN...'")])
 def test_a_usage_error_is_one_line_with_exit_status_2(capsys, args, says):
     with pytest.raises(SystemExit) as exit_:
         main(args)
