@@ -116,7 +116,7 @@ def _read_credentials(input_dir: Path) -> dict:
         credentials = json.loads(path.read_text(encoding="utf-8"))
     except RecursionError:
         raise ToucheError(f"{path} is not a credentials file (JSON nested too deep)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except ValueError as error:  # not JSON, not UTF-8, an integer past Python's 4,300 digits
         # The decoder's message holds only a position, never the file's content.
         raise ToucheError(f"{path} is not valid JSON ({type(error).__name__} at char {getattr(error, 'pos', 0)})")
     if not isinstance(credentials, dict):

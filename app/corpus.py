@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import logging
+import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -165,7 +166,7 @@ class _Utf8Reader(io.RawIOBase):
         super().__init__()
         self.path, self.defects = path, defects
         self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")  # a BOM is no part of the JSON
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
 
     def readable(self) -> bool:
@@ -206,13 +207,13 @@ def open_text(path: Path, defects: Defects) -> io.BufferedReader:
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text`; None for a line
     that is not JSON (each reader decides whether that is skipped, counted or an error)."""
-    with open_text(path, defects) as lines:  # json.loads reads bytes, a BOM included
+    with open_text(path, defects) as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep for the parser
+            except (ValueError, RecursionError):  # not JSON, an integer past Python's 4,300 digits, nested too deep
                 record = None
             yield number, record
 
@@ -257,24 +258,33 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
     conclusion."""
-    for path in source.paths:
-        try:
-            with open_text(path, defects) as stream:
-                for argument in ijson.items(stream, "arguments.item"):
-                    document = _argument_document(argument)
-                    if document is None:
-                        defects.add("malformed arguments")
-                    else:
-                        yield document
-        except ijson.JSONError as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
+    # ijson's C parser (3.6) crashes the process on an integer longer than Python's limit on converting digits
+    # (4,300): lifted while it reads. The conversion takes time that grows with the square of the digits (a
+    # million: 3 s), which only a file made to hurt would spend.
+    digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        for path in source.paths:
+            try:
+                with open_text(path, defects) as stream:
+                    for argument in ijson.items(stream, "arguments.item"):
+                        document = _argument_document(argument)
+                        if document is None:
+                            defects.add("malformed arguments")
+                        else:
+                            yield document
+            except ijson.JSONError as error:
+                reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
+    finally:
+        sys.set_int_max_str_digits(digits)
 
 
 def _argument_document(argument) -> Document | None:
     if not isinstance(argument, dict) or not isinstance(argument.get("id"), str):
         return None
-    premises = [premise for premise in argument.get("premises") or [] if isinstance(premise, dict)]
+    premises = argument.get("premises")
+    premises = [premise for premise in premises if isinstance(premise, dict)] if isinstance(premises, list) else []
     conclusion = argument.get("conclusion")
     conclusion = conclusion.strip() if isinstance(conclusion, str) else ""
     parts = [conclusion] + [premise.get("text") or "" for premise in premises]

@@ -14,19 +14,25 @@ _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
 _WHITESPACE = re.compile(r"\s")
 
 
+def encodable(text: str) -> str:
+    """The text with lone surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer, cache or run
+    file) replaced by U+FFFD."""
+    return _LONE_SURROGATES.sub("\ufffd", text)
+
+
 def bounded_text(text: str) -> str:
-    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, with lone
-    surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer or cache) replaced by U+FFFD."""
-    return _LONE_SURROGATES.sub("\ufffd", text[:MAX_TEXT_CHARS])
+    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, `encodable`."""
+    return encodable(text[:MAX_TEXT_CHARS])
 
 
 def record_id(value) -> str | None:
-    """A document or query id as a run file can hold it: a number or a string, stripped, one word; else None
-    (the run file's columns are split on whitespace)."""
+    """A document or query id as a run file can hold it: a number or a string, stripped, one word of printable
+    characters; else None. The run file's columns are split on whitespace, a lone surrogate cannot be written as
+    UTF-8, and a NUL or an invisible character (U+200B, U+FEFF) ends or hides an id for the tools that read runs."""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None
     value = str(value).strip()
-    return value if value and not _WHITESPACE.search(value) else None
+    return value if value and value.isprintable() and not _WHITESPACE.search(value) else None
 
 
 def record_score(value) -> float | None:

@@ -142,6 +142,9 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     (tmp_path / CREDENTIALS_FILE).write_text('{"apikey": "' + KEY + '", index: }')
     with pytest.raises(ToucheError, match="not valid JSON") as malformed:
         ChatNoirSettings.resolve(tmp_path)
+    (tmp_path / CREDENTIALS_FILE).write_text('{"apikey": "' + KEY + '", "n": ' + "9" * 4301 + "}")
+    with pytest.raises(ToucheError, match="not valid JSON") as huge_number:
+        ChatNoirSettings.resolve(tmp_path)
     (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
     with pytest.raises(ToucheError, match="unknown ChatNoir index") as bad_index:
         ChatNoirSettings.resolve(tmp_path, index="clueweb99")
@@ -150,7 +153,7 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     monkeypatch.setenv("CHATNOIR_TIMEOUT_S", "soon")
     with pytest.raises(ToucheError, match="CHATNOIR_TIMEOUT_S") as bad_timeout:
         ChatNoirSettings.resolve(tmp_path)
-    for error in (no_key, malformed, bad_index, bad_method, bad_timeout):
+    for error in (no_key, malformed, huge_number, bad_index, bad_method, bad_timeout):
         assert "\n" not in str(error.value)
         assert_key_absent(str(error.value))
     settings = ChatNoirSettings(api_key=KEY)

@@ -214,6 +214,10 @@ def test_ids_the_run_file_cannot_hold_are_skipped_and_texts_are_bounded(tmp_path
         b'{"id": 7, "contents": "a numeric id"}',
         b'{"id": true, "contents": "a boolean id"}',
         b'{"id": "surrogate", "contents": "lone \\ud800 half"}',
+        b'{"id": "x\\ud800", "contents": "an id no UTF-8 file can hold"}',
+        b'{"id": "nul\\u0000", "contents": "an id a C tool cuts short"}',
+        b'{"id": "zero\\u200bwidth", "contents": "an id with an invisible character"}',
+        b'{"id": "number", "contents": "an integer past Python\'s digits", "n": ' + b"9" * 4301 + b'}',
         json.dumps({"id": "huge", "contents": "word " * MAX_TEXT_CHARS}).encode(),
     ])
     with caplog.at_level(logging.WARNING):
@@ -221,7 +225,29 @@ def test_ids_the_run_file_cannot_hold_are_skipped_and_texts_are_bounded(tmp_path
     assert set(documents) == {"7", "surrogate", "huge"}
     assert documents["surrogate"] == "lone \ufffd half"
     assert len(documents["huge"]) == MAX_TEXT_CHARS
-    assert "skipped 3 records (3 bad lines)" in caplog.text
+    assert "skipped 7 records (7 bad lines)" in caplog.text
+
+
+def test_argsme_reads_past_odd_values_a_bom_and_premises_that_are_no_list(tmp_path):
+    """An integer longer than Python's 4,300 digits once crashed ijson's C parser (SIGSEGV), so the read runs in
+    a child process: a crash fails this test instead of ending the test run."""
+    import subprocess
+    import sys
+
+    arguments = [{"id": "a", "conclusion": "Tea", "premises": [{"text": "is good", "stance": "PRO"}], "n": 0},
+                 {"id": "b", "conclusion": "Tea", "premises": 5},
+                 {"id": "c", "conclusion": "Coffee", "premises": True},
+                 {"id": "d", "conclusion": "Coffee", "premises": [{"text": "wakes", "stance": "CON"}]}]
+    text = json.dumps({"arguments": arguments}).replace('"n": 0', '"n": ' + "9" * 5000)
+    (tmp_path / "args-me.json").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    script = ("import sys; from pathlib import Path; from app.corpus import detect_corpus, read_documents; "
+              "print([(d.doc_id, d.text, d.stance) for d in read_documents(detect_corpus(Path(sys.argv[1])))])")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert result.returncode == 0, result.stderr[-500:]
+    assert result.stdout.strip() == str([("a", "Tea is good", "PRO"), ("b", "Tea", None), ("c", "Coffee", None),
+                                         ("d", "Coffee wakes", "CON")])
+    assert sys.get_int_max_str_digits() > 0
 
 
 def test_argsme_with_an_undecodable_byte_still_reads(fixtures, tmp_path, caplog):
