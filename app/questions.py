@@ -102,14 +102,10 @@ def read_questions(path: Path) -> list[str]:
         raw = path.read_bytes()
     except OSError as e:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
-    if raw.lstrip().startswith(b"<"):
-        from lxml import etree
+    if raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
+        from app.topics import element_text, xml_root
 
-        try:
-            root = etree.fromstring(raw, parser=etree.XMLParser(recover=False))
-        except etree.XMLSyntaxError as e:
-            raise ToucheError(f"{path} looks like XML but does not parse: {e}") from e
-        titles = [" ".join(t.text.split()) for t in root.iter("title") if t.text and t.text.strip()]
+        titles = [title for title in map(element_text, xml_root(path, raw).iter("title")) if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles

@@ -15,11 +15,14 @@ from lxml import etree
 
 from .corpus import Defects, json_lines
 from .errors import ToucheError
-from .records import Topic, record_id
+from .records import Topic, encodable, record_id
 
 log = logging.getLogger(__name__)
 
 TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "rerank.jsonl.gz")
+# A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
+# that grows with the square of a title's length (20,000 words: a minute).
+MAX_TOPIC_CHARS = 5_000
 
 
 def find_topics_file(input_dir: Path) -> Path:
@@ -81,15 +84,28 @@ def _objects(number: str, value) -> tuple[str, str] | None:
 
 
 def _clean(value) -> str:
-    """A text field with its whitespace collapsed, as every reader gives it; '' for anything but a string."""
-    return " ".join(value.split()) if isinstance(value, str) else ""
+    """A text field with its whitespace collapsed and lone surrogates (valid JSON escapes) replaced, as every
+    reader gives it; '' for anything but a string."""
+    return " ".join(encodable(value).split()) if isinstance(value, str) else ""
+
+
+def _topic(number: str, title: str, description: str, narrative: str, objects) -> Topic:
+    """A Topic whose text fields are at most MAX_TOPIC_CHARS long, said where one is cut."""
+    fields = {"title": title, "description": description, "narrative": narrative}
+    for name, text in fields.items():
+        if len(text) > MAX_TOPIC_CHARS:
+            log.warning("topic %s: %s of %d characters cut at %d", number, name, len(text), MAX_TOPIC_CHARS)
+            fields[name] = text[:MAX_TOPIC_CHARS]
+    return Topic(number=number, objects=_objects(number, objects), **fields)
 
 
 def _text(element, *names: str) -> str:
+    """The first named child's text, its markup's (`<i>`, entities) included and comments left out."""
     for name in names:
         child = element.find(name)
-        if child is not None and child.text and child.text.strip():
-            return _clean(child.text)
+        text = element_text(child) if child is not None else ""
+        if text:
+            return text
     return ""
 
 
@@ -99,14 +115,24 @@ def _xml_field(topic, name: str) -> str:
     return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
-def _read_xml(path: Path) -> list[Topic]:
-    data = path.read_bytes()
+def xml_root(path: Path, data: bytes):
+    """The root element of an XML file's bytes (a UTF-8 BOM allowed), parsed without loading any entity or DTD
+    from outside the file."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+        return etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as error:
         raise ToucheError(f"{path}: malformed XML: {error}") from None
+
+
+def element_text(element) -> str:
+    """An element's text, its markup's (`<i>`, entities) included and comments left out, whitespace collapsed."""
+    return _clean(element.xpath("string()"))
+
+
+def _read_xml(path: Path) -> list[Topic]:
+    root = xml_root(path, path.read_bytes())
     topics = []
     for element in root.iter("topic"):
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
@@ -116,9 +142,8 @@ def _read_xml(path: Path) -> list[Topic]:
         number = record_id(written)
         if number is None:  # a run line splits on whitespace: "3 a" would write a seventh column
             raise ToucheError(f"{path}: topic number {written!r} is not one word (line {element.sourceline})")
-        topics.append(Topic(number=number, title=title, description=_xml_field(element, "description"),
-                            narrative=_xml_field(element, "narrative"),
-                            objects=_objects(number, _xml_field(element, "objects"))))
+        topics.append(_topic(number, title, _xml_field(element, "description"), _xml_field(element, "narrative"),
+                             _xml_field(element, "objects")))
     return topics
 
 
@@ -138,8 +163,8 @@ def _json_topic(record: dict) -> Topic | None:
     title = field("title") or _clean(record.get("query"))
     if number is None or not title:
         return None
-    return Topic(number=number, title=title, description=field("description"), narrative=field("narrative"),
-                 objects=_objects(number, original.get("objects") or record.get("objects")))
+    return _topic(number, title, field("description"), field("narrative"),
+                  original.get("objects") or record.get("objects"))
 
 
 def _read_jsonl(path: Path) -> list[Topic]:

@@ -78,8 +78,14 @@ def test_read_questions_from_lines_and_topics_xml(fixtures):
         "Which is better, a laptop or a desktop?", "Should recreational marijuana be legal?"]
 
 
+def test_read_questions_reads_a_topics_xml_with_a_bom_and_markup_in_a_title(tmp_path):
+    (tmp_path / "topics.xml").write_bytes(b"\xef\xbb\xbf<topics><topic><number>1</number><title>Is <i>golf</i> a "
+                                          b"sport?</title></topic></topics>")
+    assert read_questions(tmp_path / "topics.xml") == ["Is golf a sport?"]
+
+
 def test_read_questions_rejects_bad_input(fixtures, tmp_path):
-    with pytest.raises(ToucheError, match="does not parse"):
+    with pytest.raises(ToucheError, match="malformed XML"):
         read_questions(fixtures / "questions" / "broken.xml")
     with pytest.raises(ToucheError, match="cannot read"):
         read_questions(tmp_path / "absent.txt")

@@ -86,3 +86,27 @@ def test_a_queries_jsonl_with_an_undecodable_byte_still_reads(tmp_path, caplog):
     (tmp_path / "queries.jsonl").write_bytes(b'\xef\xbb\xbf{"qid": "1", "query": "Caf\xe9 or tea?"}\n')
     assert [topic.title for topic in read_topics(tmp_path)] == ["Caf\ufffd or tea?"]
     assert "replaced 1 undecodable bytes" in caplog.text
+
+
+def test_a_title_with_markup_entities_or_a_comment_reads_whole(tmp_path):
+    (tmp_path / "topics.xml").write_text(
+        '<?xml version="1.0"?><!DOCTYPE topics [<!ENTITY co "coffee">]><topics>'
+        "<topic><number>1</number><title>Is <i>nuclear</i> energy good?</title></topic>"
+        "<topic><number>2</number><title>Tea or &co;?</title></topic>"
+        "<topic><number>3</number><title><!-- draft -->School uniforms?</title></topic></topics>")
+    assert [topic.title for topic in read_topics(tmp_path)] == [
+        "Is nuclear energy good?", "Tea or coffee?", "School uniforms?"]
+
+
+def test_a_huge_title_is_cut_and_said(tmp_path, caplog):
+    from app.topics import MAX_TOPIC_CHARS
+
+    (tmp_path / "topics.xml").write_text(f"<topics><topic><number>1</number><title>{'tea ' * 5000}</title>"
+                                         "</topic></topics>")
+    assert len(read_topics(tmp_path)[0].title) == MAX_TOPIC_CHARS
+    assert "topic 1: title of 19999 characters cut at 5000" in caplog.text
+
+
+def test_a_lone_surrogate_in_a_query_becomes_a_replacement_character(tmp_path):
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "tea \\ud800 coffee"}\n')
+    assert read_topics(tmp_path)[0].title == "tea \ufffd coffee"
