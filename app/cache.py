@@ -10,6 +10,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -87,9 +88,12 @@ class EmbeddingStore:
         if path.exists():
             try:
                 with np.load(path, allow_pickle=False) as arrays:
-                    ids, self.vectors = arrays["ids"].tolist(), arrays["vectors"]
-                self.rows = {doc_id: row for row, doc_id in enumerate(ids)}
-            except (OSError, ValueError, KeyError) as error:
+                    ids, vectors = arrays["ids"].tolist(), arrays["vectors"]
+                if (not isinstance(ids, list) or vectors.shape[1:] != self.vectors.shape[1:]
+                        or len(vectors) != len(ids) or len(set(ids)) != len(ids)):
+                    raise ValueError("its ids and vectors do not match")
+                self.rows, self.vectors = {doc_id: row for row, doc_id in enumerate(ids)}, vectors
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:  # empty, cut, foreign
                 log.warning("ignoring the damaged embedding cache %s (%s)", path, error)
         self.added = False
 

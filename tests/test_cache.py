@@ -6,6 +6,7 @@ import gzip
 import shutil
 
 import numpy as np
+import pytest
 
 from app.cache import CorpusCache, EmbeddingStore, fingerprint
 from app.corpus import CorpusSource
@@ -69,9 +70,29 @@ def test_embedding_store_grows_and_persists(tmp_path):
     np.testing.assert_array_equal(again.get(["c", "a"]), np.stack([np.full(384, 0.5), vectors[0]]))
 
 
-def test_damaged_embedding_cache_is_ignored(tmp_path):
-    (tmp_path / "e.npz").write_bytes(b"not a zip")
-    assert EmbeddingStore(tmp_path / "e.npz").missing(["a"]) == ["a"]
+def _cut(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _fewer_vectors(path):
+    np.savez(path, ids=np.array(["a", "b"]), vectors=np.ones((1, 384), dtype=np.float32))
+
+
+def _repeated_ids(path):
+    np.savez(path, ids=np.array(["a", "a"]), vectors=np.ones((2, 384), dtype=np.float32))
+
+
+@pytest.mark.parametrize("damage", [lambda path: path.write_bytes(b"not a zip"), lambda path: path.write_bytes(b""),
+                                    _cut, _fewer_vectors, _repeated_ids])
+def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
+    store = EmbeddingStore(tmp_path / "e.npz")
+    store.add(["a", "b", "c"], np.ones((3, 384), dtype=np.float32))
+    store.save()
+    damage(tmp_path / "e.npz")
+    again = EmbeddingStore(tmp_path / "e.npz")
+    assert again.missing(["a"]) == ["a"] and "ignoring the damaged embedding cache" in caplog.text
+    again.add(["a", "b"], np.full((2, 384), 0.5, dtype=np.float32))
+    np.testing.assert_array_equal(again.get(["b"]), np.full((1, 384), 0.5))
 
 
 def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path, monkeypatch, caplog):
