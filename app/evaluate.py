@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ import ir_measures
 from sklearn.metrics import f1_score
 
 from .errors import ToucheError
+from .runfile import RUN_FILES
 
 MEASURES = {
     "nDCG@5 judged-only": ir_measures.nDCG(judged_only=True) @ 5,
@@ -18,6 +20,7 @@ MEASURES = {
     "nDCG@5": ir_measures.nDCG @ 5,
     "nDCG@10": ir_measures.nDCG @ 10,
 }
+MAX_GRADE = 2**31 - 1  # trec_eval's grades are C ints
 
 
 @dataclass
@@ -31,24 +34,37 @@ class Evaluation:
 def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
     try:
-        return [qrel._replace(relevance=max(int(qrel.relevance), 0))
-                for qrel in ir_measures.read_trec_qrels(str(path))]
+        qrels = [qrel._replace(relevance=max(int(qrel.relevance), 0))
+                 for qrel in ir_measures.read_trec_qrels(str(path))]
     except (OSError, ValueError, IndexError) as error:
         raise ToucheError(f"{path}: not a TREC qrels file ({error})") from None
+    for qrel in qrels:
+        if qrel.relevance > MAX_GRADE:
+            raise ToucheError(f"{path}: grade {qrel.relevance} of topic {qrel.query_id} is beyond {MAX_GRADE}")
+    return qrels
+
+
+def run_file(path: Path) -> Path:
+    """A run file, or the run.txt (else run.txt.gz) of an output directory."""
+    if not path.is_dir():
+        return path
+    return next((path / name for name in RUN_FILES if (path / name).is_file()), path / RUN_FILES[0])
 
 
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
     """The scored documents of a run and each one's stance label (column 2)."""
     scored, stances = [], {}
     try:
-        with path.open(encoding="utf-8") as lines:
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as lines:
             for line in lines:
                 if line.strip():
                     qid, stance, doc_id, _rank, score, _tag = line.split()
                     scored.append(ir_measures.ScoredDoc(qid, doc_id, float(score)))
                     stances[(qid, doc_id)] = stance
-    except (OSError, ValueError) as error:
-        raise ToucheError(f"{path}: not a 6-column TREC run ({error})") from None
+    except (OSError, ValueError, EOFError) as error:  # EOFError: a gzip cut short
+        raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
+    if not scored:
+        raise ToucheError(f"{path}: an empty run")
     return scored, stances
 
 
@@ -67,8 +83,8 @@ def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
 
 def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,
                  stance_qrels: Path | None = None) -> Evaluation:
-    if run.is_dir():
-        run = run / "run.txt"
+    """The run's scores against the qrels; a run none of whose topics the relevance qrels judge is an error."""
+    run = run_file(run)
     scored, stances = read_run(run)
     mean: dict[str, float] = {}
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)
@@ -76,6 +92,8 @@ def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,
         if path is None:
             continue
         judgements = read_qrels(path)
+        if prefix == "relevance" and not {doc.query_id for doc in scored} & {qrel.query_id for qrel in judgements}:
+            raise ToucheError(f"{run}: none of its topics is judged in {path}")
         for name, measure in MEASURES.items():
             key = f"{prefix} {name}"
             values = {m.query_id: m.value for m in measure.iter_calc(judgements, scored)}

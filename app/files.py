@@ -41,13 +41,27 @@ def describe_os_error(error: OSError) -> str:
     return f"{where}{os_reason(error)}"
 
 
+def make_directory(directory: Path) -> None:
+    """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists")."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        for path in (directory, *directory.parents):
+            if path.is_symlink() and not path.exists():
+                raise ToucheError(f"cannot make {directory}: {path} is a link to {os.readlink(path)}, which does "
+                                  "not exist") from None
+            if path.exists() and not path.is_dir():
+                raise ToucheError(f"cannot make {directory}: {path} is a file, not a directory") from None
+        raise
+
+
 def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool) -> None:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
     none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took."""
     if directory.exists() and not directory.is_dir():
         raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to -o/--output")
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
         os.close(handle)
         os.unlink(probe)

@@ -16,8 +16,9 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .files import atomic_text, os_reason
-from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
+from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels, run_file
+from .files import atomic_text, make_directory, os_reason
+from .runfile import RUN_FILES
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
 DIFFERING_MEASURE = "relevance nDCG@5 judged-only"  # the measure of the "runs differ most" table
@@ -122,16 +123,10 @@ def run_names(runs: Sequence[Path], names: Sequence[str] | None) -> list[str]:
         if len(set(names)) != len(names) or not all(name.strip() for name in names):
             raise ToucheError("--names must be distinct and non-empty")
         return list(names)
-    guessed = [_run_file(run).resolve().parent.name if _run_file(run).name == "run.txt" else run.stem
-               for run in runs]
+    guessed = [run_file(run).resolve().parent.name if run_file(run).name in RUN_FILES else run.stem for run in runs]
     if len(set(guessed)) < len(guessed):
         guessed = [f"{name} ({index})" for index, name in enumerate(guessed, 1)]
     return guessed
-
-
-def _run_file(run: Path) -> Path:
-    """A run file, or the run.txt of an output directory (as `touche evaluate` reads it)."""
-    return run / "run.txt" if run.is_dir() else run
 
 
 def _topic_order(qid: str) -> tuple[int, str]:
@@ -146,10 +141,8 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
                truth: dict[tuple[str, str], str] | None) -> tuple[RunScores, set[str]]:
     """Evaluate one run as `touche evaluate` does; also the judged topics it retrieved for."""
     evaluation = evaluate_run(path, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
-    scored, stances = read_run(_run_file(path))
+    scored, stances = read_run(run_file(path))
     retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
-    if not retrieved:
-        raise ToucheError(f"{path}: none of its topics is judged in {qrels['relevance']}")
     topics = sorted(evaluation.per_topic, key=_topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
         raise ToucheError(f"{qrels['quality']}: judges no topic")
@@ -201,7 +194,7 @@ def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None =
 def write_report(markup: str, path: Path) -> None:
     """Write the page to a temporary file beside `path` and rename it, so no reader ever sees half a page."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_directory(path.parent)
         with atomic_text(path, f".{path.name}.") as out:
             out.write(markup)
     except OSError as error:

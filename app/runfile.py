@@ -24,6 +24,8 @@ STANCE_LABELS = {
 }
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -140,14 +142,16 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         result.errors.append(f"line {number}: expected 6 columns, found {len(columns)}")
         return
     qid, stance, doc_id, rank_text, score_text, tag = columns
-    try:
-        rank = int(rank_text)
-    except ValueError:
+    # Python's int() and float() also take "1_0" and other scripts' digits, which trec_eval reads otherwise.
+    if not _INTEGER.match(rank_text):
         result.errors.append(f"line {number}: rank {rank_text!r} is not an integer")
         return
+    rank = int(rank_text)
     try:
         score = float(score_text)
     except ValueError:
+        score = None
+    if score is None or (math.isfinite(score) and not _NUMBER.match(score_text)):
         result.errors.append(f"line {number}: score {score_text!r} is not a number")
         return
     if not math.isfinite(score):

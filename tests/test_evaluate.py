@@ -45,3 +45,18 @@ def test_bad_files_are_clear_errors(tmp_path):
     with pytest.raises(ToucheError, match="stance qrels"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
                      stance_qrels=write(tmp_path, "s", ["1 0 a"]))
+    with pytest.raises(ToucheError, match="an empty run"):
+        evaluate_run(write(tmp_path, "run.txt", [""]), write(tmp_path, "q", QRELS))
+    with pytest.raises(ToucheError, match="none of its topics is judged"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["3 0 a 1"]))
+    with pytest.raises(ToucheError, match="grade 99999999999999999999 of topic 1 is beyond"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 99999999999999999999"]))
+
+
+def test_a_gzipped_run_in_an_output_directory_is_read(tmp_path):
+    import gzip
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.txt.gz").write_bytes(gzip.compress(("\n".join(RUN) + "\n").encode()))
+    plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
+    assert evaluate_run(tmp_path / "out", tmp_path / "q").mean == plain.mean

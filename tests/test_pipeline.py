@@ -180,6 +180,19 @@ def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures,
         first_stage(settings, read_topics(tmp_path), _Timer())
 
 
+def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fixtures, tmp_path, caplog):
+    import shutil
+
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"
+                                         "<topic><number>012</number><title>Cats or dogs?</title></topic></topics>")
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    candidates, _, _ = first_stage(settings, read_topics(tmp_path), _Timer())
+    assert set(candidates) == {"11"}
+    assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
+
+
 @pytest.mark.slow
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",

@@ -210,5 +210,5 @@ def test_write_report_replaces_atomically(tmp_path, monkeypatch):
     write_report("<html>new</html>", target)
     assert target.read_text() == "<html>new</html>" and list(tmp_path.iterdir()) == [target]
     (tmp_path / "file").write_text("")
-    with pytest.raises(ToucheError, match="cannot write"):
+    with pytest.raises(ToucheError, match="file is a file, not a directory"):
         write_report("<html></html>", tmp_path / "file" / "report.html")
