@@ -258,26 +258,38 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
     conclusion."""
-    # ijson's C parser (3.6) crashes the process on an integer longer than Python's limit on converting digits
-    # (4,300): lifted while it reads. The conversion takes time that grows with the square of the digits (a
-    # million: 3 s), which only a file made to hurt would spend.
-    digits = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        for path in source.paths:
-            try:
-                with open_text(path, defects) as stream:
-                    for argument in ijson.items(stream, "arguments.item"):
-                        document = _argument_document(argument)
-                        if document is None:
-                            defects.add("malformed arguments")
-                        else:
-                            yield document
-            except ijson.JSONError as error:
-                reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
-    finally:
-        sys.set_int_max_str_digits(digits)
+    for path in source.paths:
+        try:
+            with open_text(path, defects) as stream:
+                for argument in _any_integers(ijson.items(stream, "arguments.item")):
+                    document = _argument_document(argument)
+                    if document is None:
+                        defects.add("malformed arguments")
+                    else:
+                        yield document
+        except ijson.JSONError as error:
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
+
+
+_END = object()
+
+
+def _any_integers(items: Iterator) -> Iterator:
+    """ijson's items, each parsed with Python's limit on an integer's digits (4,300) lifted: ijson's C parser (3.6)
+    crashes the process on a longer one. Lifted only while the parser works, never while a caller holds an item.
+    Converting takes time that grows with the square of the digits (a million: 3 s): only a file made to hurt
+    would spend it."""
+    while True:
+        digits = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            item = next(items, _END)
+        finally:
+            sys.set_int_max_str_digits(digits)
+        if item is _END:
+            return
+        yield item
 
 
 def _argument_document(argument) -> Document | None:
