@@ -12,6 +12,7 @@ cache file and repr.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
+from app.files import os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
@@ -50,6 +52,11 @@ MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the mo
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
+# A topic whose search fails for good is asked once more after the others, then left out of the run; this many
+# failing in a row say the service is down, and the run stops instead of spending every topic's retries.
+MAX_SEARCH_FAILURES_IN_A_ROW = 3
+# Failures that no other topic's search would escape: the key, the address, the service itself.
+_SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable"])
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
@@ -505,28 +512,56 @@ class TextCache:
     """Document texts on disk, one UTF-8 file per document id, so an interrupted run resumes without re-fetching.
     Keyed by index and by how the page was read (`page_text`): runs that read pages differently share no texts.
 
-    Files are written atomically (temp file, then rename): a killed run leaves whole files or none.
+    Files are written atomically (temp file, then rename): a killed run leaves whole files or none. Each opens with
+    its text's digest, so a file damaged later (emptied, cut, overwritten) is fetched again, never read as the
+    page. A cache that cannot take a file (read-only, full) costs the caching, not the text.
     """
 
     def __init__(self, directory: Path, index: str, page_text: str = PAGE_TEXT):
         self.directory = Path(directory) / index_id(index) / page_text
+        self.damaged = 0  # files found damaged (then fetched again)
+        self.unwritable: str | None = None  # why the cache took no more files, once one failed
+        self._lock = threading.Lock()
 
     def get(self, doc_id: str) -> str | None:
+        """The cached text, or None when there is none or its file is damaged."""
         try:
-            return self._path(doc_id).read_text(encoding="utf-8")
-        except FileNotFoundError:
+            header, _, text = self._path(doc_id).read_bytes().decode("utf-8").partition("\n")
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except (OSError, UnicodeDecodeError):
+            header, text = "", ""
+        if header != _digest(text):
+            with self._lock:
+                self.damaged += 1
+            return None
+        return text
 
     def put(self, doc_id: str, text: str) -> None:
+        if self.unwritable:
+            return
         path = self._path(doc_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(f"{_digest(text)}\n{text}".encode("utf-8"))
+            os.replace(temporary, path)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            with self._lock:
+                if not self.unwritable:
+                    self.unwritable = os_reason(error)
+                    logger.warning("cannot cache page texts in %s (%s); the run goes on without caching them",
+                                   self.directory, self.unwritable)
 
     def _path(self, doc_id: str) -> Path:
         name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
         return self.directory / f"{name}.txt"
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 class ChatNoirBackend:
@@ -546,7 +581,10 @@ class ChatNoirBackend:
 
         Candidates keep ChatNoir's order and score; doc ids are ChatNoir's trec_id (uuid where an index has none).
         Documents below `text_depth` (all when None), or whose text cannot be fetched, carry title + snippet.
-        Raises ToucheError when a search fails for good; nothing is returned half-done.
+        A topic whose search fails for good (its retries spent) is asked again after the others, then left out
+        with an error line: one topic's trouble costs that topic. Raises ToucheError when the service fails as a
+        whole: a rejected key, an address that cannot be reached, MAX_SEARCH_FAILURES_IN_A_ROW topics in a row, or
+        every topic.
         """
         if not 1 <= depth <= MAX_DEPTH:
             raise ToucheError(f"ChatNoir depth must be between 1 and {MAX_DEPTH}, got {depth}")
@@ -555,7 +593,7 @@ class ChatNoirBackend:
         for name in _URL_LOGGERS:
             logging.getLogger(name).addFilter(redact)
         try:
-            hits = {topic.number: self._search(topic, depth) for topic in topics}
+            hits = self._search_all(topics, depth)
             texts = self._texts(hits, text_depth)
         finally:
             for name in _URL_LOGGERS:
@@ -564,16 +602,50 @@ class ChatNoirBackend:
             qid: [Candidate(qid, Document(hit.doc_id, texts.get(hit.doc_id) or hit.preview), hit.score) for hit in topic_hits]
             for qid, topic_hits in hits.items()
         }
-        self.stats.topics = len(topics)
+        self.stats.topics = len(hits)
         self.stats.seconds = time.perf_counter() - started
         self._log_summary()
         return candidates
 
-    def _search(self, topic: Topic, depth: int) -> list[Hit]:
-        try:
-            results = self.client.search(topic.title, depth)
-        except ChatNoirRequestError as error:
+    def _search_all(self, topics: list[Topic], depth: int) -> dict[str, list[Hit]]:
+        """Each topic's hits, in the topics' order, without the topics whose search failed twice (see `retrieve`)."""
+        hits: dict[str, list[Hit]] = {}
+        failed: list[Topic] = []
+        in_a_row = 0
+        for topic in topics:
+            try:
+                hits[topic.number] = self._search(topic, depth)
+                in_a_row = 0
+            except ChatNoirRequestError as error:
+                self._give_up_on_service(topic, error)
+                failed.append(topic)
+                in_a_row += 1
+                if in_a_row == MAX_SEARCH_FAILURES_IN_A_ROW:
+                    raise ToucheError(f"topic {topic.number}: {error} (the searches of {in_a_row} topics in a row "
+                                      "failed: ChatNoir seems down)") from None
+                logger.warning("topic %s: %s; asked again after the other topics", topic.number, error)
+        left = []
+        for topic in failed:
+            try:
+                hits[topic.number] = self._search(topic, depth)
+            except ChatNoirRequestError as error:
+                self._give_up_on_service(topic, error)
+                left.append((topic, error))
+        if not hits:
+            topic, error = left[0]
+            raise ToucheError(f"topic {topic.number}: {error} (no topic's search succeeded)")
+        for topic, error in left:
+            logger.error("topic %s: %s; the run goes on without it", topic.number, error)
+        return {topic.number: hits[topic.number] for topic in topics if topic.number in hits}
+
+    @staticmethod
+    def _give_up_on_service(topic: Topic, error: ChatNoirRequestError) -> None:
+        """A failure no other topic's search would escape ends the retrieval at once."""
+        if error.reason in _SERVICE_FAILURES:
             raise ToucheError(f"topic {topic.number}: {error}") from None
+
+    def _search(self, topic: Topic, depth: int) -> list[Hit]:
+        results = self.client.search(topic.title, depth)
         hits, seen = [], set()
         for raw in results[:depth]:
             hit = self._hit(raw)
@@ -674,6 +746,9 @@ class ChatNoirBackend:
             self.settings.index, stats.topics, stats.search_requests, stats.document_requests, stats.retries,
             stats.cache_hits, stats.seconds,
         )
+        if self.cache is not None and self.cache.damaged:
+            logger.warning("ChatNoir: %d cached texts in %s were damaged and fetched again", self.cache.damaged,
+                           self.cache.directory)
         if stats.dropped_results:
             logger.warning("ChatNoir: dropped %d results without a score or document id", stats.dropped_results)
         if stats.fallbacks:

@@ -82,6 +82,7 @@ class ChatNoirStub:
         self.requests: list[dict] = []
         self._faults: dict[str, deque[str]] = {"search": deque(), "cache": deque()}
         self._lock = threading.Lock()
+        self._failing_queries: dict[str, str] = {}
         self.stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -109,6 +110,13 @@ class ChatNoirStub:
             raise ValueError(f"unknown fault {fault!r}")
         with self._lock:
             self._faults[endpoint].extend([fault] * times)
+
+    def fail_query(self, query: str, fault: str) -> None:
+        """Serve `fault` to every search for `query`, however often it is asked."""
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}")
+        with self._lock:
+            self._failing_queries[query] = fault
 
     def count(self, endpoint: str) -> int:
         return sum(1 for request in self.requests if request["endpoint"] == endpoint)
@@ -195,7 +203,7 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 return self._json(404, {"error": "not found"})
             if not isinstance(body, dict):
                 return self._json(400, {"error": "request body must be a JSON object"})
-            if self._fault("search"):
+            if self._fault("search") or self._query_fault(body):
                 return
             if body.get("apikey") != stub.api_key:
                 return self._json(401, {"error": "API key invalid or missing"})
@@ -237,9 +245,17 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
 
         _pending_result_fault: str | None = None
 
+        def _query_fault(self, body: dict) -> bool:
+            """Serve the fault `fail_query` set for this search's query; True when it answered the request."""
+            fault = stub._failing_queries.get(str(body.get("query", "")))
+            return fault is not None and self._serve(fault)
+
         def _fault(self, endpoint: str, has_page: bool = True) -> bool:
             """Serve the next queued fault; True when it answered the request."""
-            fault = stub.next_fault(endpoint, has_page)
+            return self._serve(stub.next_fault(endpoint, has_page))
+
+        def _serve(self, fault: str | None) -> bool:
+            """Answer with `fault` unless it shapes the results (or is None); True when it answered."""
             if fault in ("401", "403", "500", "504"):
                 self._json(int(fault), {"error": f"fault {fault}"})
             elif fault == "429":

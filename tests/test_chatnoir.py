@@ -223,6 +223,29 @@ def test_an_interrupted_run_resumes_from_the_disk_cache(stub, settings):
     assert stub.count("cache") == 1  # only the page the cache endpoint never had is asked for again
 
 
+def test_a_damaged_cached_text_is_fetched_again_never_read(stub, settings, caplog):
+    first = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    files = sorted(settings.cache_dir.rglob("*.txt"))
+    files[0].write_bytes(b"")
+    files[1].write_bytes(files[1].read_bytes()[:-5])  # cut: its digest no longer fits
+    files[2].write_bytes(b"\xff\xfe\x00 garbage")
+    stub.requests.clear()
+    again = ChatNoirBackend(settings)
+    assert again.retrieve(TOPICS, depth=5) == first
+    assert again.stats.cache_hits == 4 and stub.count("cache") == 4  # 3 damaged + the page the stub never had
+    assert "ChatNoir: 3 cached texts in" in caplog.text and "were damaged and fetched again" in caplog.text
+
+
+def test_a_cache_that_cannot_take_a_text_costs_the_caching_not_the_text(stub, settings, caplog):
+    expected = ChatNoirBackend(replace(settings, cache_dir=None)).retrieve(TOPICS, depth=5)
+    settings.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    settings.cache_dir.write_text("a file where the cache would go")
+    backend = ChatNoirBackend(settings)
+    assert backend.retrieve(TOPICS, depth=5) == expected
+    assert backend.stats.fallbacks == {"HTTP 404": 1}  # the page the stub never had, as without a cache
+    assert caplog.text.count("cannot cache page texts in") == 1
+
+
 def test_text_depth_limits_the_documents_fetched(stub, settings):
     backend = ChatNoirBackend(settings)
     candidates = backend.retrieve(TOPICS, depth=5, text_depth=1)
@@ -263,16 +286,37 @@ def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault,
     ("hang", "after 3 attempts: no answer within 0.3 s"),
     ("gateway-html", r"with malformed JSON \(55 bytes\) 3 times"),
 ])
-def test_search_faults_that_outlast_the_retries_fail_clearly(stub, settings, fault, message):
-    stub.fail("search", fault, times=3)
+def test_search_faults_that_outlast_the_retries_in_every_topic_fail_clearly(stub, settings, fault, message):
+    stub.fail("search", fault, times=9)  # 3 topics, 3 attempts each
     started = time.perf_counter()
     with pytest.raises(ToucheError, match=message) as error:
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
-    assert time.perf_counter() - started < 3.0
-    assert str(error.value).startswith("topic 1: ") and "\n" not in str(error.value)
-    assert stub.count("search") == 3 and stub.count("cache") == 0
+    assert time.perf_counter() - started < 6.0
+    assert str(error.value).startswith("topic 3: ") and "\n" not in str(error.value)
+    assert "the searches of 3 topics in a row failed: ChatNoir seems down" in str(error.value)
+    assert stub.count("search") == 9 and stub.count("cache") == 0
     assert not settings.cache_dir.exists()
     assert_key_absent(str(error.value))
+
+
+def test_a_topic_whose_search_fails_is_asked_again_after_the_others(stub, settings, caplog):
+    expected = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    stub.fail("search", "500", times=3)  # topic 1's three attempts
+    assert ChatNoirBackend(settings).retrieve(TOPICS, depth=5) == expected
+    assert "topic 1: ChatNoir search request failed after 3 attempts: HTTP 500; asked again" in caplog.text
+
+
+def test_a_topic_whose_search_keeps_failing_costs_that_topic_alone(stub, settings, caplog):
+    stub.fail_query(TOPICS[1].title, "gateway-html")
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS, depth=5)
+    assert list(candidates) == ["1", "3"] and backend.stats.topics == 2
+    assert "topic 2: ChatNoir answered the search for 'Is vaping with e-cigarettes safe?' with malformed JSON" \
+           in caplog.text and "the run goes on without it" in caplog.text
+    assert [record.levelname for record in caplog.records if "goes on without it" in record.message] == ["ERROR"]
+    only = [Topic("2", TOPICS[1].title)]
+    with pytest.raises(ToucheError, match="no topic's search succeeded"):
+        ChatNoirBackend(settings).retrieve(only, depth=5)
 
 
 @pytest.mark.parametrize("fault, message", [
@@ -291,7 +335,7 @@ def test_search_faults_the_api_does_not_retry_fail_at_once(stub, settings, fault
 def test_an_answer_that_trickles_in_fails_by_the_time_out_not_per_read(stub, settings):
     """requests' timeout bounds each read: a server sending a byte within each would hold the run for ever."""
     stub.hang_s = 2.0  # a byte every 0.1 s, each read well within the 0.3 s time-out
-    stub.fail("search", "trickle")
+    stub.fail_query(TOPICS[0].title, "trickle")
     started = time.monotonic()
     with pytest.raises(ToucheError, match=r"did not arrive within 0\.3 s"):
         ChatNoirBackend(replace(settings, retries=0)).retrieve(TOPICS[:1], depth=5)
@@ -303,7 +347,7 @@ def test_an_answer_that_breaks_off_is_asked_again(stub, settings, caplog):
     backend = ChatNoirBackend(settings)
     assert len(backend.retrieve(TOPICS[:1], depth=5)["1"]) == 3
     assert "the answer broke off" in caplog.text and backend.stats.retries == 1
-    stub.fail("search", "cut", times=3)
+    stub.fail_query(TOPICS[0].title, "cut")
     with pytest.raises(ToucheError, match=r"search request failed after 3 attempts: the answer broke off"):
         ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
 
