@@ -201,21 +201,26 @@ class ChatNoirStats:
             self.fallbacks[reason] += 1
 
 
-class _RedactKey(logging.Filter):
-    """Masks the API key in records of loggers that print request URLs (urllib3 logs them at DEBUG).
+class _RedactKeys(logging.Filter):
+    """Masks API keys in records of loggers that print request URLs (urllib3 logs them at DEBUG, and warns of
+    retries with the URL). A key is kept for the process's life once a retrieval used it: worker threads still
+    retrying after the retrieval ended (a stopped run) must not print it either.
 
     Also demotes urllib3's own "Retrying ... after connection broken" warning to DEBUG: the client logs each retry
     itself (searches as warnings, documents at DEBUG), so a run's log says it once, in its own words.
     """
 
-    def __init__(self, key: str):
+    def __init__(self):
         super().__init__()
-        self.key = key
+        self.keys: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        if self.key in message:
-            record.msg, record.args = message.replace(self.key, "***"), ()
+        masked = message
+        for key in list(self.keys):
+            masked = masked.replace(key, "***")
+        if masked != message:
+            record.msg, record.args = masked, ()
         if hasattr(record, "__urllib3-retry-warning"):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
@@ -223,6 +228,9 @@ class _RedactKey(logging.Filter):
 
 
 _URL_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry")
+_REDACT = _RedactKeys()
+for _name in _URL_LOGGERS:
+    logging.getLogger(_name).addFilter(_REDACT)
 _RETRIED_STATUSES = frozenset([429, *range(500, 600)])
 
 
@@ -589,15 +597,10 @@ class ChatNoirBackend:
         if not 1 <= depth <= MAX_DEPTH:
             raise ToucheError(f"ChatNoir depth must be between 1 and {MAX_DEPTH}, got {depth}")
         started = time.perf_counter()
-        redact = _RedactKey(self.settings.api_key)
-        for name in _URL_LOGGERS:
-            logging.getLogger(name).addFilter(redact)
-        try:
-            hits = self._search_all(topics, depth)
-            texts = self._texts(hits, text_depth)
-        finally:
-            for name in _URL_LOGGERS:
-                logging.getLogger(name).removeFilter(redact)
+        if self.settings.api_key:
+            _REDACT.keys.add(self.settings.api_key)
+        hits = self._search_all(topics, depth)
+        texts = self._texts(hits, text_depth)
         candidates = {
             qid: [Candidate(qid, Document(hit.doc_id, texts.get(hit.doc_id) or hit.preview), hit.score) for hit in topic_hits]
             for qid, topic_hits in hits.items()
@@ -690,11 +693,14 @@ class ChatNoirBackend:
             for hit in topic_hits[:text_depth]:
                 wanted.setdefault(hit.doc_id, hit)
         texts: dict[str, str] = {}
-        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency))
+        try:
             fetched = pool.map(self._text, wanted.values())
             for hit, text in tqdm(zip(wanted.values(), fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
                 if text:
                     texts[hit.doc_id] = text
+        finally:  # all fetched, or stopped (SIGTERM, Ctrl-C): then the pages not yet asked for are dropped
+            pool.shutdown(wait=False, cancel_futures=True)
         return texts
 
     def _text(self, hit: Hit) -> str | None:

@@ -400,4 +400,11 @@ def main(args: list[str] | None = None) -> None:
     except Abort:  # end of input at a prompt, as click says "Aborted!"
         typer.echo("touche: aborted", err=True)
         sys.exit(1)
-    sys.exit(status if isinstance(status, int) else 0)
+    status = status if isinstance(status, int) else 0
+    if status in (130, 143) and threading.active_count() > 1:
+        # Stopped, its cleanup done: worker threads still inside a request (ChatNoir pages) would hold the exit for
+        # their time-outs and retries, past `docker stop`'s 10 s.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

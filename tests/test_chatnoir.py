@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -499,6 +500,30 @@ def _entrypoint(input_dir: Path, output_dir: Path, base_url: str, *flags: str) -
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     return subprocess.run(["bash", str(REPO / "entrypoint.sh"), "-i", str(input_dir), "-o", str(output_dir), *flags],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_a_run_stopped_while_pages_hang_ends_at_once_without_the_key(stub, chatnoir_input, tmp_path):
+    """docker stop sends SIGKILL 10 s after SIGTERM: worker threads inside a page request must not hold the exit
+    for their time-outs and retries, nor log the key (urllib3 quotes the URL) after the retrieval is left."""
+    stub.hang_s = 60.0
+    stub.fail("cache", "hang", times=100)
+    env = {**os.environ, "CHATNOIR_BASE_URL": stub.base_url, "CHATNOIR_RETRIES": "2", "CHATNOIR_TIMEOUT_S": "20",
+           "TQDM_DISABLE": "1"}
+    running = subprocess.Popen([str(Path(sys.executable).parent / "touche"), "run", "-i", str(chatnoir_input), "-o",
+                                str(tmp_path / "out"), "--no-metadata", "--debug"], cwd=REPO, env=env,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while stub.count("cache") < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    running.send_signal(signal.SIGTERM)
+    stopped = time.monotonic()
+    assert running.wait(timeout=60) == 143
+    assert time.monotonic() - stopped < 5.0
+    rest = running.stderr.read()
+    assert rest.strip().splitlines()[-1] == "touche: terminated"
+    assert_key_absent(rest)
+    assert not (tmp_path / "out" / "run.txt").exists()
 
 
 @pytest.mark.slow
