@@ -33,8 +33,14 @@ PAGE_TEXT = "main"
 # 5,000 nested elements, 4 s at 20,000, minutes for a 1 MB page of unclosed <div>s or <font>s. The dev pages nest at
 # most 74 deep (`_nesting_depth`); a page deeper than this is read whole ("full"), which takes linear time.
 MAX_MAIN_DEPTH = 500
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_TAG = re.compile(r"<!--|<[!?]|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_COMMENT_END = re.compile(r"--!?>")
+_EMPTY_COMMENT_END = re.compile(r"-?>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+# Elements whose content the HTML parser reads as text up to their end tag (plaintext: to the end of the page), so
+# a "</div>" inside one closes nothing; found by parsing with Resiliparse (noscript is not one: it parses markup).
+_RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
+_RAW_TEXT_END = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE) for name in _RAW_TEXT}
 
 
 def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
@@ -60,12 +66,30 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
 def _nesting_depth(markup: str) -> int:
     """How deep a page's elements nest at most, as a tag stack counts it: void and self-closed elements do not
     open, and an end tag closes its element and the ones left open inside it, or nothing if none is open (so
-    "<div></p>" cannot hide a level). Linear in the markup: about 0.2 ms for a typical page."""
+    "<div></p>" cannot hide a level). Comments and the content of raw-text elements (scripts, styles, ...) are
+    passed over as the parser passes them, so an end tag in them cannot hide a level either. Linear in the markup:
+    about 0.2 ms for a typical page."""
     stack: list[str] = []
     open_counts: dict[str, int] = {}
     deepest = 0
-    for closing, name, self_closed in _TAG.findall(markup):
+    position = 0
+    while (tag := _TAG.search(markup, position)) is not None:
+        position = tag.end()
+        if tag.group(0) == "<!--":  # a comment: "<!-->" and "<!--->" end at once, the rest at "-->" or "--!>"
+            end = _EMPTY_COMMENT_END.match(markup, position) or _COMMENT_END.search(markup, position)
+            position = len(markup) if end is None else end.end()
+            continue
+        if tag.group(0) in ("<!", "<?"):  # a doctype, CDATA or processing instruction: a comment to the next ">"
+            end = markup.find(">", position)
+            position = len(markup) if end < 0 else end + 1
+            continue
+        closing, name, self_closed = tag.groups()
         name = name.lower()
+        if not closing and name in _RAW_TEXT:
+            deepest = max(deepest, len(stack) + 1)
+            end = _RAW_TEXT_END[name].search(markup, position) if name != "plaintext" else None
+            position = len(markup) if end is None else end.start()
+            continue
         if closing:
             if open_counts.get(name):
                 while True:
