@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import requests
@@ -51,6 +52,7 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
+MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S: an hour per answer; beyond, a clock overflows (inf: "timestamp out of range")
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
 # failing in a row say the service is down, and the run stops instead of spending every topic's retries.
@@ -91,12 +93,19 @@ class ChatNoirSettings:
         clueweb22/b. Base URL: CHATNOIR_BASE_URL. CHATNOIR_TIMEOUT_S and CHATNOIR_RETRIES tune the client.
         """
         credentials = _read_credentials(input_dir) if input_dir is not None else {}
-        api_key = str(credentials.get("apikey") or os.environ.get("CHATNOIR_API_KEY") or "").strip()
+        where = f"{input_dir / CREDENTIALS_FILE}" if input_dir is not None else CREDENTIALS_FILE
+        for name in ("apikey", "index"):
+            if credentials.get(name) is not None and not isinstance(credentials[name], str):
+                raise ToucheError(f"{where}: '{name}' must be a string, not {type(credentials[name]).__name__}")
+        api_key = (credentials.get("apikey") or os.environ.get("CHATNOIR_API_KEY") or "").strip()
         if not api_key:
-            where = f"{input_dir / CREDENTIALS_FILE}" if input_dir is not None else CREDENTIALS_FILE
             raise ToucheError(f'no ChatNoir API key: put {{"apikey": "..."}} into {where} or set CHATNOIR_API_KEY')
-        base_url = os.environ.get("CHATNOIR_BASE_URL") or DEFAULT_BASE_URL
-        if not base_url.startswith(("http://", "https://")):
+        base_url = (os.environ.get("CHATNOIR_BASE_URL") or "").strip() or DEFAULT_BASE_URL
+        try:
+            parts = urlsplit(base_url)
+        except ValueError:  # "http://[bad/": an unclosed IPv6 address
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
             raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {base_url!r}")
         return cls(
             api_key=api_key,
@@ -105,7 +114,7 @@ class ChatNoirSettings:
             search_method=_search_method(search_method or "default"),
             cache_dir=cache_dir,
             page_text=_page_text(page_text),
-            timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float),
+            timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float, MAX_TIMEOUT_S),
             retries=_env_number("CHATNOIR_RETRIES", cls.retries, int),
         )
 
@@ -120,7 +129,7 @@ def _read_credentials(input_dir: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        credentials = json.loads(path.read_text(encoding="utf-8"))
+        credentials = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM, as an editor may write
     except RecursionError:
         raise ToucheError(f"{path} is not a credentials file (JSON nested too deep)") from None
     except ValueError as error:  # not JSON, not UTF-8, an integer past Python's 4,300 digits
@@ -155,16 +164,19 @@ def _page_text(name: str) -> str:
     return name
 
 
-def _env_number(name: str, default, kind):
+def _env_number(name: str, default, kind, most: float | None = None):
+    """A number from the environment: `kind` (int or float), not negative; with `most`, above 0 and at most that."""
     value = os.environ.get(name)
     if value is None or value == "":
         return default
     try:
         number = kind(value)
     except ValueError:
-        raise ToucheError(f"{name} must be a {kind.__name__}, got {value!r}") from None
-    if number < 0:
-        raise ToucheError(f"{name} must not be negative, got {value!r}")
+        raise ToucheError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise ToucheError(f"{name} must be a finite number, not negative, got {value!r}")
+    if most is not None and not 0 < number <= most:
+        raise ToucheError(f"{name} must be above 0 and at most {most:g}, got {value!r}")
     return number
 
 

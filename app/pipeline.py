@@ -166,6 +166,8 @@ def first_stage(settings: RunSettings, topics: list[Topic],
     """Candidates per topic (from ChatNoir, a re-rank file as given, or BM25 over the local corpus), the number of
     documents they came from, and the local corpus's cache (None for ChatNoir)."""
     source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
+    if source is not None and settings.index is not None:
+        log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
     if source is None:
         with timer.stage("first-stage retrieval"):
             chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",

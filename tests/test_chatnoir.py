@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -159,6 +160,33 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
         assert_key_absent(str(error.value))
     settings = ChatNoirSettings(api_key=KEY)
     assert_key_absent(repr(settings), str(settings))
+
+
+@pytest.mark.parametrize("variable, value, says", [
+    ("CHATNOIR_TIMEOUT_S", "0", "above 0 and at most 3600"), ("CHATNOIR_TIMEOUT_S", "nan", "a finite number"),
+    ("CHATNOIR_TIMEOUT_S", "inf", "a finite number"), ("CHATNOIR_TIMEOUT_S", "1e999", "a finite number"),
+    ("CHATNOIR_TIMEOUT_S", "-1", "not negative"), ("CHATNOIR_RETRIES", "1.5", "must be an integer"),
+    ("CHATNOIR_BASE_URL", "http://[bad/", "must be an http(s) URL"), ("CHATNOIR_BASE_URL", "ftp://x/", "http(s)"),
+    ("CHATNOIR_BASE_URL", "http://", "http(s) URL"),
+])
+def test_settings_from_the_environment_are_checked_before_any_request(tmp_path, monkeypatch, variable, value, says):
+    monkeypatch.setenv("CHATNOIR_API_KEY", KEY)
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ToucheError, match=re.escape(says)):
+        ChatNoirSettings.resolve(tmp_path)
+
+
+def test_credentials_values_must_be_strings_and_may_follow_a_bom(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHATNOIR_BASE_URL", " http://127.0.0.1:9/ ")  # pasted with spaces
+    (tmp_path / CREDENTIALS_FILE).write_bytes(b"\xef\xbb\xbf" + json.dumps({"apikey": KEY}).encode())
+    assert ChatNoirSettings.resolve(tmp_path).base_url == "http://127.0.0.1:9/"
+    for value in (["x"], 123, True, {"k": "v"}):
+        (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": value}))
+        with pytest.raises(ToucheError, match="'apikey' must be a string"):
+            ChatNoirSettings.resolve(tmp_path)
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY, "index": 22}))
+    with pytest.raises(ToucheError, match="'index' must be a string, not int"):
+        ChatNoirSettings.resolve(tmp_path)
 
 
 # --- retrieval -----------------------------------------------------------------------------------------------
