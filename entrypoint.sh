@@ -10,4 +10,8 @@ if ! command -v touche >/dev/null 2>&1; then
     echo "entrypoint: no touche command: run 'make setup' in the checkout, or install the package" >&2
     exit 127
 fi
+# `docker run IMAGE sh -c '...'` (or bash): the shell, not a run with "sh" as its first flag.
+case "${1:-}" in
+    sh|bash|/bin/sh|/bin/bash) exec "$@" ;;
+esac
 exec touche run "$@"

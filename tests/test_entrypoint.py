@@ -44,3 +44,11 @@ def test_entrypoint_works_from_a_checkout_without_touche_on_path(fixtures, tmp_p
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert validate_run(tmp_path).ok
+
+
+def test_a_shell_given_to_the_image_runs_as_the_shell(tmp_path):
+    """`docker run IMAGE sh -c '/entrypoint.sh -i $inputDataset -o $outputDir'` reaches the entrypoint with the
+    shell as its first argument: it runs the shell (which then calls the entrypoint), not `touche run sh -c`."""
+    done = subprocess.run([str(ROOT / "entrypoint.sh"), "sh", "-c", "echo from the shell; exit 7"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 7 and done.stdout == "from the shell\n"
