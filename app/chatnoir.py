@@ -41,7 +41,7 @@ from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
 from app.files import os_reason
-from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page
+from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
 logger = logging.getLogger(__name__)
@@ -374,8 +374,9 @@ class ChatNoirClient:
         content_type = response.headers.get("Content-Type", "").lower()
         if "charset" not in content_type:
             response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
-        # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed.
-        page = response.text[:MAX_PAGE_CHARS]
+        # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed; what
+        # holds no text (scripts, inline images) goes first, so a megabyte of it cannot push the text past the bound.
+        page = without_bulk(response.text[:10 * MAX_PAGE_CHARS])[:MAX_PAGE_CHARS]
         if "html" in content_type or page.lstrip().startswith("<"):
             return read_page(page, self.settings.page_text)
         return normalize_whitespace(page)

@@ -63,6 +63,29 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     return text or html_to_text(markup)
 
 
+_BULK = re.compile(r"<!--|<(script|style)\b[^>]*>|data:[^\"'\s)>]{1000,}", re.IGNORECASE)
+
+
+def without_bulk(markup: str) -> str:
+    """The markup without what holds no readable text yet can fill megabytes before a page's text begins: comments,
+    scripts, styles and long inline `data:` URIs (base64 images). Extraction skips them anyway; cut out first, they
+    no longer push the text past the bound a page is cut to. Linear in the markup."""
+    kept, position = [], 0
+    while (bulk := _BULK.search(markup, position)) is not None:
+        kept.append(markup[position:bulk.start()])
+        if bulk.group(0) == "<!--":
+            end = _EMPTY_COMMENT_END.match(markup, bulk.end()) or _COMMENT_END.search(markup, bulk.end())
+            position = len(markup) if end is None else end.end()
+        elif bulk.group(1):  # up to its end tag, which stays as a stray end tag the parser ignores
+            end = _RAW_TEXT_END[bulk.group(1).lower()].search(markup, bulk.end())
+            position = len(markup) if end is None else end.start()
+        else:
+            kept.append("data:")
+            position = bulk.end()
+    kept.append(markup[position:])
+    return "".join(kept)
+
+
 def _nesting_depth(markup: str) -> int:
     """How deep a page's elements nest at most, as a tag stack counts it: void and self-closed elements do not
     open, and an end tag closes its element and the ones left open inside it, or nothing if none is open (so

@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from app.html import MAX_MAIN_DEPTH, _nesting_depth, html_to_text, read_page
+from app.html import MAX_MAIN_DEPTH, _nesting_depth, html_to_text, read_page, without_bulk
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -82,3 +82,13 @@ def test_any_character_in_a_page_is_survived(character):
                      f"<p>academic freedom</p></body>")
     assert text.startswith("Tenure") and text.endswith("academic freedom")
     assert not any(unicodedata.category(c) in ("Cc", "Cs", "Cn") for c in text.replace("\n", ""))
+
+
+def test_without_bulk_drops_what_holds_no_text_and_keeps_the_text():
+    image = "data:image/png;base64," + "A" * 1_200_000
+    page = (f'<html><head><style>p {{color: red}}</style><script>var s = "</div>";</script></head><body>'
+            f'<img src="{image}"><!-- a note --><p>The text of the page.</p><script>unclosed')
+    slim = without_bulk(page)
+    assert len(slim) < 200 and "The text of the page." in slim and 'src="data:"' in slim
+    assert read_page(slim[:1_000_000]) == "The text of the page." == read_page(page)
+    assert without_bulk("<p>a</p><!--> <p>b</p>") == "<p>a</p> <p>b</p>"  # "<!-->" is an empty comment
