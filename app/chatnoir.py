@@ -52,7 +52,7 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
-MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S: an hour per answer; beyond, a clock overflows (inf: "timestamp out of range")
+MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf overflows the clock: an internal error)
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
 # failing in a row say the service is down, and the run stops instead of spending every topic's retries.
