@@ -10,8 +10,8 @@ if ! command -v touche >/dev/null 2>&1; then
     echo "entrypoint: no touche command: run 'make setup' in the checkout, or install the package" >&2
     exit 127
 fi
-# `docker run IMAGE sh -c '...'` (or bash): the shell, not a run with "sh" as its first flag.
+# `docker run IMAGE sh -c '...'` (a shell, env, or touche itself): that command, not a run with it as its first flag.
 case "${1:-}" in
-    sh|bash|/bin/sh|/bin/bash) exec "$@" ;;
+    sh|bash|env|touche|*/sh|*/bash|*/env|*/touche) exec "$@" ;;
 esac
 exec touche run "$@"

@@ -93,7 +93,7 @@ class EmbeddingStore:
                         or len(vectors) != len(ids) or len(set(ids)) != len(ids)):
                     raise ValueError("its ids and vectors do not match")
                 self.rows, self.vectors = {doc_id: row for row, doc_id in enumerate(ids)}, vectors
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:  # empty, cut, foreign
+            except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:  # cut, foreign
                 log.warning("ignoring the damaged embedding cache %s (%s)", path, error)
         self.added = False
 

@@ -374,12 +374,15 @@ class ChatNoirClient:
         content_type = response.headers.get("Content-Type", "").lower()
         if "charset" not in content_type:
             response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
-        # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed; what
-        # holds no text (scripts, inline images) goes first, so a megabyte of it cannot push the text past the bound.
-        page = without_bulk(response.text[:10 * MAX_PAGE_CHARS])[:MAX_PAGE_CHARS]
-        if "html" in content_type or page.lstrip().startswith("<"):
-            return read_page(page, self.settings.page_text)
-        return normalize_whitespace(page)
+        # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed. A
+        # longer page first loses what holds no text (scripts, inline images), so a megabyte of it cannot push the
+        # text past the bound.
+        page = response.text[:10 * MAX_PAGE_CHARS]
+        if "html" not in content_type and not page.lstrip().startswith("<"):
+            return normalize_whitespace(page[:MAX_PAGE_CHARS])
+        if len(page) > MAX_PAGE_CHARS:
+            page = without_bulk(page)[:MAX_PAGE_CHARS]
+        return read_page(page, self.settings.page_text)
 
     def _pause(self, what: str, problem: str, retry: int) -> None:
         """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first
@@ -577,8 +580,9 @@ class TextCache:
                                    self.directory, self.unwritable)
 
     def _path(self, doc_id: str) -> Path:
+        """The file of a document's text; `.v2`: with its digest (the files of caches from before are not read)."""
         name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
-        return self.directory / f"{name}.txt"
+        return self.directory / f"{name}.v2.txt"
 
 
 def _digest(text: str) -> str:
@@ -596,6 +600,7 @@ class ChatNoirBackend:
                       if settings.cache_dir is not None else None)
         self._failures_in_a_row = 0
         self._failures_lock = threading.Lock()
+        self._stopped = threading.Event()
 
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
         """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
@@ -647,7 +652,7 @@ class ChatNoirBackend:
             except ChatNoirRequestError as error:
                 self._give_up_on_service(topic, error)
                 left.append((topic, error))
-        if not hits:
+        if left and not hits:
             topic, error = left[0]
             raise ToucheError(f"topic {topic.number}: {error} (no topic's search succeeded)")
         for topic, error in left:
@@ -706,13 +711,15 @@ class ChatNoirBackend:
             for hit in topic_hits[:text_depth]:
                 wanted.setdefault(hit.doc_id, hit)
         texts: dict[str, str] = {}
+        self._stopped.clear()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency))
         try:
             fetched = pool.map(self._text, wanted.values())
             for hit, text in tqdm(zip(wanted.values(), fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
                 if text:
                     texts[hit.doc_id] = text
-        finally:  # all fetched, or stopped (SIGTERM, Ctrl-C): then the pages not yet asked for are dropped
+        finally:  # all fetched, or stopped (SIGTERM, Ctrl-C): then the pages not yet asked for are dropped,
+            self._stopped.set()  # and the pages still arriving are not written into a cache being removed
             pool.shutdown(wait=False, cancel_futures=True)
         return texts
 
@@ -748,7 +755,7 @@ class ChatNoirBackend:
         if not text:
             self.stats.fallback("empty page")
             return None
-        if self.cache is not None:
+        if self.cache is not None and not self._stopped.is_set():
             self.cache.put(hit.doc_id, text)
         return text
 

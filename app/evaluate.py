@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import statistics
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ import ir_measures
 from sklearn.metrics import f1_score
 
 from .errors import ToucheError
-from .runfile import RUN_FILES
+from .runfile import locate_run
 
 MEASURES = {
     "nDCG@5 judged-only": ir_measures.nDCG(judged_only=True) @ 5,
@@ -44,13 +45,6 @@ def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     return qrels
 
 
-def run_file(path: Path) -> Path:
-    """A run file, or the run.txt (else run.txt.gz) of an output directory."""
-    if not path.is_dir():
-        return path
-    return next((path / name for name in RUN_FILES if (path / name).is_file()), path / RUN_FILES[0])
-
-
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
     """The scored documents of a run and each one's stance label (column 2)."""
     scored, stances = [], {}
@@ -61,7 +55,7 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                     qid, stance, doc_id, _rank, score, _tag = line.split()
                     scored.append(ir_measures.ScoredDoc(qid, doc_id, float(score)))
                     stances[(qid, doc_id)] = stance
-    except (OSError, ValueError, EOFError) as error:  # EOFError: a gzip cut short
+    except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not scored:
         raise ToucheError(f"{path}: an empty run")
@@ -84,7 +78,7 @@ def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
 def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,
                  stance_qrels: Path | None = None) -> Evaluation:
     """The run's scores against the qrels; a run none of whose topics the relevance qrels judge is an error."""
-    run = run_file(run)
+    run = locate_run(run)
     scored, stances = read_run(run)
     mean: dict[str, float] = {}
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)

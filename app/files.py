@@ -48,8 +48,8 @@ def make_directory(directory: Path) -> None:
     except (FileExistsError, NotADirectoryError):
         for path in (directory, *directory.parents):
             if path.is_symlink() and not path.exists():
-                raise ToucheError(f"cannot make {directory}: {path} is a link to {os.readlink(path)}, which does "
-                                  "not exist") from None
+                raise ToucheError(f"cannot make {directory}: {path} is a link to {os.readlink(path)}, which leads "
+                                  "nowhere") from None
             if path.exists() and not path.is_dir():
                 raise ToucheError(f"cannot make {directory}: {path} is a file, not a directory") from None
         raise

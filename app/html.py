@@ -33,14 +33,14 @@ PAGE_TEXT = "main"
 # 5,000 nested elements, 4 s at 20,000, minutes for a 1 MB page of unclosed <div>s or <font>s. The dev pages nest at
 # most 74 deep (`_nesting_depth`); a page deeper than this is read whole ("full"), which takes linear time.
 MAX_MAIN_DEPTH = 500
-_TAG = re.compile(r"<!--|<[!?]|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _COMMENT_END = re.compile(r"--!?>")
 _EMPTY_COMMENT_END = re.compile(r"-?>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 # Elements whose content the HTML parser reads as text up to their end tag (plaintext: to the end of the page), so
 # a "</div>" inside one closes nothing; found by parsing with Resiliparse (noscript is not one: it parses markup).
 _RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
-_RAW_TEXT_END = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE) for name in _RAW_TEXT}
+_RAW_TEXT_END = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE | re.ASCII) for name in _RAW_TEXT}
 
 
 def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
@@ -63,15 +63,17 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     return text or html_to_text(markup)
 
 
-_BULK = re.compile(r"<!--|<(script|style)\b[^>]*>|data:[^\"'\s)>]{1000,}", re.IGNORECASE)
+_BULK = re.compile(r"<!--|<(script|style)(?=[\s/>])[^>]*>|data:[^\"'\s)>]{1000,}", re.IGNORECASE | re.ASCII)
 
 
 def without_bulk(markup: str) -> str:
     """The markup without what holds no readable text yet can fill megabytes before a page's text begins: comments,
     scripts, styles and long inline `data:` URIs (base64 images). Extraction skips them anyway; cut out first, they
-    no longer push the text past the bound a page is cut to. Linear in the markup."""
-    kept, position = [], 0
-    while (bulk := _BULK.search(markup, position)) is not None:
+    no longer push the text past the bound a page is cut to. It reads no context (a "<!--" in an attribute starts a
+    comment here), so it is for pages past that bound only. Linear in the markup: a tag is sought only up to the
+    last ">", where no tag can fail to end."""
+    kept, position, last = [], 0, markup.rfind(">") + 1
+    while (bulk := _BULK.search(markup, position, last)) is not None:
         kept.append(markup[position:bulk.start()])
         if bulk.group(0) == "<!--":
             end = _EMPTY_COMMENT_END.match(markup, bulk.end()) or _COMMENT_END.search(markup, bulk.end())
@@ -96,13 +98,14 @@ def _nesting_depth(markup: str) -> int:
     open_counts: dict[str, int] = {}
     deepest = 0
     position = 0
-    while (tag := _TAG.search(markup, position)) is not None:
+    last = markup.rfind(">") + 1  # a tag is sought only up to here, where none can fail to end: linear time
+    while (tag := _TAG.search(markup, position, last)) is not None:
         position = tag.end()
         if tag.group(0) == "<!--":  # a comment: "<!-->" and "<!--->" end at once, the rest at "-->" or "--!>"
             end = _EMPTY_COMMENT_END.match(markup, position) or _COMMENT_END.search(markup, position)
             position = len(markup) if end is None else end.end()
             continue
-        if tag.group(0) in ("<!", "<?"):  # a doctype, CDATA or processing instruction: a comment to the next ">"
+        if tag.group(0) in ("<!", "<?", "</"):  # doctype, CDATA, "</ div>": a bogus comment to the next ">"
             end = markup.find(">", position)
             position = len(markup) if end < 0 else end + 1
             continue

@@ -81,9 +81,12 @@ def _start(export: Path):
 
     # The native library "aborts" on some measuring errors (e.g. an unreadable file while archiving the git
     # repository): a signal that raises in the middle of the run, or abort() outside a tracking block. A level
-    # above CRITICAL turns that off. The git archive (a zip of the working tree) is left out: it is not kept.
+    # above CRITICAL turns that off. The git archive (a zip of the working tree) is left out: it is not kept. So are
+    # the devcontainer files, which the tracker seeks through the whole working directory: from / (systemd's and
+    # `docker run -w /`'s) its native code died on /proc (exit 134) before the run began.
     _LIBRARY.tirexSetAbortLevel(tirex_tracker.LogLevel.CRITICAL + 1)
-    measures = tirex_tracker.ALL_MEASURES - {tirex_tracker.Measure.GIT_ARCHIVE_PATH}
+    measures = tirex_tracker.ALL_MEASURES - {tirex_tracker.Measure.GIT_ARCHIVE_PATH,
+                                             tirex_tracker.Measure.DEVCONTAINER_CONF_PATHS}
     if _in_git_work_tree(Path.cwd()) and not _git_measures_survive(export.parent):
         log.warning("tirex-tracker crashes reading the git state of %s (e.g. a staged deletion); %s leaves the git "
                     "measures out", Path.cwd(), METADATA_FILE)

@@ -106,7 +106,8 @@ class _Timer:
 def run(settings: RunSettings) -> RunReport:
     if settings.cache_dir is None:
         # No cache directory: caches live for this run only, and never in the output, which TIRA keeps whole.
-        with tempfile.TemporaryDirectory(prefix="touche-cache-") as temporary:
+        # A cleanup error (a ChatNoir page written as a stopped run removes it) must not turn a stop into an error.
+        with tempfile.TemporaryDirectory(prefix="touche-cache-", ignore_cleanup_errors=True) as temporary:
             return run(replace(settings, cache_dir=Path(temporary)))
     timer = _Timer()
     with timer.stage("topics"):

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 MAX_TEXT_CHARS = 20_000
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
 _WHITESPACE = re.compile(r"\s")
+# What a run file's id must not hold besides whitespace: controls (NUL ends a string in C tools), lone surrogates (no
+# UTF-8 file can hold them) and the invisible separators that hide an id's end (U+180E, U+200B, U+2060, U+FEFF).
+_UNFIT_FOR_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u180e\u200b\u2060\ufeff]")
 
 
 def encodable(text: str) -> str:
@@ -26,13 +29,14 @@ def bounded_text(text: str) -> str:
 
 
 def record_id(value) -> str | None:
-    """A document or query id as a run file can hold it: a number or a string, stripped, one word of printable
-    characters; else None. The run file's columns are split on whitespace, a lone surrogate cannot be written as
-    UTF-8, and a NUL or an invisible character (U+200B, U+FEFF) ends or hides an id for the tools that read runs."""
+    """A document or query id as a run file can hold it: a number or a string, stripped, one word without control
+    characters, lone surrogates or invisible separators; else None. The run file's columns are split on whitespace,
+    a lone surrogate cannot be written as UTF-8, and a NUL or an invisible separator ends or hides an id for the
+    tools that read runs. Other format characters (a soft hyphen, the joiners of Persian words and emoji) stay."""
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None
     value = str(value).strip()
-    return value if value and value.isprintable() and not _WHITESPACE.search(value) else None
+    return value if value and not _WHITESPACE.search(value) and not _UNFIT_FOR_IDS.search(value) else None
 
 
 def record_score(value) -> float | None:

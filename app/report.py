@@ -16,9 +16,9 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels, run_file
+from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
 from .files import atomic_text, make_directory, os_reason
-from .runfile import RUN_FILES
+from .runfile import RUN_FILES, locate_run
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
 DIFFERING_MEASURE = "relevance nDCG@5 judged-only"  # the measure of the "runs differ most" table
@@ -123,10 +123,17 @@ def run_names(runs: Sequence[Path], names: Sequence[str] | None) -> list[str]:
         if len(set(names)) != len(names) or not all(name.strip() for name in names):
             raise ToucheError("--names must be distinct and non-empty")
         return list(names)
-    guessed = [run_file(run).resolve().parent.name if run_file(run).name in RUN_FILES else run.stem for run in runs]
+    guessed = [_run_name(run) for run in runs]
     if len(set(guessed)) < len(guessed):
         guessed = [f"{name} ({index})" for index, name in enumerate(guessed, 1)]
     return guessed
+
+
+def _run_name(run: Path) -> str:
+    """An output directory's name, also for its run.txt; else the run file's name without its extension."""
+    if run.is_dir():
+        return run.resolve().name
+    return run.resolve().parent.name if run.name in RUN_FILES else run.stem
 
 
 def _topic_order(qid: str) -> tuple[int, str]:
@@ -141,7 +148,7 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
                truth: dict[tuple[str, str], str] | None) -> tuple[RunScores, set[str]]:
     """Evaluate one run as `touche evaluate` does; also the judged topics it retrieved for."""
     evaluation = evaluate_run(path, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
-    scored, stances = read_run(run_file(path))
+    scored, stances = read_run(locate_run(path))
     retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
     topics = sorted(evaluation.per_topic, key=_topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):

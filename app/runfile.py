@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import zlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ STANCE_LABELS = {
 }
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
@@ -96,17 +97,24 @@ class Validation:
         return not self.errors
 
 
-def _run_path(path: Path, result: Validation) -> Path | None:
+def locate_run(path: Path) -> Path:
+    """A run file, or the one run file (run.txt or run.txt.gz) of an output directory; else a ToucheError."""
     if not path.is_dir():
         if not path.is_file():
-            result.errors.append(f"{path}: no such file or directory")
-            return None
+            raise ToucheError(f"{path}: no such file or directory")
         return path
-    found = [path / name for name in (RUN_FILE, RUN_FILE + ".gz") if (path / name).is_file()]
+    found = [path / name for name in RUN_FILES if (path / name).is_file()]
     if len(found) != 1:
-        result.errors.append(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
-        return None
+        raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
     return found[0]
+
+
+def _run_path(path: Path, result: Validation) -> Path | None:
+    try:
+        return locate_run(path)
+    except ToucheError as error:
+        result.errors.append(str(error))
+        return None
 
 
 def validate_run(path: Path, task: str | None = None) -> Validation:
@@ -128,7 +136,7 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
                     continue
                 result.lines += 1
                 _check_line(line, number, result, by_topic, tags, stances)
-    except (UnicodeDecodeError, OSError, EOFError) as error:  # EOFError: a gzip cut short
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
         return result
     result.topics = len(by_topic)

@@ -252,6 +252,15 @@ def test_an_interrupted_run_resumes_from_the_disk_cache(stub, settings):
     assert stub.count("cache") == 1  # only the page the cache endpoint never had is asked for again
 
 
+def test_one_backend_caches_the_texts_of_each_retrieval(stub, settings):
+    backend = ChatNoirBackend(settings)
+    assert backend.retrieve([], depth=5) == {}
+    backend.retrieve(TOPICS[:1], depth=5)
+    cached = len(list(settings.cache_dir.rglob("*.txt")))
+    backend.retrieve(TOPICS[1:], depth=5)
+    assert 0 < cached < len(list(settings.cache_dir.rglob("*.txt")))
+
+
 def test_a_damaged_cached_text_is_fetched_again_never_read(stub, settings, caplog):
     first = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     files = sorted(settings.cache_dir.rglob("*.txt"))

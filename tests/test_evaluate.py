@@ -45,6 +45,9 @@ def test_bad_files_are_clear_errors(tmp_path):
     with pytest.raises(ToucheError, match="stance qrels"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
                      stance_qrels=write(tmp_path, "s", ["1 0 a"]))
+    (tmp_path / "cut.txt.gz").write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage, not deflate")
+    with pytest.raises(ToucheError, match="not a 6-column TREC run"):
+        evaluate_run(tmp_path / "cut.txt.gz", write(tmp_path, "q", QRELS))
     with pytest.raises(ToucheError, match="an empty run"):
         evaluate_run(write(tmp_path, "run.txt", [""]), write(tmp_path, "q", QRELS))
     with pytest.raises(ToucheError, match="none of its topics is judged"):

@@ -57,7 +57,8 @@ def test_nesting_depth_counts_what_a_parser_keeps_open():
 
 
 @pytest.mark.parametrize("unit", ["<div><!--</div>-->", "<div><script>'</div>'</script>", "<div><![CDATA[</div>]]>",
-                                  "<div><title></div></title>", "<div><STYLE>p:after{content:'</div>'}</style >"])
+                                  "<div><title></div></title>", "<div><STYLE>p:after{content:'</div>'}</style >",
+                                  "<div></ </div>", "<div></0</div>", "<div><script></\u017fcript></div></script>"])
 def test_an_end_tag_the_parser_reads_as_text_hides_no_level(unit):
     """A 1 MB page of such units took 77 s to read when the count believed its "</div>"s."""
     assert _nesting_depth(unit * 1000) >= 1000

@@ -139,3 +139,18 @@ def test_an_existing_file_needs_overwrite(run, tmp_path):
     assert result.exit_code == 1 and "--overwrite" in result.stderr and files(out) == {METADATA_FILE}
     assert run("--overwrite", "--no-metadata").exit_code == 0
     assert files(out) == {"run.txt"}
+
+
+def test_a_run_started_from_the_root_directory_keeps_its_metadata(fixtures, tmp_path):
+    """tirex-tracker sought devcontainer files through the whole working directory; from / (systemd's, `docker run
+    -w /`) its native code died on /proc before the run began (exit 134). A child process: a crash fails the test
+    instead of ending the test run."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import app.pipeline; "
+              "from test_metadata import fake_pipeline; app.pipeline.run = fake_pipeline; "
+              "from app.cli import main; main(sys.argv[3:])")
+    here = Path(__file__).resolve().parent
+    child = subprocess.run([sys.executable, "-c", script, str(here.parent), str(here), "run", "-i",
+                            str(fixtures / "passages"), "-o", str(tmp_path / "out"), "--quiet"],
+                           cwd="/", capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert files(tmp_path / "out") == {"run.txt", METADATA_FILE}

@@ -54,6 +54,9 @@ def test_a_truncated_gzipped_run_is_invalid_not_a_crash(tmp_path):
     (tmp_path / "run.txt.gz").write_bytes(data[: len(data) // 2])
     result = validate_run(tmp_path)
     assert not result.ok and "cannot read the run" in result.errors[0]
+    (tmp_path / "run.txt.gz").write_bytes(data[:10] + b"garbage, not deflate" + data[30:])
+    result = validate_run(tmp_path)
+    assert not result.ok and "cannot read the run" in result.errors[0]
 
 
 def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
@@ -93,6 +96,7 @@ GOOD = [f"{q} Q0 d{r} {r} {10 - r}.0 t" for q in (1, 2, 3) for r in (1, 2)]
     (GOOD + ["4 Q0 d1 1_0 1.0 t"], "not an integer"),  # Python's int() takes these; trec_eval does not
     (GOOD + ["4 Q0 d1 \u0661 1.0 t"], "not an integer"),
     (GOOD + ["4 Q0 d1 1 0_5 t"], "not a number"),
+    (GOOD + ["4 Q0 d1 " + "1" * 5000 + " 1.0 t"], "not an integer"),  # past Python's 4,300 digits too
     (GOOD + ["4 Q0 d1 1 1.0 other"], "tags"),
     (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d1 2 0.5 t"], "more than once"),
     (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d2 3 0.5 t"], "ranks are not"),

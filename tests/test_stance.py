@@ -20,6 +20,10 @@ def test_task_kind_from_objects_override_and_hook():
     assert task_kind([Topic("1", "Is tea better than coffee?")], comparative=lambda t: "better" in t.title) \
         == "comparative"
     assert task_kind([LAPTOP], override="controversial") == "controversial"
+    better = [Topic(str(n), "Is communism better than democracy?") for n in range(4)]
+    should = [Topic(str(n), "Should teachers get tenure?") for n in range(4, 50)]
+    assert task_kind(better + should, comparative=lambda t: "better" in t.title) == "controversial"  # 2021 Task 1
+    assert task_kind(better + should[:4], comparative=lambda t: "better" in t.title) == "comparative"
     with pytest.raises(ToucheError):
         task_kind([LAPTOP], override="argumentative")
 
