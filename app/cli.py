@@ -330,7 +330,11 @@ def classify(
             raise ToucheError("no questions: pass them as arguments or with --file")
         if any(not text.strip() for text in texts):
             raise ToucheError("empty question: every question needs some text")
-        results = load_classifier(method).analyze_many(texts)
+        from .topics import MAX_TOPIC_CHARS
+
+        if any(len(text) > MAX_TOPIC_CHARS for text in texts):  # as a run cuts a title: the analysis is quadratic
+            log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)
+        results = load_classifier(method).analyze_many([text[:MAX_TOPIC_CHARS] for text in texts])
     for result in results:
         typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 
@@ -366,6 +370,7 @@ def _train_command(name: str, help_text: str):
         with _errors(False):
             module = import_module(f"app.training.{name.replace('-', '_')}")
             require_data(data, module.DATA_FILES, f"touche train {name}")
+            prepare_output(out, (), overwrite=True)  # before the minutes of training: a file, read-only
             module.main(data, out, seed)
 
     train.__doc__ = help_text

@@ -15,7 +15,7 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import ijson
@@ -311,9 +311,11 @@ def _argument_document(argument) -> Document | None:
 
 
 def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
-    """A TIREx re-rank file: each query's candidates in file order (app/topics.py reads its queries)."""
+    """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
+    a score is missing or no finite number; app/topics.py reads its queries."""
     defects, candidates = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
+    unscored: set[str] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
@@ -337,9 +339,16 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
             continue
         seen.add((qid, doc_id))
         score = record_score(record.get("score"))  # none, or NaN, inf: the file's order speaks instead
-        score = score if score is not None else -float(len(candidates.get(qid, ())))
+        if score is None:
+            unscored.add(qid)
+            score = -float(len(candidates.get(qid, ())))
         candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
     defects.report()
     if not candidates:
         raise ToucheError(f"{source.name}: no usable candidates")
+    for qid, found in candidates.items():  # best first, as --candidates and the rerank depth cut them
+        if qid in unscored:
+            found[:] = [replace(candidate, score=-float(rank)) for rank, candidate in enumerate(found)]
+        else:
+            found.sort(key=lambda candidate: -candidate.score)
     return candidates

@@ -59,7 +59,7 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool) -> 
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
     none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took."""
     if directory.exists() and not directory.is_dir():
-        raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to -o/--output")
+        raise ToucheError(f"output path {directory} is a file, not a directory")
     try:
         make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)

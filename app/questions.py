@@ -110,7 +110,7 @@ def read_questions(path: Path) -> list[str]:
             raise ToucheError(f"{path} has no <title> elements")
         return titles
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ToucheError(f"{path} is not UTF-8 text") from e
     return [line.strip() for line in text.splitlines() if line.strip()]

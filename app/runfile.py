@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .errors import ToucheError
 from .files import TEMPORARY_SUFFIX, atomic_text, os_reason, prepare_output
-from .records import RunRow
+from .records import RunRow, record_id
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -77,9 +77,10 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
 
 
 def check_tag(tag: str) -> None:
-    """A run tag is the run line's last column: one word (checked before a run's work, and again at the write)."""
-    if not re.fullmatch(r"\S+", tag):
-        raise ToucheError(f"run tag {tag!r} must be one word without spaces")
+    """A run tag is the run line's last column: one word a run file can hold, as its ids are (`record_id`; checked
+    before a run's work, and again at the write)."""
+    if record_id(tag) != tag:
+        raise ToucheError(f"run tag {tag!r} must be one word without spaces, control or invisible characters")
 
 
 @dataclass

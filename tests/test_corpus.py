@@ -87,6 +87,13 @@ def test_rerank_file_groups_candidates_by_query(fixtures):
     assert candidates["13"][0].score == 9.0
 
 
+def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
+    lines = (fixtures / "rerank" / "rerank.jsonl").read_text().splitlines()
+    (tmp_path / "rerank.jsonl").write_text("\n".join(reversed(lines)) + "\n")
+    candidates = read_rerank(detect_corpus(tmp_path))
+    assert [c.doc.doc_id for c in candidates["13"]] == ["p-tea-1", "p-tea-2", "p-tea-3"]
+
+
 def test_rerank_scores_that_are_not_finite_numbers_give_way_to_the_file_order(tmp_path):
     """NaN and Infinity are what Python's json writes for such floats; "1" and 400 zeros has no float."""
     scores = ["NaN", "Infinity", "-Infinity", "1" + "0" * 400, "true", "7.5"]
@@ -94,7 +101,7 @@ def test_rerank_scores_that_are_not_finite_numbers_give_way_to_the_file_order(tm
              for i, score in enumerate(scores)]
     (tmp_path / "rerank.jsonl").write_text("\n".join(lines) + "\n")
     candidates = read_rerank(detect_corpus(tmp_path))["1"]
-    assert [candidate.score for candidate in candidates] == [0.0, -1.0, -2.0, -3.0, -4.0, 7.5]
+    assert [candidate.score for candidate in candidates] == [0.0, -1.0, -2.0, -3.0, -4.0, -5.0]  # 7.5 too
 
 
 def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):

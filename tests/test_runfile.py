@@ -5,7 +5,7 @@ import pytest
 from app.errors import ToucheError
 from app.records import RunRow
 from app.files import prepare_output
-from app.runfile import RUN_FILES, format_row, ranked_rows, validate_run, write_run
+from app.runfile import RUN_FILES, check_tag, format_row, ranked_rows, validate_run, write_run
 
 
 def rows_for(topics=3, per_topic=3, stance="Q0", tag="t"):
@@ -70,6 +70,10 @@ def test_empty_run_and_bad_tag_are_errors(tmp_path):
         write_run([], tmp_path)
     with pytest.raises(ToucheError, match="tag"):
         write_run([RunRow("1", "Q0", "d", 1, 1.0, "two words")], tmp_path)
+    for tag in ("zero\u200bwidth", "not\udcffutf8", "nul\x00"):  # the last two: bytes argv could not decode
+        with pytest.raises(ToucheError, match="must be one word without spaces, control or invisible"):
+            check_tag(tag)
+    check_tag("t\u00e9st/2")
     assert not (tmp_path / "run.txt").exists()
 
 

@@ -55,3 +55,11 @@ def test_docs_data_names_every_file_a_training_module_reads(module):
 @pytest.mark.parametrize("module", MODULES)
 def test_the_shared_data_holds_every_file(shared_data, module):
     require_data(shared_data, data_files(module), module)
+
+
+def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(shared_data, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
+                                      str(tmp_path / "a-file")])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory"
