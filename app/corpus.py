@@ -316,6 +316,7 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     defects, candidates = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
     unscored: set[str] = set()
+    first_texts: dict[str, str] = {}  # a document's text as first given: the stages key their work by document
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
@@ -338,14 +339,21 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
             defects.add("duplicate ids")
             continue
         seen.add((qid, doc_id))
+        text = bounded_text(text)
+        first_texts.setdefault(doc_id, text)
         score = record_score(record.get("score"))  # none, or NaN, inf: the file's order speaks instead
         if score is None:
             unscored.add(qid)
             score = -float(len(candidates.get(qid, ())))
-        candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, bounded_text(text)), score))
+        candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, text), score))
     defects.report()
     if not candidates:
         raise ToucheError(f"{source.name}: no usable candidates")
+    differing = {c.doc.doc_id for found in candidates.values() for c in found
+                 if c.doc.text != first_texts[c.doc.doc_id]}
+    if differing:
+        log.warning("%s: %d documents have other texts under other queries (e.g. %s); the stages read one text "
+                    "for each document", source.name, len(differing), min(differing))
     for qid, found in candidates.items():  # best first, as --candidates and the rerank depth cut them
         if qid in unscored:
             found[:] = [replace(candidate, score=-float(rank)) for rank, candidate in enumerate(found)]
