@@ -76,7 +76,7 @@ def corpus_file(path: Path) -> CorpusSource:
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
             if not path.is_file():
-                raise ToucheError(f"--corpus {path}: no such file")
+                raise ToucheError(f"--corpus {path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
             return CorpusSource(kind, (path,), id_field, text_field)
     raise ToucheError(f"--corpus {path}: the file name must be one of {', '.join(CORPUS_NAMES)}")
 

@@ -165,6 +165,9 @@ def test_corpus_choice_wins_and_is_checked(tmp_path, caplog):
         detect_corpus(inputs, elsewhere)
     with pytest.raises(ToucheError, match="no such file"):
         detect_corpus(inputs, Path("documents.jsonl"))
+    (tmp_path / "dir" / "passages.jsonl").mkdir(parents=True)
+    with pytest.raises(ToucheError, match="passages.jsonl: a directory, not a file"):
+        detect_corpus(inputs, tmp_path / "dir" / "passages.jsonl")
 
 
 def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, caplog):
