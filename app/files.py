@@ -55,11 +55,12 @@ def make_directory(directory: Path) -> None:
         raise
 
 
-def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool) -> None:
+def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output") -> None:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
-    none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took."""
+    none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took.
+    `flag` is the option that names the directory."""
     if directory.exists() and not directory.is_dir():
-        raise ToucheError(f"output path {directory} is a file, not a directory")
+        raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
     try:
         make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)

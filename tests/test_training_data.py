@@ -62,4 +62,5 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
                                       str(tmp_path / "a-file")])
     assert result.exit_code == 1
-    assert result.stderr.strip() == f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory"
+    assert result.stderr.strip() == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory: "
+                                     "pass a directory to --out")
