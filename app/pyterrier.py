@@ -11,6 +11,7 @@ order (`rank`, else `score`). Only users import this module: the core run never 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,8 +169,21 @@ def to_topic(row: pd.Series) -> Topic:
 
 
 def to_candidates(topic: Topic, frame: pd.DataFrame) -> list[Candidate]:
-    return [Candidate(topic.number, Document(str(docno), bounded_text(str(text))), float(score))
-            for docno, text, score in zip(frame["docno"], frame["text"], frame["score"])]
+    """The topic's rows as candidates; where a score is no finite number (NaN, inf, not a number) the rows' order
+    scores them all, as a re-rank file's order does for `touche run` (`corpus.read_rerank`)."""
+    scores = [_finite(score) for score in frame["score"]]
+    if any(score is None for score in scores):
+        scores = [-float(position) for position in range(len(scores))]
+    return [Candidate(topic.number, Document(str(docno), bounded_text(str(text))), score)
+            for docno, text, score in zip(frame["docno"], frame["text"], scores)]
+
+
+def _finite(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _objects(value) -> tuple[str, str] | None:

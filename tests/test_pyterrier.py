@@ -14,7 +14,9 @@ import ir_measures  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from app.pipeline import RunSettings, run  # noqa: E402
-from app.pyterrier import ToucheOptions, ToucheReranker, ToucheStance, by_topic, to_topic, touche_topics  # noqa: E402
+from app.pyterrier import (ToucheOptions, ToucheReranker, ToucheStance, by_topic, to_candidates,  # noqa: E402
+                           to_topic, touche_topics)
+from app.records import Topic  # noqa: E402
 from app.runfile import format_row, ranked_rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,6 +86,14 @@ def test_rows_become_the_pipelines_topics_and_candidates_in_first_stage_order():
     bare = to_topic(pd.Series({"qid": 7, "query": "Is tea healthier than coffee?", "objects": ("tea", "coffee")}))
     assert (bare.number, bare.title, bare.description, bare.objects) == (
         "7", "Is tea healthier than coffee?", "", ("tea", "coffee"))
+
+
+def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them():
+    topic = Topic("1", "Cats or dogs?")
+    frame = pd.DataFrame({"docno": ["a", "b", "c"], "text": ["A", "B", "C"], "score": [float("nan"), 2.0, "7"]})
+    assert [c.score for c in to_candidates(topic, frame)] == [0.0, -1.0, -2.0]
+    frame["score"] = [3, 2.5, "1e2"]  # numpy integers and numeric strings are numbers
+    assert [c.score for c in to_candidates(topic, frame)] == [3.0, 2.5, 100.0]
 
 
 def test_transformers_declare_their_columns_and_reject_frames_without_text(candidates):
