@@ -63,6 +63,20 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     return text or html_to_text(markup)
 
 
+def _comment_end(markup: str, position: int) -> int:
+    """Where a comment opened just before `position` ends, as the parser ends it: "<!-->" and "<!--->" at once,
+    the rest after "-->" or "--!>", an unclosed one with the page."""
+    end = _EMPTY_COMMENT_END.match(markup, position) or _COMMENT_END.search(markup, position)
+    return len(markup) if end is None else end.end()
+
+
+def _raw_text_end(markup: str, name: str, position: int) -> int:
+    """Where the text of raw-text element `name` opened just before `position` ends: at its end tag (which stays
+    for the caller), or with the page (plaintext, or no end tag)."""
+    end = _RAW_TEXT_END[name].search(markup, position) if name != "plaintext" else None
+    return len(markup) if end is None else end.start()
+
+
 _BULK = re.compile(r"<!--|<(script|style)(?=[\s/>])[^>]*>|data:[^\"'\s)>]{1000,}", re.IGNORECASE | re.ASCII)
 
 
@@ -76,11 +90,9 @@ def without_bulk(markup: str) -> str:
     while (bulk := _BULK.search(markup, position, last)) is not None:
         kept.append(markup[position:bulk.start()])
         if bulk.group(0) == "<!--":
-            end = _EMPTY_COMMENT_END.match(markup, bulk.end()) or _COMMENT_END.search(markup, bulk.end())
-            position = len(markup) if end is None else end.end()
+            position = _comment_end(markup, bulk.end())
         elif bulk.group(1):  # up to its end tag, which stays as a stray end tag the parser ignores
-            end = _RAW_TEXT_END[bulk.group(1).lower()].search(markup, bulk.end())
-            position = len(markup) if end is None else end.start()
+            position = _raw_text_end(markup, bulk.group(1).lower(), bulk.end())
         else:
             kept.append("data:")
             position = bulk.end()
@@ -101,9 +113,8 @@ def _nesting_depth(markup: str) -> int:
     last = markup.rfind(">") + 1  # a tag is sought only up to here, where none can fail to end: linear time
     while (tag := _TAG.search(markup, position, last)) is not None:
         position = tag.end()
-        if tag.group(0) == "<!--":  # a comment: "<!-->" and "<!--->" end at once, the rest at "-->" or "--!>"
-            end = _EMPTY_COMMENT_END.match(markup, position) or _COMMENT_END.search(markup, position)
-            position = len(markup) if end is None else end.end()
+        if tag.group(0) == "<!--":
+            position = _comment_end(markup, position)
             continue
         if tag.group(0) in ("<!", "<?", "</"):  # doctype, CDATA, "</ div>": a bogus comment to the next ">"
             end = markup.find(">", position)
@@ -113,8 +124,7 @@ def _nesting_depth(markup: str) -> int:
         name = name.lower()
         if not closing and name in _RAW_TEXT:
             deepest = max(deepest, len(stack) + 1)
-            end = _RAW_TEXT_END[name].search(markup, position) if name != "plaintext" else None
-            position = len(markup) if end is None else end.start()
+            position = _raw_text_end(markup, name, position)
             continue
         if closing:
             if open_counts.get(name):
