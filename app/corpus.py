@@ -15,13 +15,13 @@ import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import ijson
 
 from .errors import ToucheError
-from .records import Candidate, Document, bounded_text, record_id, record_score
+from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order
 
 log = logging.getLogger(__name__)
 
@@ -313,9 +313,8 @@ def _argument_document(argument) -> Document | None:
 def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
     a score is missing or no finite number; app/topics.py reads its queries."""
-    defects, candidates = Defects(source.name), {}
+    defects, given = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
-    unscored: set[str] = set()
     first_texts: dict[str, str] = {}  # a document's text as first given: the stages key their work by document
     for _, record in json_lines(source.paths[0], defects):
         try:
@@ -341,22 +340,19 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
         seen.add((qid, doc_id))
         text = bounded_text(text)
         first_texts.setdefault(doc_id, text)
-        score = record_score(record.get("score"))  # none, or NaN, inf: the file's order speaks instead
-        if score is None:
-            unscored.add(qid)
-            score = -float(len(candidates.get(qid, ())))
-        candidates.setdefault(qid, []).append(Candidate(qid, Document(doc_id, text), score))
+        # None: no score, or NaN, inf; then the file's order speaks instead.
+        given.setdefault(qid, []).append((Document(doc_id, text), record_score(record.get("score"))))
     defects.report()
-    if not candidates:
+    if not given:
         raise ToucheError(f"{source.name}: no usable candidates")
-    differing = {c.doc.doc_id for found in candidates.values() for c in found
-                 if c.doc.text != first_texts[c.doc.doc_id]}
+    differing = {document.doc_id for found in given.values() for document, _ in found
+                 if document.text != first_texts[document.doc_id]}
     if differing:
         log.warning("%s: %d documents have other texts under other queries (e.g. %s); the stages read one text "
                     "for each document", source.name, len(differing), min(differing))
-    for qid, found in candidates.items():  # best first, as --candidates and the rerank depth cut them
-        if qid in unscored:
-            found[:] = [replace(candidate, score=-float(rank)) for rank, candidate in enumerate(found)]
-        else:
-            found.sort(key=lambda candidate: -candidate.score)
+    candidates = {}
+    for qid, found in given.items():  # best first, as --candidates and the rerank depth cut them
+        scores = scores_or_order([score for _, score in found])
+        candidates[qid] = sorted((Candidate(qid, document, score) for (document, _), score in zip(found, scores)),
+                                 key=lambda candidate: -candidate.score)
     return candidates

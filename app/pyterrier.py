@@ -22,7 +22,7 @@ import pyterrier as pt
 from . import encoder, fusion, stance
 from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_queries, rank, score_candidates,
                        topic_task)
-from .records import Candidate, Document, Topic, bounded_text
+from .records import Candidate, Document, Topic, bounded_text, scores_or_order
 from .topics import parse_objects, read_topics
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
@@ -171,9 +171,7 @@ def to_topic(row: pd.Series) -> Topic:
 def to_candidates(topic: Topic, frame: pd.DataFrame) -> list[Candidate]:
     """The topic's rows as candidates; where a score is no finite number (NaN, inf, not a number) the rows' order
     scores them all, as a re-rank file's order does for `touche run` (`corpus.read_rerank`)."""
-    scores = [_finite(score) for score in frame["score"]]
-    if any(score is None for score in scores):
-        scores = [-float(position) for position in range(len(scores))]
+    scores = scores_or_order([_finite(score) for score in frame["score"]])
     return [Candidate(topic.number, Document(str(docno), bounded_text(str(text))), score)
             for docno, text, score in zip(frame["docno"], frame["text"], scores)]
 

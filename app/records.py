@@ -51,6 +51,14 @@ def record_score(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def scores_or_order(scores: list[float | None]) -> list[float]:
+    """A first stage's scores for one topic's candidates in their given order, where each is a finite number (None
+    where it is not: NaN, inf, no number); else the order's own: 0, -1, -2, ... Mixed scores rank nothing."""
+    if any(score is None for score in scores):
+        return [-float(position) for position in range(len(scores))]
+    return list(scores)
+
+
 @dataclass(frozen=True)
 class Topic:
     """One Touché topic; `objects` holds the two compared objects of a comparative topic."""
