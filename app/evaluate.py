@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import statistics
 import zlib
 from collections import defaultdict
@@ -13,7 +12,7 @@ import ir_measures
 from sklearn.metrics import f1_score
 
 from .errors import ToucheError
-from .runfile import locate_run
+from .runfile import locate_run, open_run
 
 MEASURES = {
     "nDCG@5 judged-only": ir_measures.nDCG(judged_only=True) @ 5,
@@ -49,7 +48,7 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
     """The scored documents of a run and each one's stance label (column 2)."""
     scored, stances = [], {}
     try:
-        with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as lines:
+        with open_run(path) as lines:
             for line in lines:
                 if line.strip():
                     qid, stance, doc_id, _rank, score, _tag = line.split()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gzip
 import math
-import zlib
 import re
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from .errors import ToucheError
 from .files import TEMPORARY_SUFFIX, atomic_text, os_reason, prepare_output
@@ -110,6 +111,11 @@ def locate_run(path: Path) -> Path:
     return found[0]
 
 
+def open_run(path: Path) -> TextIO:
+    """A run file's text, read through gzip where its name ends in .gz."""
+    return (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8")
+
+
 def _run_path(path: Path, result: Validation) -> Path | None:
     try:
         return locate_run(path)
@@ -127,11 +133,10 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
     result.path = run_path
     if run_path.stat().st_size > MAX_BYTES:
         result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB")
-    opener = gzip.open if run_path.suffix == ".gz" else open
     by_topic: dict[str, list[tuple[int, float, str, int]]] = defaultdict(list)
     tags, stances = set(), set()
     try:
-        with opener(run_path, "rt", encoding="utf-8") as lines:
+        with open_run(run_path) as lines:
             for number, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
