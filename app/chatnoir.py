@@ -12,7 +12,6 @@ cache file and repr.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -40,7 +39,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
-from app.files import os_reason
+from app.files import atomic_text, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
@@ -565,14 +564,11 @@ class TextCache:
         if self.unwritable:
             return
         path = self._path(doc_id)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(f"{_digest(text)}\n{text}".encode("utf-8"))
-            os.replace(temporary, path)
+            with atomic_text(path, f".{path.name}.") as out:
+                out.write(f"{_digest(text)}\n{text}")
         except OSError as error:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
             with self._lock:
                 if not self.unwritable:
                     self.unwritable = os_reason(error)
