@@ -78,7 +78,12 @@ def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,
                  stance_qrels: Path | None = None) -> Evaluation:
     """The run's scores against the qrels; a run none of whose topics the relevance qrels judge is an error."""
     run = locate_run(run)
-    scored, stances = read_run(run)
+    return evaluate_scored(run, *read_run(run), qrels, quality_qrels, stance_qrels)
+
+
+def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dict[tuple[str, str], str],
+                    qrels: Path, quality_qrels: Path | None = None, stance_qrels: Path | None = None) -> Evaluation:
+    """`evaluate_run` on the run file `run` as `read_run` has read it."""
     mean: dict[str, float] = {}
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)
     for prefix, path in (("relevance", qrels), ("quality", quality_qrels)):

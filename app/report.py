@@ -1,5 +1,6 @@
 """`touche report`: one self-contained HTML page comparing runs (per-topic nDCG, bootstrap intervals, paired tests,
-stance confusion). Every score comes from `app.evaluate.evaluate_run`, so the page and `touche evaluate` agree."""
+stance confusion). Every score comes from `app.evaluate`, computed as `touche evaluate` computes it, so the page
+and `touche evaluate` agree."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .evaluate import Evaluation, evaluate_run, read_run, read_stance_qrels
+from .evaluate import Evaluation, evaluate_scored, read_run, read_stance_qrels
 from .files import atomic_text, make_directory, os_reason
 from .runfile import RUN_FILES, locate_run
 
@@ -147,8 +148,9 @@ def _values(evaluation: Evaluation, measure: str, topics: Sequence[str]) -> list
 def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence[str],
                truth: dict[tuple[str, str], str] | None) -> tuple[RunScores, set[str]]:
     """Evaluate one run as `touche evaluate` does; also the judged topics it retrieved for."""
-    evaluation = evaluate_run(path, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
-    scored, stances = read_run(locate_run(path))
+    run = locate_run(path)
+    scored, stances = read_run(run)
+    evaluation = evaluate_scored(run, scored, stances, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
     retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
     topics = sorted(evaluation.per_topic, key=_topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
@@ -182,7 +184,7 @@ def _differing(runs: Sequence[RunScores], topics: Sequence[str]) -> list[tuple[s
 
 def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None = None,
                  stance_qrels: Path | None = None, names: Sequence[str] | None = None) -> Report:
-    """Score every run with `evaluate_run` and compare each to the first; ToucheError on unusable input."""
+    """Score every run as `touche evaluate` does and compare each to the first; ToucheError on unusable input."""
     if not runs:
         raise ToucheError("no runs to report on")
     files = {"relevance": qrels, "quality": quality_qrels, "stance": stance_qrels}
