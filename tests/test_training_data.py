@@ -1,5 +1,6 @@
 """Retraining outside this team: each training module's DATA_FILES drives the missing-file check and docs/DATA.md."""
 
+import gzip
 from importlib import import_module
 from pathlib import Path
 
@@ -7,6 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import TRAINED_MODELS, app
+from app.errors import ToucheError
+from app.training import common
+from app.training import quality as training_quality
+from app.training import stance as training_stance
 from app.training.common import require_data
 
 DATA_DOC = Path(__file__).parents[1] / "docs" / "DATA.md"
@@ -64,3 +69,65 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     assert result.exit_code == 1
     assert result.stderr.strip() == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory: "
                                      "pass a directory to --out")
+
+
+def _all_data_files(folder: Path, module: str) -> None:
+    """Every file `module` reads, present and empty (a glob gets one match)."""
+    for name in data_files(module):
+        path = folder / name.replace("*", "x")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+
+def test_a_damaged_data_file_is_one_line_naming_it_and_debug_shows_the_traceback(tmp_path):
+    _all_data_files(tmp_path, "questions")
+    damaged = tmp_path / "comparative-questions/Webis-CompQuestions-22/comparative-opinion-fact-questions/full.tsv"
+    damaged.write_bytes(b"question\tcomp\n\xff\xfe broken\t1\n")
+    arguments = ["train", "questions", "--data", str(tmp_path), "--out", str(tmp_path / "models")]
+    result = CliRunner().invoke(app, arguments)
+    assert result.exit_code == 1
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"touche: error: cannot read {damaged}: 'utf-8' codec can't decode")
+    assert result.stderr.rstrip().endswith("docs/DATA.md says what it holds")
+    result = CliRunner().invoke(app, [*arguments, "--debug"])
+    assert result.exit_code == 1 and isinstance(result.exception, ToucheError)
+
+
+def _gzip(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(data))
+    return path
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda path: path.write_bytes(b"sentence,object_a\n"), "Not a gzipped file"),
+    (lambda path: path.write_bytes(gzip.compress(b"sentence,object_a,object_b\n" + b"x," * 5000)[:40]),
+     "Compressed file ended before"),
+    (lambda path: _gzip(path, b"sentence,object_a\nA beats B,A\n"), "it lacks the column or key 'object_b'"),
+])
+def test_the_stance_loaders_name_a_damaged_file(tmp_path, damage, reason):
+    path = tmp_path / "stance" / "compsent19" / training_stance.COMPSENT_FILES["test"]
+    path.parent.mkdir(parents=True)
+    damage(path)
+    with pytest.raises(ToucheError, match=rf"^cannot read {path}: {reason}"):
+        training_stance.load_compsent(tmp_path, "test")
+
+
+def test_damaged_json_and_topic_lists_are_named(tmp_path):
+    folder = tmp_path / "stance" / "perspectrum"
+    folder.mkdir(parents=True)
+    (folder / "dataset_split_v1.0.json").write_text('{"1": "train"')
+    with pytest.raises(ToucheError, match=r"dataset_split_v1\.0\.json: Expecting"):
+        training_stance.load_perspectrum(tmp_path)
+    topics = tmp_path / common.TASK / "dev-topics.txt"
+    topics.parent.mkdir(parents=True)
+    topics.write_text("1, 2, three\n")
+    with pytest.raises(ToucheError, match=r"dev-topics\.txt: invalid literal for int\(\)"):
+        common.dev_topic_numbers(tmp_path)
+
+
+def test_a_row_of_other_width_is_named(tmp_path):
+    folder = tmp_path / "argument-quality" / "ukpconvarg1" / "UKPConvArg1Strict-CSV"
+    path = _gzip(folder / "a-debate_yes.csv.gz", b"#id\tlabel\ta1\ta2\n1_2\ta1\tone text\n")
+    with pytest.raises(ToucheError, match=rf"^cannot read {path}: not enough values to unpack"):
+        training_quality.load_ukp_pairs(tmp_path)

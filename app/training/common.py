@@ -7,9 +7,13 @@ the passages, topics and labels exactly as a run does.
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
 import logging
 import sys
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +53,24 @@ def require_data(data_dir: Path, files: Sequence[str], command: str) -> None:
                           "docs/DATA.md lists")
 
 
+@contextmanager
+def reading(path: Path) -> Iterator:
+    """A data file opened as UTF-8 text (through gzip where its name ends in .gz) for the block that reads it. A
+    file unlike the one docs/DATA.md names (cut, not gzip, not UTF-8, a column or key missing, a value of another
+    kind) is one line naming it, where it would be an internal error of the parser or of the block."""
+    path = Path(path)
+    try:
+        with (gzip.open(path, "rt", encoding="utf-8", newline="") if path.suffix == ".gz"
+              else path.open(encoding="utf-8", newline="")) as handle:
+            yield handle
+    except KeyError as error:
+        raise ToucheError(f"cannot read {path}: it lacks the column or key {error}; docs/DATA.md says what it "
+                          "holds") from error
+    except (ValueError, TypeError, IndexError, EOFError, csv.Error, zlib.error, gzip.BadGzipFile) as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise ToucheError(f"cannot read {path}: {reason}; docs/DATA.md says what it holds") from error
+
+
 def read_passages(data_dir: Path) -> dict[str, str]:
     """{doc_id: text} of the tira-input passages, in file order."""
     corpus = Path(data_dir) / TASK / "tira-input"
@@ -57,7 +79,8 @@ def read_passages(data_dir: Path) -> dict[str, str]:
 
 def dev_topic_numbers(data_dir: Path) -> list[str]:
     """The dev topics' numbers, in numeric order."""
-    return sorted(set((Path(data_dir) / TASK / "dev-topics.txt").read_text().replace(",", " ").split()), key=int)
+    with reading(Path(data_dir) / TASK / "dev-topics.txt") as handle:
+        return sorted(set(handle.read().replace(",", " ").split()), key=int)
 
 
 def read_dev_topics(data_dir: Path) -> list[Topic]:

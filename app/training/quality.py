@@ -17,7 +17,6 @@ the pairwise loss are chosen by the Touché topic folds alone. The shipped head 
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -80,7 +79,7 @@ def load_ukp_pairs(data_dir: Path) -> PairSet:
     better, worse, debates = [], [], []
     for path in sorted((data_dir / "argument-quality" / "ukpconvarg1" / "UKPConvArg1Strict-CSV").glob("*.csv.gz")):
         side = path.name.removesuffix(".csv.gz")
-        with gzip.open(path, "rt", encoding="utf-8") as f:
+        with common.reading(path) as f:
             for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
                 if not row or row[0].startswith("#"):
                     continue

@@ -51,13 +51,13 @@ DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/
 # ---------------------------------------------------------------------------------------------------------
 
 def read_labelled_questions(data_dir: Path) -> list[dict]:
-    with open(data_dir / COMPQ / "comparative-opinion-fact-questions" / "full.tsv", newline="") as f:
+    with common.reading(data_dir / COMPQ / "comparative-opinion-fact-questions" / "full.tsv") as f:
         return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
 
 def read_tagged_questions(data_dir: Path) -> list[tuple[list[str], list[str]]]:
     sentences: dict[str, tuple[list[str], list[str]]] = {}
-    with open(data_dir / COMPQ / "comparative-questions-parsing" / "full.tsv", newline="") as f:
+    with common.reading(data_dir / COMPQ / "comparative-questions-parsing" / "full.tsv") as f:
         for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
             words, tags = sentences.setdefault(row["sentence_id"], ([], []))
             words.append(row["words"].lower())

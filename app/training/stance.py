@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import gzip
 import hashlib
 import json
 import logging
@@ -150,7 +149,7 @@ def load_qa_pairs(data_dir: Path) -> list[ComparativeExample]:
     path = data_dir / "comparative-questions" / "Webis-CompQuestions-22" / "comparative-stance-dataset" / "stance-dataset.tsv"
     csv.field_size_limit(sys.maxsize)
     examples = []
-    with path.open(newline="", encoding="utf-8") as handle:
+    with common.reading(path) as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             objects = (row["object_1"].strip(), row["object_2"].strip())
             spans = tuple(_merge(_annotated_spans(row[column]) + find_mentions(row["answer"], obj))
@@ -199,14 +198,13 @@ def load_compsent(data_dir: Path, split: str) -> list[ComparativeExample]:
     """CompSent-19 sentences of one split ("train": its train_dev file, "test": its held-out file), objects found
     by `find_mentions`; BETTER (the first object wins) -> FIRST, WORSE -> SECOND, NONE -> NONE."""
     path = data_dir / "stance" / "compsent19" / COMPSENT_FILES[split]
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
     examples = []
-    for row in rows:
-        objects, text = (row["object_a"].strip(), row["object_b"].strip()), row["sentence"]
-        spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
-        examples.append(ComparativeExample("compsent", "", text, objects, spans,
-                                           COMPSENT_LABELS[row["most_frequent_label"]]))
+    with common.reading(path) as handle:
+        for row in csv.DictReader(handle):
+            objects, text = (row["object_a"].strip(), row["object_b"].strip()), row["sentence"]
+            spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
+            examples.append(ComparativeExample("compsent", "", text, objects, spans,
+                                               COMPSENT_LABELS[row["most_frequent_label"]]))
     return examples
 
 
@@ -341,7 +339,7 @@ class ControversialExample:
 def load_ibm_claims(data_dir: Path, split: str) -> list[ControversialExample]:
     """IBM Claim Stance claims of one split, with their PRO/CON stance toward the debate motion."""
     path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
-    with path.open(newline="", encoding="utf-8") as handle:
+    with common.reading(path) as handle:
         return [ControversialExample(row["topicText"], row["claims.claimCorrectedText"], row["claims.stance"])
                 for row in csv.DictReader(handle) if row["split"] == split]
 
@@ -354,7 +352,7 @@ def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) ->
     toward it favours the subject. Each (motion, phrase) once; `subjects_only`: the motions' own targets alone."""
     path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
     found: dict[tuple[str, str], str] = {}
-    with path.open(newline="", encoding="utf-8") as handle:
+    with common.reading(path) as handle:
         for row in csv.DictReader(handle):
             if row["split"] != split or row["topicSentiment"] not in ("1", "-1"):
                 continue
@@ -369,23 +367,26 @@ def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) ->
 def load_perspectrum(data_dir: Path, splits: tuple[str, ...] = ("train", "dev")) -> list[ControversialExample]:
     """Perspectrum perspectives (one per cluster of paraphrases) with SUPPORT -> PRO, UNDERMINE -> CON."""
     folder = data_dir / "stance" / "perspectrum"
-    split_of = json.loads((folder / "dataset_split_v1.0.json").read_text())
-    pool = {item["pId"]: item["text"] for item in json.loads((folder / "perspective_pool_v1.0.json").read_text())}
+    with common.reading(folder / "dataset_split_v1.0.json") as handle:
+        split_of = json.load(handle)
+    with common.reading(folder / "perspective_pool_v1.0.json") as handle:
+        pool = {item["pId"]: item["text"] for item in json.load(handle)}
     examples = []
-    for claim in json.loads((folder / "perspectrum_with_answers_v1.0.json").read_text()):
-        if split_of.get(str(claim["cId"])) not in splits:
-            continue
-        for cluster in claim["perspectives"]:
-            label = {"SUPPORT": "PRO", "UNDERMINE": "CON"}.get(cluster["stance_label_3"])
-            if label is not None:
-                examples.append(ControversialExample(claim["text"], pool[cluster["pids"][0]], label))
+    with common.reading(folder / "perspectrum_with_answers_v1.0.json") as handle:
+        for claim in json.load(handle):
+            if split_of.get(str(claim["cId"])) not in splits:
+                continue
+            for cluster in claim["perspectives"]:
+                label = {"SUPPORT": "PRO", "UNDERMINE": "CON"}.get(cluster["stance_label_3"])
+                if label is not None:
+                    examples.append(ControversialExample(claim["text"], pool[cluster["pids"][0]], label))
     return examples
 
 
 def load_argq(data_dir: Path, split: str, min_confidence: float = 0.0) -> list[ControversialExample]:
     """IBM-ArgQ-Rank-30kArgs arguments of one split with their stance toward the motion (CC-BY-SA 3.0)."""
     path = data_dir / "argument-quality" / "ibm-argq-30k" / "arg_quality_rank_30k.csv.gz"
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+    with common.reading(path) as handle:
         return [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance_WA"] == "1" else "CON")
                 for row in csv.DictReader(handle)
                 if row["set"] == split and float(row["stance_WA_conf"]) >= min_confidence]
@@ -399,7 +400,7 @@ def load_argkp(data_dir: Path, splits: tuple[str, ...]) -> list[ControversialExa
     held_out = {e.topic for split in ("dev", "test") for e in load_argq(data_dir, split)}
     examples = []
     for split in splits:
-        with (data_dir / "stance" / "ibm-argkp-2021" / ARGKP_FILES[split]).open(newline="", encoding="utf-8") as handle:
+        with common.reading(data_dir / "stance" / "ibm-argkp-2021" / ARGKP_FILES[split]) as handle:
             examples += [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance"] == "1" else "CON")
                          for row in csv.DictReader(handle) if row["topic"] not in held_out]
     return examples
@@ -408,7 +409,7 @@ def load_argkp(data_dir: Path, splits: tuple[str, ...]) -> list[ControversialExa
 def load_vast(data_dir: Path, split: str) -> list[ControversialExample]:
     """VAST (Allaway & McKeown 2020; no licence stated, research data): New York Times comments with their stance
     PRO / CON / NEU toward a topic phrase, mostly never seen in training (zero-shot)."""
-    with gzip.open(data_dir / "stance" / "vast" / VAST_FILES[split], "rt", encoding="utf-8", newline="") as handle:
+    with common.reading(data_dir / "stance" / "vast" / VAST_FILES[split]) as handle:
         return [ControversialExample(row["topic_str"], row["post"], VAST_LABELS[row["label"]])
                 for row in csv.DictReader(handle)]
 
