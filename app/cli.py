@@ -239,15 +239,20 @@ def run(
                  report.topics, report.documents, stages)
 
 
+# Every command but run (whose --debug also logs at DEBUG) takes --debug for the traceback an internal error points to.
+DEBUG_OPTION = typer.Option(False, "--debug", help="Tracebacks instead of one-line errors.")
+
+
 @app.command()
 def validate(
     path: Path = typer.Argument(..., parser=given_path, help="A run file or an output directory holding run.txt."),
     task: Optional[str] = typer.Option(None, help="comparative or controversial: check stance labels for it."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     """Check a run as TIRA does (check_format) plus Touché's rules; exit 1 when invalid."""
     from .runfile import STANCE_LABELS, validate_run
 
-    with _errors(False):
+    with _errors(debug):
         if task is not None and task not in STANCE_LABELS:
             raise ToucheError(f"--task must be one of {', '.join(STANCE_LABELS)}")
         result = validate_run(path, task)
@@ -270,11 +275,12 @@ def evaluate(
                                                 help="Stance qrels (label in the 4th column)."),
     per_topic: bool = typer.Option(False, help="Also print each topic's scores."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     """nDCG@5/@10 (judged-only and standard) and stance macro-F1 of a run."""
     from .evaluate import evaluate_run
 
-    with _errors(False):
+    with _errors(debug):
         result = evaluate_run(run_path, qrels, quality_qrels, stance_qrels)
     if as_json:
         payload = {"mean": result.mean}
@@ -301,11 +307,12 @@ def report(
     output: Path = typer.Option(Path("report.html"), "-o", "--output", parser=given_path,
                                 help="The HTML page to write."),
     names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the file names)."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     """One HTML page comparing runs: per-topic nDCG, bootstrap intervals, paired tests, stance confusion."""
     from .report import build_report, render_html, write_report
 
-    with _errors(False):
+    with _errors(debug):
         result = build_report(run_paths, qrels, quality_qrels, stance_qrels,
                               names.split(",") if names is not None else None)
         write_report(render_html(result), output)
@@ -320,11 +327,12 @@ def classify(
                                         help="One question per line, or a topics.xml."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
     method: str = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
+    debug: bool = DEBUG_OPTION,
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
     from .questions import format_line, load_classifier, read_questions
 
-    with _errors(False):
+    with _errors(debug):
         texts = list(questions or []) + (read_questions(file) if file else [])
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
@@ -362,12 +370,12 @@ TRAINED_MODELS = {
 def _train_command(name: str, help_text: str):
     """`touche train NAME`: app.training.NAME.main on the data folder, output folder and seed."""
 
-    def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13) -> None:
+    def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13, debug: bool = DEBUG_OPTION) -> None:
         from importlib import import_module
 
         from .training.common import require_data
 
-        with _errors(False):
+        with _errors(debug):
             module = import_module(f"app.training.{name.replace('-', '_')}")
             require_data(data, module.DATA_FILES, f"touche train {name}")
             prepare_output(out, (), overwrite=True, flag="--out")  # before the minutes of training

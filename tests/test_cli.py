@@ -229,3 +229,23 @@ def test_a_deleted_working_directory_is_one_line_before_any_work(tmp_path):
     assert result.returncode == 1
     assert result.stderr == "touche: error: the working directory no longer exists: run touche from one that does\n"
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", [["validate", "run.txt"], ["evaluate", "run.txt", "--qrels", "q"],
+                                     ["report", "run.txt", "--qrels", "q"], ["classify", "Is A better?"],
+                                     ["train", "quality", "--data", "data"]])
+def test_every_command_gives_the_traceback_its_internal_errors_point_to(monkeypatch, command):
+    """An internal error says "run with --debug for the traceback": every command takes --debug."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    for module, name in (("app.runfile", "validate_run"), ("app.evaluate", "evaluate_run"),
+                         ("app.report", "build_report"), ("app.questions", "load_classifier"),
+                         ("app.training.common", "require_data")):
+        monkeypatch.setattr(f"{module}.{name}", broken)
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("touche: internal error: RuntimeError: a bug (run with --debug for the "
+                                     "traceback)")
+    result = CliRunner().invoke(app, [*command, "--debug"])
+    assert isinstance(result.exception, RuntimeError)
