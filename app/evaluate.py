@@ -101,6 +101,10 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
+        given, judged = {label for _, label in pairs} - {"Q0"}, set(truth.values())
+        if given and not given & judged:  # e.g. a controversial run against comparative qrels: all misses
+            raise ToucheError(f"{run}: its stance labels ({', '.join(sorted(given))}) are none of those in "
+                              f"{stance_qrels} ({', '.join(sorted(judged))}); a run of another task?")
         by_topic = defaultdict(list)
         for (qid, doc_id), label in truth.items():
             if (qid, doc_id) in stances:

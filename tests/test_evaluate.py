@@ -33,6 +33,21 @@ def test_stance_macro_f1_over_judged_documents(tmp_path):
     assert result.mean["stance macro-F1"] == pytest.approx(0.5)
 
 
+def test_stance_labels_of_another_task_are_an_error_not_a_score_of_zero(tmp_path):
+    controversial = [line.replace("FIRST", "PRO").replace("SECOND", "CON").replace("NEUTRAL", "NEU") for line in RUN]
+    with pytest.raises(ToucheError, match=r"its stance labels \(CON, NEU, PRO\) are none of those in .*"
+                                          r"\(FIRST, NEUTRAL, SECOND\); a run of another task\?"):
+        evaluate_run(write(tmp_path, "run.txt", [line.replace(" NO ", " PRO ") for line in controversial]),
+                     write(tmp_path, "q", QRELS), stance_qrels=write(tmp_path, "s", STANCE))
+    # A run without stance (Q0 everywhere) or sharing one label with the judgements is scored as it is.
+    unlabelled = [" ".join([line.split()[0], "Q0", *line.split()[2:]]) for line in RUN]
+    assert evaluate_run(write(tmp_path, "run.txt", unlabelled), write(tmp_path, "q", QRELS),
+                        stance_qrels=write(tmp_path, "s", STANCE)).mean["stance macro-F1"] == 0.0
+    mixed = evaluate_run(write(tmp_path, "run.txt", [line.replace("FIRST", "PRO") for line in RUN]),
+                         write(tmp_path, "q", QRELS), stance_qrels=write(tmp_path, "s", STANCE))
+    assert 0.0 < mixed.mean["stance macro-F1"] < 0.5
+
+
 def test_quality_qrels_are_scored_separately(tmp_path):
     quality = write(tmp_path, "qq", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0"])
     result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS), quality)
