@@ -331,15 +331,15 @@ def classify(
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
     from .questions import format_line, load_classifier, read_questions
+    from .records import visible
+    from .topics import MAX_TOPIC_CHARS
 
     with _errors(debug):
         texts = list(questions or []) + (read_questions(file) if file else [])
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
-        if any(not text.strip() for text in texts):
+        if not all(map(visible, texts)):  # nothing but spaces, or U+200B
             raise ToucheError("empty question: every question needs some text")
-        from .topics import MAX_TOPIC_CHARS
-
         if any(len(text) > MAX_TOPIC_CHARS for text in texts):  # as a run cuts a title: the analysis is quadratic
             log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)
         results = load_classifier(method).analyze_many([text[:MAX_TOPIC_CHARS] for text in texts])

@@ -21,7 +21,7 @@ from pathlib import Path
 import ijson
 
 from .errors import ToucheError
-from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order
+from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
     records = _argsme_documents(source, defects) if source.kind == "argsme" else _jsonl_documents(source, defects)
     count = 0
     for document in records:
-        if not document.text.strip():
+        if not visible(document.text):
             defects.add("empty texts")
         elif document.doc_id in seen:
             defects.add("duplicate ids")
@@ -331,7 +331,7 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
         if not isinstance(text, str):
             defects.add("bad lines")
             continue
-        if not text.strip():
+        if not visible(text):
             defects.add("empty texts")
             continue
         if (qid, doc_id) in seen:

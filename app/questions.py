@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from app.errors import ToucheError
+from app.records import visible
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def format_line(a: QuestionAnalysis) -> str:
 
 
 def read_questions(path: Path) -> list[str]:
-    """Questions from a file: the <title>s of a topics.xml, else one question per non-empty line."""
+    """Questions from a file: the <title>s of a topics.xml, else one question per line with text (`visible`)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -113,7 +114,7 @@ def read_questions(path: Path) -> list[str]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ToucheError(f"{path} is not UTF-8 text") from e
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    return [line.strip() for line in text.splitlines() if visible(line)]
 
 
 # ---------------------------------------------------------------------------------------------------------

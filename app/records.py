@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 
 # The one bound on a document's length: every stage reads at most this prefix (the encoder reads ~1,500
@@ -21,6 +22,12 @@ def encodable(text: str) -> str:
     """The text with lone surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer, cache or run
     file) replaced by U+FFFD."""
     return _LONE_SURROGATES.sub("\ufffd", text)
+
+
+def visible(text: str) -> bool:
+    """Whether the text holds a letter, mark, number, punctuation or symbol: a title or question of nothing but
+    spaces, controls and format characters (U+200B, U+FEFF) asks nothing."""
+    return any(unicodedata.category(char)[0] not in "ZC" for char in text)
 
 
 def bounded_text(text: str) -> str:

@@ -15,7 +15,7 @@ from lxml import etree
 
 from .corpus import Defects, json_lines
 from .errors import ToucheError
-from .records import Topic, encodable, record_id
+from .records import Topic, encodable, record_id, visible
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,9 @@ def _objects(number: str, value) -> tuple[str, str] | None:
 
 def _clean(value) -> str:
     """A text field with its whitespace collapsed and lone surrogates (valid JSON escapes) replaced, as every
-    reader gives it; '' for anything but a string."""
-    return " ".join(encodable(value).split()) if isinstance(value, str) else ""
+    reader gives it; '' for anything but a string and for a text with nothing `visible` in it."""
+    text = " ".join(encodable(value).split()) if isinstance(value, str) else ""
+    return text if visible(text) else ""
 
 
 def _topic(number: str, title: str, description: str, narrative: str, objects) -> Topic:

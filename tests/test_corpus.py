@@ -61,6 +61,20 @@ def test_passages_skip_bad_lines_duplicates_and_empty_texts(fixtures, caplog):
     assert "skipped 3 records (1 bad lines, 1 duplicate ids, 1 empty texts)" in caplog.text
 
 
+def test_a_text_of_nothing_visible_is_an_empty_text(tmp_path, caplog):
+    lines = [{"id": "a", "contents": "\u200b \ufeff\u2060"}, {"id": "b", "contents": "A text."}]
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["b"]
+    assert "skipped 1 records (1 empty texts)" in caplog.text
+    rerank = [{"qid": "1", "query": "q", "docno": docno, "text": text, "rank": rank, "score": 1.0 / rank}
+              for rank, (docno, text) in enumerate([("a", "\u200b"), ("b", "A text.")], 1)]
+    with gzip.open(tmp_path / "rerank.jsonl.gz", "wt") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in rerank))
+    (tmp_path / "passages.jsonl").unlink()
+    assert [c.doc.doc_id for c in read_rerank(detect_corpus(tmp_path))["1"]] == ["b"]
+
+
 def test_gzipped_passages(fixtures, tmp_path):
     with (fixtures / "passages" / "passages.jsonl").open("rb") as plain, \
             gzip.open(tmp_path / "passages.jsonl.gz", "wb") as packed:

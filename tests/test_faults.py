@@ -130,7 +130,7 @@ def test_rerank_lines_without_text_are_named_as_such(tmp_path):
 
 
 def test_an_empty_question_is_an_error():
-    for questions in ([""], ["  ", "Is tea healthier than coffee?"]):
+    for questions in ([""], ["  ", "Is tea healthier than coffee?"], ["\u200b\ufeff"]):
         done = touche("classify", *questions)
         assert done.returncode == 1 and done.stdout == ""
         assert done.stderr.strip() == "touche: error: empty question: every question needs some text"

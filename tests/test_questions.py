@@ -84,6 +84,11 @@ def test_read_questions_reads_a_topics_xml_with_a_bom_and_markup_in_a_title(tmp_
     assert read_questions(tmp_path / "topics.xml") == ["Is golf a sport?"]
 
 
+def test_read_questions_passes_over_lines_of_nothing_visible(tmp_path):
+    (tmp_path / "questions.txt").write_text("Is tea good?\n\u200b\n \ufeff \nIs coffee good?\n", encoding="utf-8")
+    assert read_questions(tmp_path / "questions.txt") == ["Is tea good?", "Is coffee good?"]
+
+
 def test_read_questions_rejects_bad_input(fixtures, tmp_path):
     with pytest.raises(ToucheError, match="malformed XML"):
         read_questions(fixtures / "questions" / "broken.xml")

@@ -48,6 +48,19 @@ def test_a_topic_number_of_two_words_is_an_error(tmp_path: Path, topic):
         read_topics(tmp_path)
 
 
+@pytest.mark.parametrize("title", ["&#8203;", " \u200b\ufeff ", "<i>\u2060</i>"])
+def test_a_title_of_nothing_visible_is_no_title(tmp_path: Path, title):
+    """U+200B and its kin are no question: such a topic would run on an empty query."""
+    (tmp_path / "topics.xml").write_text(f"<topics><topic><number>1</number><title>{title}</title></topic></topics>",
+                                         encoding="utf-8")
+    with pytest.raises(ToucheError, match="lacks its number or title"):
+        read_topics(tmp_path)
+    (tmp_path / "topics.xml").unlink()
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "\\u200b"}\n')
+    with pytest.raises(ToucheError, match="expected a JSON object with a 'qid' and a 'query'"):
+        read_topics(tmp_path)
+
+
 def test_directory_without_topics(tmp_path: Path):
     with pytest.raises(ToucheError, match="no topics"):
         read_topics(tmp_path)
