@@ -113,6 +113,8 @@ def run(settings: RunSettings) -> RunReport:
     with timer.stage("topics"):
         task, topics, analyses = topic_task(read_topics(settings.input_dir), settings.task)
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
+    for problem in runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth)):
+        log.warning("TIRA will reject this run: %s", problem)
 
     candidates, corpus_size, cache = first_stage(settings, topics, timer)
 

@@ -20,6 +20,8 @@ RUN_FILE = "run.txt"
 RUN_FILES = (RUN_FILE, RUN_FILE + ".gz")
 SCORE_DECIMALS = 6
 MAX_BYTES = 75 * 1024 * 1024
+# TIRA's check_format: a run holds at least this many lines and topics.
+MIN_LINES, MIN_TOPICS = 5, 3
 STANCE_LABELS = {
     "comparative": {"FIRST", "SECOND", "NEUTRAL", "NO"},
     "controversial": {"PRO", "CON", "NEU", "NO"},
@@ -179,11 +181,23 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     by_topic[qid].append((rank, score, doc_id, number))
 
 
+def foreseen_problems(topics: int, per_topic: int) -> list[str]:
+    """What TIRA's size checks will reject in a run of `topics` topics with at most `per_topic` documents each,
+    known before any work."""
+    problems = []
+    if topics * per_topic < MIN_LINES:
+        problems.append(f"{topics} topics of at most {per_topic} documents give at most {topics * per_topic} lines; "
+                        f"at least {MIN_LINES} are required")
+    if topics < MIN_TOPICS:
+        problems.append(f"the input has {topics} topics; at least {MIN_TOPICS} are required")
+    return problems
+
+
 def _check_run(result, by_topic, tags, stances, task) -> None:
-    if result.lines < 5:
-        result.errors.append(f"the run has {result.lines} lines; at least 5 are required")
-    if len(by_topic) < 3:
-        result.errors.append(f"the run has {len(by_topic)} topics; at least 3 are required")
+    if result.lines < MIN_LINES:
+        result.errors.append(f"the run has {result.lines} lines; at least {MIN_LINES} are required")
+    if len(by_topic) < MIN_TOPICS:
+        result.errors.append(f"the run has {len(by_topic)} topics; at least {MIN_TOPICS} are required")
     if len(tags) > 1:
         result.errors.append(f"the run has {len(tags)} tags ({', '.join(sorted(tags))}); exactly one is allowed")
     labels = stances - {"Q0"}

@@ -107,10 +107,15 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
     (inputs / "passages.jsonl").write_text(
         "".join(json.dumps({"id": f"p{i}", "contents": f"Cats are better pets than dogs, reason {i}."}) + "\n"
                 for i in range(3)))
-    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata")
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata", "--candidates", "2")
     assert done.returncode == 0, done.stderr
-    assert "TIRA will reject this run: the run has 3 lines; at least 5 are required" in done.stderr
-    assert "TIRA will reject this run: the run has 1 topics; at least 3 are required" in done.stderr
+    # Said before the work, from the topics and --candidates, and after it, from the run file.
+    before = ["TIRA will reject this run: 1 topics of at most 2 documents give at most 2 lines; at least 5 are "
+              "required", "TIRA will reject this run: the input has 1 topics; at least 3 are required"]
+    after = ["TIRA will reject this run: the run has 2 lines; at least 5 are required",
+             "TIRA will reject this run: the run has 1 topics; at least 3 are required"]
+    positions = [done.stderr.find(line) for line in before + after]
+    assert -1 not in positions and positions[1] < positions[2], done.stderr
     assert not tira_accepts(output)
 
 

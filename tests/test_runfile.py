@@ -5,6 +5,7 @@ import pytest
 from app.errors import ToucheError
 from app.records import RunRow
 from app.files import prepare_output
+from app import runfile
 from app.runfile import RUN_FILES, check_tag, format_row, ranked_rows, validate_run, write_run
 
 
@@ -162,3 +163,10 @@ def test_validate_never_passes_what_tira_rejects(tmp_path, lines):
         assert tira_accepts(tmp_path)
     if not tira_accepts(tmp_path):
         assert not validate_run(tmp_path).ok
+
+
+def test_foreseen_problems_are_tiras_size_checks_before_the_work():
+    assert runfile.foreseen_problems(3, 2) == []
+    assert runfile.foreseen_problems(3, 1) == ["3 topics of at most 1 documents give at most 3 lines; at least 5 "
+                                               "are required"]
+    assert runfile.foreseen_problems(2, 1000) == ["the input has 2 topics; at least 3 are required"]
