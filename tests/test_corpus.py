@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.corpus import choose_source, detect_corpus, read_documents, read_rerank
+from app.corpus import MAX_JSON_DEPTH, JsonDepth, choose_source, detect_corpus, read_documents, read_rerank
 from app.errors import ToucheError
 
 
@@ -92,6 +92,30 @@ def test_broken_argsme_json_is_an_error(tmp_path):
     (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "x", "conclusion": "c", ')
     with pytest.raises(ToucheError, match="not an args.me JSON"):
         list(read_documents(detect_corpus(tmp_path)))
+
+
+def test_argsme_json_nested_past_the_limit_is_an_error_before_ijson_spends_the_memory(tmp_path):
+    """ijson's memory grows with the square of the depth: 100,000 levels in a 200 kB file took 24 GB."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "a", "conclusion": "c", "premises": '
+                                           f'[{{"text": "t", "stance": "PRO"}}], "context": {deep}}}]}}')
+    with pytest.raises(ToucheError, match=r"args-me\.json: JSON nested more than 1000 levels deep; not an args\.me "
+                                          r"JSON file"):
+        list(read_documents(detect_corpus(tmp_path)))
+    shallow = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH  # inside "arguments": [{"context": ...}]: 3 levels more
+    (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "a", "conclusion": "c [{", "premises": '
+                                           f'[{{"text": "t", "stance": "PRO"}}], "context": {shallow[3:-3]}}}]}}')
+    assert [document.doc_id for document in read_documents(detect_corpus(tmp_path))] == ["a"]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
+def test_json_depth_skips_strings_and_escapes_across_chunks(chunk):
+    value = {"a\\": ['x"[[', {"\\\"{": [["]]}}", []]], "b": "\\"}], "c": [[[[]]]]}
+    data = json.dumps(value, ensure_ascii=False).encode()
+    depth = JsonDepth()
+    for start in range(0, len(data), chunk):
+        depth.feed(data[start:start + chunk])
+    assert (depth.deepest, depth.depth) == (6, 0)
 
 
 def test_rerank_file_groups_candidates_by_query(fixtures):
