@@ -7,16 +7,15 @@ building and re-encoding, and a changed corpus never reads stale entries. Arrays
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from .corpus import CorpusSource
-from .files import os_reason
+from .files import atomic_file, os_reason
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +34,16 @@ def fingerprint(source: CorpusSource) -> str:
     return digest.hexdigest()[:16]
 
 
+def _digests(directory: Path) -> dict[str, str]:
+    """SHA-256 of each file of a cache entry by name, but its `complete` mark and temporary files (`.name...`)."""
+    digests = {}
+    for path in sorted(directory.iterdir()):
+        if path.is_file() and path.name != "complete" and not path.name.startswith("."):
+            with path.open("rb") as stream:
+                digests[path.name] = hashlib.file_digest(stream, "sha256").hexdigest()
+    return digests
+
+
 class CorpusCache:
     """The cache entries of one corpus; every method tolerates a missing or damaged entry (it recomputes)."""
 
@@ -50,11 +59,13 @@ class CorpusCache:
         if not (path / "complete").exists():
             return None
         try:
+            if json.loads((path / "complete").read_text(encoding="utf-8")) != _digests(path):
+                raise ValueError("a file differs from the one written")
             retriever = bm25s.BM25.load(str(path), mmap=True, show_progress=False)
             tokenizer = make_tokenizer()
             tokenizer.load_vocab(str(path))
             doc_ids = np.load(path / "doc_ids.npy", allow_pickle=False).tolist()
-        except (OSError, ValueError, KeyError) as error:
+        except (OSError, ValueError, KeyError, EOFError) as error:
             log.warning("ignoring the damaged index cache in %s (%s)", path, error)
             return None
         log.info("BM25 index of %d documents loaded from %s", len(doc_ids), path)
@@ -68,7 +79,10 @@ class CorpusCache:
             index.retriever.save(str(path), show_progress=False)
             index.tokenizer.save_vocab(str(path))
             np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
-            (path / "complete").touch()  # without it a half-written entry is never loaded
+            # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
+            # byte flipped: a wrong score or id, silently) is found.
+            with atomic_file(path / "complete", ".complete.") as out:
+                json.dump(_digests(path), out)
         except OSError as error:
             log.warning("cannot cache the BM25 index in %s (%s); the run goes on without caching it", path,
                         os_reason(error))
@@ -116,16 +130,11 @@ class EmbeddingStore:
         (a full disk) keeps the old file and costs the next run the encoding, not this run."""
         if not self.added:
             return
-        temp = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temp = tempfile.mkstemp(suffix=".npz", dir=self.path.parent)
-            with os.fdopen(handle, "wb") as out:
+            with atomic_file(self.path, f".{self.path.name}.", binary=True) as out:
                 np.savez(out, ids=np.array(list(self.rows), dtype=str), vectors=self.vectors)
-            os.replace(temp, self.path)
         except OSError as error:
-            if temp is not None:
-                Path(temp).unlink(missing_ok=True)
             log.warning("cannot cache embeddings in %s (%s); the run goes on without caching them", self.path,
                         os_reason(error))
             return

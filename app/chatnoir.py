@@ -39,7 +39,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError
-from app.files import atomic_text, os_reason
+from app.files import atomic_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
@@ -566,7 +566,7 @@ class TextCache:
         path = self._path(doc_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_text(path, f".{path.name}.") as out:
+            with atomic_file(path, f".{path.name}.") as out:
                 out.write(f"{_digest(text)}\n{text}")
         except OSError as error:
             with self._lock:

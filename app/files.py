@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from .errors import ToucheError
 
@@ -76,15 +76,16 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
 
 
 @contextmanager
-def atomic_text(path: Path, prefix: str) -> Iterator[TextIO]:
-    """A UTF-8 text file written beside `path` (named `prefix...TEMPORARY_SUFFIX`) and renamed onto it when the
-    block ends without error, so readers see the whole file or none; on error the temporary file is removed.
+def atomic_file(path: Path, prefix: str, binary: bool = False) -> Iterator[TextIO | BinaryIO]:
+    """A UTF-8 text file (or a `binary` one) written beside `path` (named `prefix...TEMPORARY_SUFFIX`) and renamed
+    onto it when the block ends without error, so readers see the whole file or none; on error (a full disk,
+    Ctrl-C) the temporary file is removed.
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
     handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from importlib import metadata as distribution
 from pathlib import Path
 
-from .files import atomic_text, prepare_output
+from .files import atomic_file, prepare_output
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ def _write(export: Path, settings, target: Path) -> None:
     for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
         source.pop(scratch_only, None)
     data.update(product_facts(settings))
-    with atomic_text(target, ".ir-metadata.") as out:
+    with atomic_file(target, ".ir-metadata.") as out:
         yaml.safe_dump(data, out, allow_unicode=True)
 
 

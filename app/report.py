@@ -18,7 +18,7 @@ from scipy import stats
 
 from .errors import ToucheError
 from .evaluate import Evaluation, evaluate_scored, read_run, read_stance_qrels
-from .files import atomic_text, make_directory, os_reason
+from .files import atomic_file, make_directory, os_reason
 from .runfile import RUN_FILES, locate_run
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
@@ -204,7 +204,7 @@ def write_report(markup: str, path: Path) -> None:
     """Write the page to a temporary file beside `path` and rename it, so no reader ever sees half a page."""
     try:
         make_directory(path.parent)
-        with atomic_text(path, f".{path.name}.") as out:
+        with atomic_file(path, f".{path.name}.") as out:
             out.write(markup)
     except OSError as error:
         raise ToucheError(f"cannot write {path}: {os_reason(error)}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError
-from .files import TEMPORARY_SUFFIX, atomic_text, os_reason, prepare_output
+from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
 from .records import RunRow, record_id
 
 RUN_FILE = "run.txt"
@@ -70,9 +70,9 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     try:
         for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
             stale.unlink(missing_ok=True)
-        with atomic_text(target, _TEMPORARY_PREFIX) as out:
+        with atomic_file(target, _TEMPORARY_PREFIX) as out:
             out.writelines(format_row(row) for row in rows)
-    except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_text left no partial file
+    except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
     # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.
     (output_dir / (RUN_FILE + ".gz")).unlink(missing_ok=True)

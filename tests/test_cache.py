@@ -95,6 +95,36 @@ def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     np.testing.assert_array_equal(again.get(["b"]), np.full((1, 384), 0.5))
 
 
+INDEX_FILES = ["data.csc.index.npy", "doc_ids.npy", "indices.csc.index.npy", "indptr.csc.index.npy",
+               "params.index.json", "vocab.index.json", "vocab.tokenizer.json"]
+
+
+@pytest.mark.parametrize("damage", ["emptied", "cut", "one byte flipped"])
+@pytest.mark.parametrize("name", INDEX_FILES)
+def test_an_index_file_changed_since_it_was_written_is_ignored(tmp_path, caplog, name, damage):
+    """An emptied .npy was an internal error (EOFError); a flipped byte in a score or an id was read as written."""
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    assert sorted(path.name for path in (tmp_path / "key" / "index").iterdir()) == sorted(INDEX_FILES + ["complete"])
+    path = tmp_path / "key" / "index" / name
+    data = bytearray(path.read_bytes())
+    if damage == "one byte flipped":
+        data[-1] ^= 0x01
+    path.write_bytes(b"" if damage == "emptied" else data[: len(data) // 2] if damage == "cut" else bytes(data))
+    assert cache.load_index() is None
+    assert "ignoring the damaged index cache" in caplog.text
+
+
+def test_an_index_written_without_digests_is_built_again(tmp_path):
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    (tmp_path / "key" / "index" / "complete").write_text("")  # as caches before the digests were
+    assert cache.load_index() is None
+    (tmp_path / "key" / "index" / ".complete.x.tmp").write_text("left by a killed run")
+    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    assert cache.load_index()[1] == ["d0", "d1", "d2", "d3"]
+
+
 def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path, monkeypatch, caplog):
     """A full disk under the cache: numpy says "24777 requested and 4064 written"; the run goes on uncached."""
     def full(*args, **kwargs):

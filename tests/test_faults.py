@@ -233,7 +233,7 @@ def test_a_write_that_fails_mid_file_is_one_line_and_leaves_no_file(tmp_path, mo
     from app import runfile
     from app.cli import app as cli
 
-    real = runfile.atomic_text
+    real = runfile.atomic_file
 
     @contextmanager
     def onto_a_full_disk(path, prefix):
@@ -243,7 +243,7 @@ def test_a_write_that_fails_mid_file_is_one_line_and_leaves_no_file(tmp_path, mo
             os.close(full)
             yield out
 
-    monkeypatch.setattr(runfile, "atomic_text", onto_a_full_disk)
+    monkeypatch.setattr(runfile, "atomic_file", onto_a_full_disk)
     result = CliRunner().invoke(cli, ["run", "-i", str(FIXTURES / "passages"), "-o", str(tmp_path), "--quiet"])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines()[-1] == (f"touche: error: cannot write run.txt to {tmp_path}: no "
