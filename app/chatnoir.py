@@ -51,6 +51,9 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 MAX_RETRY_AFTER_S = 60.0
+# An answer's body is read up to here, decoded: a page's markup is cut at 10 * MAX_PAGE_CHARS characters anyway, and
+# a gzip bomb (10 MB that decode to 10 GB) or an endless answer from a misbehaving service must not fill the memory.
+MAX_BODY_BYTES = 64 << 20
 MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf overflows the clock: an internal error)
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
@@ -497,16 +500,18 @@ class _BodyTimeout(Exception):
 def _read_body(response: requests.Response, deadline: float) -> None:
     """Read a streamed answer's body by its deadline: requests' timeout bounds each read, so a server sending a
     byte every second would otherwise hold the run for ever. Each `read1` returns what has arrived (chunked and
-    gzipped bodies decoded as requests decodes them); `response.content` holds the body afterwards."""
-    chunks = []
+    gzipped bodies decoded as requests decodes them); `response.content` holds the body afterwards, its first
+    MAX_BODY_BYTES (a cut search answer is malformed JSON; a cut page is read as far as it goes)."""
+    chunks, size = [], 0
     try:  # urllib3's HTTPError (a read time-out, a connection cut mid-body) goes to the caller
-        while chunk := response.raw.read1(1 << 16, decode_content=True):
+        while size < MAX_BODY_BYTES and (chunk := response.raw.read1(1 << 16, decode_content=True)):
             chunks.append(chunk)
+            size += len(chunk)
             if time.monotonic() > deadline:
                 raise _BodyTimeout()
     finally:
         response.close()
-    response._content = b"".join(chunks)  # where requests keeps a body it has read
+    response._content = b"".join(chunks)[:MAX_BODY_BYTES]  # where requests keeps a body it has read
 
 
 def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str]:

@@ -9,7 +9,7 @@ requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no an
 application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
 json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
-body, then the connection closes).
+body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -17,6 +17,7 @@ Not a package module (tests/ is not a package): load it with importlib from its 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import threading
@@ -28,9 +29,9 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score", "trickle", "cut")
+          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
-PAGE_FAULTS = ("pdf", "binary")
+PAGE_FAULTS = ("pdf", "binary", "gzip-bomb")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
 MAX_HITS = 10_000
 _WORD = re.compile(r"\w+")
@@ -79,6 +80,7 @@ class ChatNoirStub:
         self.api_key = api_key
         self.index = index
         self.hang_s = hang_s
+        self.bomb_bytes = 1 << 20  # the "gzip-bomb" page, decoded
         self.requests: list[dict] = []
         self._faults: dict[str, deque[str]] = {"search": deque(), "cache": deque()}
         self._lock = threading.Lock()
@@ -272,6 +274,9 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
             elif fault == "gateway-html":
                 self._send(200, b"<html><body><h1>502 Bad Gateway</h1>nginx</body></html>", "text/html")
+            elif fault == "gzip-bomb":  # a page that decodes to far more than it weighs on the wire
+                page = b"<html><body><p>" + b"boom " * (stub.bomb_bytes // 5) + b"</p></body></html>"
+                self._send(200, gzip.compress(page, 9), "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
             elif fault in ("pdf", "binary"):  # a PDF as served, or the same bytes claiming to be a page
                 self._send(200, PDF_BYTES, "application/pdf" if fault == "pdf" else "text/html; charset=utf-8")
             else:

@@ -504,6 +504,18 @@ def test_pages_holding_any_control_character_keep_their_text(tmp_path):
     assert all("academic freedom" in candidate.doc.text for candidate in candidates)
 
 
+def test_an_answer_is_read_up_to_a_bound_so_a_gzip_bomb_cannot_fill_the_memory(stub, settings, monkeypatch):
+    """A misbehaving service's 10 MB that decode to 10 GB: the body is read, decoded, up to MAX_BODY_BYTES."""
+    import app.chatnoir as chatnoir
+
+    monkeypatch.setattr(chatnoir, "MAX_BODY_BYTES", 256 << 10)
+    stub.bomb_bytes = 8 << 20
+    document = next(document for document in stub.documents if document.cached)
+    stub.fail("cache", "gzip-bomb")
+    text = ChatNoirClient(settings, chatnoir.ChatNoirStats()).cached_text(document.uuid)
+    assert text.startswith("boom boom") and 100_000 < len(text) <= 256 << 10
+
+
 def test_a_page_that_cannot_be_read_costs_that_page_alone(stub, settings, monkeypatch):
     unreadable = stub.documents[1].uuid
     fetch = ChatNoirClient.cached_text
