@@ -31,6 +31,9 @@ _CHUNK_BYTES = 1 << 20
 # args.me JSON nests about 6 levels. ijson keeps each level's path, so its memory grows with the square of the depth
 # (20,000 levels: 1 GB; 100,000 in a 200 kB file: 24 GB and the OOM killer); 1,000 levels cost it 3 MB.
 MAX_JSON_DEPTH = 1000
+# A JSONL line longer than this is no record: one line of gigabytes (a few MB gzipped) must not be read into memory
+# whole. A document's stages read its first 20,000 characters anyway (`records.MAX_TEXT_CHARS`).
+MAX_LINE_BYTES = 64 << 20
 _ENCODED_FFFD = "\ufffd".encode("utf-8")
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
@@ -242,9 +245,17 @@ def open_text(path: Path, defects: Defects, json_depth: JsonDepth | None = None)
 
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text`; None for a line
-    that is not JSON (each reader decides whether that is skipped, counted or an error)."""
+    that is not JSON or longer than MAX_LINE_BYTES (each reader decides whether that is skipped, counted or an
+    error)."""
     with open_text(path, defects) as lines:
-        for number, line in enumerate(lines, 1):
+        number = 0
+        while line := lines.readline(MAX_LINE_BYTES):
+            number += 1
+            if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):  # read past the rest, a piece at a time
+                while (rest := lines.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                    pass
+                yield number, None
+                continue
             if not line.strip():
                 continue
             try:

@@ -75,6 +75,23 @@ def test_a_text_of_nothing_visible_is_an_empty_text(tmp_path, caplog):
     assert [c.doc.doc_id for c in read_rerank(detect_corpus(tmp_path))["1"]] == ["b"]
 
 
+def test_a_line_past_the_bound_is_a_bad_line_read_past_in_pieces(tmp_path, monkeypatch, caplog):
+    """One line of gigabytes (a few MB gzipped) must not be read into memory whole."""
+    import app.corpus as corpus
+
+    monkeypatch.setattr(corpus, "MAX_LINE_BYTES", 1000)
+    fits = json.dumps({"id": "fits", "contents": "x" * (1000 - 31)}) + "\n"
+    assert len(fits) == 1000
+    lines = [json.dumps({"id": "a", "contents": "A text."}) + "\n",
+             json.dumps({"id": "long", "contents": "word " * 2000}) + "\n", fits,
+             json.dumps({"id": "b", "contents": "B text."}) + "\n"]
+    with gzip.open(tmp_path / "passages.jsonl.gz", "wt") as handle:
+        handle.write("".join(lines))
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a", "fits", "b"]
+    assert "skipped 1 records (1 bad lines)" in caplog.text
+
+
 def test_gzipped_passages(fixtures, tmp_path):
     with (fixtures / "passages" / "passages.jsonl").open("rb") as plain, \
             gzip.open(tmp_path / "passages.jsonl.gz", "wb") as packed:
