@@ -359,10 +359,10 @@ def _argument_document(argument) -> Document | None:
 
 def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
-    a score is missing or no finite number; app/topics.py reads its queries."""
+    a score is missing or no finite number; app/topics.py reads its queries. A document may have another text under
+    another query: each query's is read (`passages.read_passages`)."""
     defects, given = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
-    first_texts: dict[str, str] = {}  # a document's text as first given: the stages key their work by document
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
@@ -386,17 +386,11 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
             continue
         seen.add((qid, doc_id))
         text = bounded_text(text)
-        first_texts.setdefault(doc_id, text)
         # None: no score, or NaN, inf; then the file's order speaks instead.
         given.setdefault(qid, []).append((Document(doc_id, text), record_score(record.get("score"))))
     defects.report()
     if not given:
         raise ToucheError(f"{source.name}: no usable candidates")
-    differing = {document.doc_id for found in given.values() for document, _ in found
-                 if document.text != first_texts[document.doc_id]}
-    if differing:
-        log.warning("%s: %d documents have other texts under other queries (e.g. %s); the stages read one text "
-                    "for each document", source.name, len(differing), min(differing))
     candidates = {}
     for qid, found in given.items():  # best first, as --candidates and the rerank depth cut them
         scores = scores_or_order([score for _, score in found])

@@ -19,6 +19,7 @@ as it is, so short passages are read exactly as before.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,7 +104,9 @@ def windows(text: str, max_words: int = MAX_WORDS) -> list[str]:
 
 @dataclass(frozen=True)
 class Passage:
-    """What the stages read of a document: its whole text (`span` None) or the window `document[span[0]:span[1]]`."""
+    """What the stages read of a document: its whole text (`span` None) or the window `document[span[0]:span[1]]`.
+    `doc_id` is the document's id, and for the second, third, ... text one id has under other topics (a re-rank
+    file's query-dependent texts) the id and " #2", " #3", ..., so that each text is read for its own topics."""
 
     doc_id: str
     document: str
@@ -132,25 +135,35 @@ def read_passages(queries: dict[str, str], documents: dict[str, list[Document]],
     """
     if per_document < 1:
         raise ValueError(f"per_document must be at least 1, got {per_document}")
-    distinct = {document.doc_id: document for found in documents.values() for document in found}
+    keys: dict[tuple[str, str], str] = {}  # (id, text) -> the key the document's passages are read under
+    texts_of: Counter = Counter()
+    for found in documents.values():
+        for document in found:
+            if (document.doc_id, document.text) not in keys:
+                texts_of[document.doc_id] += 1
+                count = texts_of[document.doc_id]
+                keys[document.doc_id, document.text] = (document.doc_id if count == 1
+                                                         else f"{document.doc_id} #{count}")
+    distinct = {keys[document.doc_id, document.text]: document for found in documents.values() for document in found}
     whole = dict(zip(distinct, fits([document.text for document in distinct.values()])))
-    spans = {doc_id: window_spans(distinct[doc_id].text) for doc_id, fit in whole.items() if not fit}
+    spans = {key: window_spans(distinct[key].text) for key, fit in whole.items() if not fit}
     first_row, texts = {}, []
-    for doc_id, doc_spans in spans.items():
-        first_row[doc_id] = len(texts)
-        texts.extend(distinct[doc_id].text[start:end] for start, end in doc_spans)
+    for key, doc_spans in spans.items():
+        first_row[key] = len(texts)
+        texts.extend(distinct[key].text[start:end] for start, end in doc_spans)
     index = LexicalIndex.build(texts) if texts else None
     passages = {}
     for qid, found in documents.items():
         scores = index.scores(queries[qid]) if index is not None else None
         passages[qid] = {}
         for document in found:
-            if whole[document.doc_id]:
-                passages[qid][document.doc_id] = [Passage(document.doc_id, document.text)]
+            key = keys[document.doc_id, document.text]
+            if whole[key]:
+                passages[qid][document.doc_id] = [Passage(key, document.text)]
                 continue
-            doc_spans, row = spans[document.doc_id], first_row[document.doc_id]
+            doc_spans, row = spans[key], first_row[key]
             chosen = _first_and_best(scores[row: row + len(doc_spans)], per_document)
-            passages[qid][document.doc_id] = [Passage(document.doc_id, document.text, doc_spans[i]) for i in chosen]
+            passages[qid][document.doc_id] = [Passage(key, document.text, doc_spans[i]) for i in chosen]
     return passages
 
 

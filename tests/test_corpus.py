@@ -142,14 +142,15 @@ def test_rerank_file_groups_candidates_by_query(fixtures):
     assert candidates["13"][0].score == 9.0
 
 
-def test_a_document_with_other_texts_under_other_queries_is_said(tmp_path, caplog):
+def test_a_document_keeps_its_text_under_each_query(tmp_path):
     lines = ['{"qid": "1", "query": "q", "docno": "X", "text": "cats purr", "score": 2}',
              '{"qid": "2", "query": "r", "docno": "X", "text": "museum hours", "score": 1}',
              '{"qid": "2", "query": "r", "docno": "Y", "text": "same text", "score": 1}',
              '{"qid": "1", "query": "q", "docno": "Y", "text": "same text", "score": 1}']
     (tmp_path / "rerank.jsonl").write_text("\n".join(lines) + "\n")
-    read_rerank(detect_corpus(tmp_path))
-    assert "1 documents have other texts under other queries (e.g. X); the stages read one text" in caplog.text
+    candidates = read_rerank(detect_corpus(tmp_path))
+    assert [(c.doc.doc_id, c.doc.text) for c in candidates["1"]] == [("X", "cats purr"), ("Y", "same text")]
+    assert [(c.doc.doc_id, c.doc.text) for c in candidates["2"]] == [("X", "museum hours"), ("Y", "same text")]
 
 
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):

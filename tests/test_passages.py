@@ -117,3 +117,15 @@ def test_a_query_without_indexed_terms_keeps_the_first_windows():
     long = Document("d4", page("a", "b", "c", "d"))
     read = read_passages({"1": "the of and"}, {"1": [long]}, fits_when_short, per_document=2)["1"]["d4"]
     assert [p.span for p in read] == window_spans(long.text)[:2]
+
+
+def test_a_document_with_another_text_under_another_topic_is_read_with_each():
+    """A re-rank file may give one id query-dependent texts: each topic reads its own, under its own key."""
+    short, other_short = Document("d6", "Cats purr."), Document("d6", "Museum hours.")
+    long, other_long = Document("d7", page("cats", "dogs")), Document("d7", page("zebras", "lions"))
+    read = read_passages({"1": "cats", "2": "lions", "3": "cats"},
+                         {"1": [short, long], "2": [other_short, other_long], "3": [short, long]}, fits_when_short)
+    assert [p.text for p in read["1"]["d6"]] == ["Cats purr."] and [p.text for p in read["2"]["d6"]] == ["Museum hours."]
+    assert read["1"]["d6"][0].key == "d6" and read["2"]["d6"][0].key == "d6 #2" and read["3"] == read["1"]
+    assert {p.document for p in read["2"]["d7"]} == {other_long.text}
+    assert not {p.key for p in read["1"]["d7"]} & {p.key for p in read["2"]["d7"]}
