@@ -23,6 +23,8 @@ TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "re
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000
+# A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
+MAX_OBJECT_CHARS = 200
 
 
 def find_topics_file(input_dir: Path) -> Path:
@@ -52,17 +54,20 @@ def read_topics(path: Path) -> list[Topic]:
 
 
 def parse_objects(value) -> tuple[str, str] | None:
-    """The two compared objects as Touché and TIREx write them; anything but two objects gives None.
+    """The two compared objects as Touché and TIREx write them; anything but two names of at most MAX_OBJECT_CHARS
+    gives None.
 
     topics.xml says `"laptop, desktop"`; ir_datasets holds the tuple `("laptop", "desktop")`, which TIREx's
     queries.jsonl writes as a JSON list and its queries.xml as the tuple's `str()`, `"('laptop', 'desktop')"`.
     """
     if isinstance(value, str):
+        if len(value) > 3 * MAX_OBJECT_CHARS:  # two names, quotes and a comma: no need to parse a megabyte
+            return None
         value = _python_sequence(value) or value.split(",")
     if not isinstance(value, (list, tuple)) or not all(isinstance(part, str) for part in value):
         return None
-    parts = [" ".join(part.split()) for part in value if part.strip()]
-    return (parts[0], parts[1]) if len(parts) == 2 else None
+    parts = [part for part in map(_clean, value) if part]
+    return (parts[0], parts[1]) if len(parts) == 2 and max(map(len, parts)) <= MAX_OBJECT_CHARS else None
 
 
 def _python_sequence(text: str) -> list | tuple | None:

@@ -71,6 +71,14 @@ def test_objects_need_exactly_two():
     assert parse_objects("a, b, c") is None and parse_objects("") is None
 
 
+def test_objects_are_names_of_visible_text_and_bounded_length():
+    """An object is sought in every passage: a megabyte of it is no name, nor is U+200B."""
+    assert parse_objects(["\u200b", "tea"]) is None and parse_objects(["tea\ud800", "coffee"]) == ("tea\ufffd", "coffee")
+    assert parse_objects(["a" * 200, "b"]) == ("a" * 200, "b")
+    assert parse_objects(["a" * 201, "b"]) is None and parse_objects("a" * 10**6 + ", b") is None
+    assert parse_objects("(" * 100_000) is None
+
+
 def test_objects_as_tirex_writes_ir_datasets_tuples():
     assert parse_objects(["laptop", "desktop"]) == ("laptop", "desktop")  # queries.jsonl
     assert parse_objects("('laptop', \"McDonald's\")") == ("laptop", "McDonald's")  # queries.xml: str(tuple)
