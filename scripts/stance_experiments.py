@@ -26,6 +26,7 @@
     python scripts/stance_experiments.py debate-titles [--labels docs/data/beir-touche2020-sample-stance.tsv]
                                                                   # about 5 min: a debate's title left unread
     python scripts/stance_experiments.py title-route              # about 1 min: a post read toward its title
+    python scripts/stance_experiments.py label-biases             # about 6 min: per-label offsets for macro-F1
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the
@@ -522,6 +523,56 @@ def neural_side(qa, dev, embed) -> dict:
                                                         list(SIDE_LABELS)),
                         "dev_cv": _mean_sd(_dev_cv(qa, dev, embed, side))}
         logging.info("%s", json.dumps({name: result[name]}))
+    return result
+
+
+def label_biases(qa, dev, embed) -> dict:
+    """Macro-F1 rewards each label's F1 alike, which argmax over the head's probabilities does not aim at: per-label
+    offsets on the out-of-fold log-probabilities (one for both sides, which must stay symmetric, one for NEUTRAL,
+    one for NO), chosen on the other folds of each split (nested) from a grid, and for reference on all folds."""
+    grid = np.round(np.linspace(-0.6, 0.6, 7), 2)
+    offsets = [(side, neutral, no) for side in grid for neutral in grid for no in grid]
+    order = [LABELS.index(label) for label in ("FIRST", "SECOND", "NEUTRAL", "NO")]
+    side = _shipped_side()
+    gold = np.array([e.label for e in dev])
+
+    def labels(probabilities, offset):
+        side_, neutral, no = offset
+        shifted = np.log(probabilities + 1e-9)
+        shifted[:, order] += np.array([side_, side_, neutral, no])
+        shifted = np.exp(shifted)
+        return np.array([p.label for p in decode_comparative(shifted / shifted.sum(1, keepdims=True), LABELS)])
+
+    def macro(rows, predicted):
+        return label_scores(list(gold[rows]), list(predicted[rows]), LABELS)["macro_f1"]
+
+    result = {"shipped": [], "nested": [], "chosen": [], "by_offset": {}}
+    for split in range(SPLITS):
+        seed = SEED + split
+        probabilities = out_of_fold_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
+        predictions = {offset: labels(probabilities, offset) for offset in offsets}
+        folds = [np.array([e.group in fold for e in dev])
+                 for fold in common.topic_folds([e.group for e in dev], FOLDS, seed)]
+        nested = np.empty(len(dev), dtype=object)
+        for held in folds:
+            best = max(offsets, key=lambda offset: (macro(~held, predictions[offset]),
+                                                    -sum(map(abs, offset))))  # ties: the smallest offsets
+            nested[held] = predictions[best][held]
+            result["chosen"].append([float(x) for x in best])
+        everything = np.ones(len(dev), bool)
+        result["shipped"].append(macro(everything, predictions[(0.0, 0.0, 0.0)]))
+        result["nested"].append(label_scores(list(gold), list(nested), LABELS))
+        for offset in offsets:
+            result["by_offset"].setdefault(offset, []).append(macro(everything, predictions[offset]))
+        logging.info("split %d: shipped %.4f, nested %.4f", split, result["shipped"][-1],
+                     result["nested"][-1]["macro_f1"])
+    scores = [row["macro_f1"] for row in result["nested"]]
+    best_overall = max(result["by_offset"], key=lambda offset: np.mean(result["by_offset"][offset]))
+    result.update(shipped_mean=round(float(np.mean(result["shipped"])), 4),
+                  nested_mean=round(float(np.mean(scores)), 4), nested_sd=round(float(np.std(scores)), 4),
+                  best_on_all_folds={"offset": [float(x) for x in best_overall],
+                                     "mean": round(float(np.mean(result["by_offset"][best_overall])), 4)})
+    del result["by_offset"]
     return result
 
 
@@ -1544,10 +1595,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", choices=("argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
-                                               "fnc1-neutral", "stemmed-mentions", "relevance-no", "targets-dev",
-                                               "long-texts", "stated-debates", "object-embeddings", "neural-side",
-                                               "cross-sides", "ukp-finetune", "consensus", "debate-titles",
-                                               "ukp-finetune-all", "post-readings", "debate-turns",
+                                               "fnc1-neutral", "stemmed-mentions", "relevance-no", "label-biases",
+                                               "targets-dev", "long-texts", "stated-debates", "object-embeddings",
+                                               "neural-side", "cross-sides", "ukp-finetune", "consensus",
+                                               "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
                                                "title-route"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
@@ -1623,6 +1674,8 @@ def main(argv: list[str] | None = None) -> None:
         result = stemmed_mentions(qa, dev, embed)
     elif args.experiment == "relevance-no":
         result = relevance_no(qa, dev, embed)
+    elif args.experiment == "label-biases":
+        result = label_biases(qa, dev, embed)
     elif args.experiment == "object-embeddings":
         result = object_embeddings(qa, dev, embed)
     elif args.experiment == "neural-side":
