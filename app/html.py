@@ -4,6 +4,10 @@ highlighted titles and snippets (or a page Resiliparse cannot read) through lxml
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html import unescape
 
 from lxml import etree
 from lxml import html as lxml_html
@@ -30,13 +34,26 @@ _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 PAGE_TEXTS = ("main", "full")
 PAGE_TEXT = "main"
 # Resiliparse's main-content extraction takes time quadratic in the depth of the page's element tree: 0.2 s at
-# 5,000 nested elements, 4 s at 20,000, minutes for a 1 MB page of unclosed <div>s or <font>s. The dev pages nest at
-# most 74 deep (`_nesting_depth`); a page deeper than this is read whole ("full"), which takes linear time.
+# 5,000 nested elements, 4 s at 20,000, minutes for a 1 MB page of unclosed <div>s or <font>s; its plain text
+# indents each list item once per open list (60,000 nested lists of an item each: 8 GB, and the process aborts). The
+# dev pages nest at most 74 deep (`tree_shape`); a page deeper than this is read by `tag_text`, in linear time.
 MAX_MAIN_DEPTH = 500
+# Elements the parser reopens (`tree_shape`) cost it memory: 20,000 unclosed <b>s of distinct attributes among 4,000
+# <div>s, a 257 kB page, took 7.6 GB. None of the dev pages reopens any; past this a page is read by
+# `tag_text` too.
+MAX_REOPENED = 100_000
 _TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _COMMENT_END = re.compile(r"--!?>")
 _EMPTY_COMMENT_END = re.compile(r"-?>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+# The elements the HTML parser reopens where an ancestor's end tag closed them ("active formatting elements"), the
+# elements whose end clears them instead (table cells and the like: "markers"), and the start tags before which
+# none is reopened (blocks, table parts, the document's frame); text and any other start tag reopen them.
+_FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
+_MARKERS = frozenset("td th caption applet marquee object template".split())
+_NOT_REOPENING = frozenset(_BLOCKS) | frozenset(
+    "html head body title meta link base style script caption colgroup col tbody thead tfoot menu details summary "
+    "dialog center dir listing search hgroup frameset frame noframes template plaintext".split())
 # Elements whose content the HTML parser reads as text up to their end tag (plaintext: to the end of the page), so
 # a "</div>" inside one closes nothing; found by parsing with Resiliparse (noscript is not one: it parses markup).
 _RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())
@@ -46,19 +63,25 @@ _RAW_TEXT_END = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE | re.ASCII) 
 def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     """The text of a web page, as ChatNoir extracts it: Resiliparse's main content (`page_text="main"`) or all
     its visible text ("full"); a page whose main content is empty gives all its text, and one Resiliparse
-    cannot read gives what the lxml reader (`html_to_text`) finds."""
+    cannot read gives what the lxml reader (`html_to_text`) finds. A page whose tree would nest past
+    MAX_MAIN_DEPTH or reopen more than MAX_REOPENED elements (`tree_shape`) is read by `tag_text`."""
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
     markup = _UNREADABLE.sub(" ", markup)
-    if page_text == "main" and _nesting_depth(markup) > MAX_MAIN_DEPTH:
-        page_text = "full"
+    shape = tree_shape(markup)
+    if shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED:
+        return tag_text(markup)
     try:
         tree = HTMLTree.parse(markup)
         text = _plain_text(tree, main_content=page_text == "main")
         if not text and page_text == "main":
             text = _plain_text(tree, main_content=False)
-    except (ValueError, UnicodeError, RuntimeError):
+    except (ValueError, UnicodeError, RuntimeError, MemoryError):
+        text = ""
+    except BaseException as error:  # a Rust panic in Resiliparse comes as pyo3's PanicException, a BaseException
+        if type(error).__name__ != "PanicException":
+            raise
         text = ""
     return text or html_to_text(markup)
 
@@ -100,44 +123,108 @@ def without_bulk(markup: str) -> str:
     return "".join(kept)
 
 
-def _nesting_depth(markup: str) -> int:
-    """How deep a page's elements nest at most, as a tag stack counts it: void and self-closed elements do not
-    open, and an end tag closes its element and the ones left open inside it, or nothing if none is open (so
-    "<div></p>" cannot hide a level). Comments and the content of raw-text elements (scripts, styles, ...) are
-    passed over as the parser passes them, so an end tag in them cannot hide a level either. Linear in the markup:
-    about 0.2 ms for a typical page."""
-    stack: list[str] = []
-    open_counts: dict[str, int] = {}
-    deepest = 0
-    position = 0
-    last = markup.rfind(">") + 1  # a tag is sought only up to here, where none can fail to end: linear time
+def _tokens(markup: str) -> Iterator[str | re.Match]:
+    """A page's text (str) and element tags (`_TAG` matches) in order, as the HTML parser reads them: comments,
+    doctypes and bogus comments ("</ div>") are passed over, and so is the content of raw-text elements (scripts,
+    styles, ...), whose start and end tags come as tags. Linear in the markup: a tag is sought only up to the last
+    ">", where none can fail to end."""
+    position, last = 0, markup.rfind(">") + 1
     while (tag := _TAG.search(markup, position, last)) is not None:
+        if tag.start() > position:
+            yield markup[position:tag.start()]
         position = tag.end()
         if tag.group(0) == "<!--":
             position = _comment_end(markup, position)
-            continue
-        if tag.group(0) in ("<!", "<?", "</"):  # doctype, CDATA, "</ div>": a bogus comment to the next ">"
+        elif tag.group(0) in ("<!", "<?", "</"):  # doctype, CDATA, "</ div>": a bogus comment to the next ">"
             end = markup.find(">", position)
             position = len(markup) if end < 0 else end + 1
+        else:
+            yield tag
+            if not tag.group(1) and tag.group(2).lower() in _RAW_TEXT:
+                position = _raw_text_end(markup, tag.group(2).lower(), position)
+    if position < len(markup):
+        yield markup[position:]
+
+
+@dataclass(frozen=True)
+class TreeShape:
+    """What a parser would build of a page, counted without building it (`tree_shape`): how deep its elements nest
+    at most, and how many elements it reopens (HTML's "active formatting elements")."""
+
+    depth: int
+    reopened: int
+
+
+def tree_shape(markup: str) -> TreeShape:
+    """A page's `TreeShape`, as a tag stack counts it, up to where the depth passes MAX_MAIN_DEPTH or the reopened
+    elements MAX_REOPENED (the page's reading is decided there). Void and self-closed elements do not open, and an
+    end tag closes its element and the ones left open inside it, or nothing if none is open (so "<div></p>" cannot
+    hide a level). A formatting element (<b>, <font>, ...) closed that way, outside a table cell, is reopened by the
+    parser before the next text or inline element, each time, with at most 3 alike kept: so
+    "<div><b a=1>...<b a=N></div>" and then M "<div>x</div>" build N x M elements, and N paragraphs each opening
+    one such element build N x N / 2. Linear in the markup: about 0.6 ms for a typical page."""
+    stack: list[tuple[str, str]] = []  # (name, tag) of each open element
+    open_counts: Counter = Counter()
+    closed_early: list[tuple[str, str]] = []  # formatting elements that an ancestor's end tag closed
+    alike: Counter = Counter()  # of closed_early's entries
+    deepest = reopened = 0
+
+    def reopen() -> None:
+        nonlocal reopened, deepest
+        reopened += len(closed_early)
+        stack.extend(closed_early)
+        open_counts.update(name for name, _ in closed_early)
+        closed_early.clear()
+        alike.clear()
+        deepest = max(deepest, len(stack))
+
+    for token in _tokens(markup):
+        if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED:
+            break
+        if isinstance(token, str):
+            if closed_early and not token.isspace():
+                reopen()
             continue
-        closing, name, self_closed = tag.groups()
+        closing, name, self_closed = token.groups()
         name = name.lower()
-        if not closing and name in _RAW_TEXT:
-            deepest = max(deepest, len(stack) + 1)
-            position = _raw_text_end(markup, name, position)
-            continue
         if closing:
-            if open_counts.get(name):
+            if open_counts[name]:
                 while True:
                     inner = stack.pop()
-                    open_counts[inner] -= 1
-                    if inner == name:
+                    open_counts[inner[0]] -= 1
+                    if inner[0] == name:
                         break
+                    if inner[0] in _FORMATTING and name not in _MARKERS and alike[inner] < 3:
+                        closed_early.append(inner)
+                        alike[inner] += 1
+            elif name in _FORMATTING:  # its end tag ends the last one reopened for it
+                for position in range(len(closed_early) - 1, -1, -1):
+                    if closed_early[position][0] == name:
+                        alike[closed_early.pop(position)] -= 1
+                        break
+            continue
+        if closed_early and name not in _NOT_REOPENING:
+            reopen()
+        if name in _RAW_TEXT:
+            deepest = max(deepest, len(stack) + 1)
         elif name not in _VOID and not self_closed:
-            stack.append(name)
-            open_counts[name] = open_counts.get(name, 0) + 1
+            stack.append((name, token.group(0).lower() if name in _FORMATTING else ""))
+            open_counts[name] += 1
             deepest = max(deepest, len(stack))
-    return deepest
+    return TreeShape(deepest, reopened)
+
+
+def tag_text(markup: str) -> str:
+    """The text between a page's tags, entities decoded and each block element on lines of its own: how a page
+    too hostile for a parser's tree is read, in linear time. Comments and the content of raw-text elements
+    (scripts, styles, ...) are left out; other elements' text stays, whatever they are."""
+    parts = []
+    for token in _tokens(markup):
+        if isinstance(token, str):
+            parts.append(token)
+        else:
+            parts.append("\n" if token.group(2).lower() in _BLOCKS else " ")
+    return normalize_whitespace(unescape("".join(parts)))
 
 
 def _plain_text(tree: HTMLTree, main_content: bool) -> str:
