@@ -80,8 +80,8 @@ class RunSettings:
 
 @dataclass
 class RunReport:
-    """What a run did: where the run is, how big it is (`passages`: the distinct passages encoded), and seconds
-    per stage."""
+    """What a run did: where the run is, how big it is (`topics`: those it holds, `passages`: the distinct passages
+    encoded), and seconds per stage."""
 
     run_path: Path
     topics: int
@@ -139,7 +139,7 @@ def run(settings: RunSettings) -> RunReport:
         # but said loudly: the user learns it here, not after the submission.
         for problem in runfile.validate_run(path, task).errors:
             log.warning("TIRA will reject this run: %s", problem)
-    return RunReport(path, len(topics), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
+    return RunReport(path, len(ranked), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
 
 
 def topic_task(topics: list[Topic], override: str | None = None) -> tuple[str, list[Topic], dict]:

@@ -389,7 +389,8 @@ class LinearHead:
 
     def probability(self, indices: np.ndarray) -> float:
         """P(positive class) of a binary head."""
-        return float(1.0 / (1.0 + np.exp(-self.scores(indices)[0])))
+        with np.errstate(over="ignore"):  # exp(1000) is inf, and the probability 0 as it should be
+            return float(1.0 / (1.0 + np.exp(-self.scores(indices)[0])))
 
 
 class Tagger:

@@ -42,7 +42,7 @@ from app.errors import ToucheError
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
-from app.stance_side import SideModel, both_object_sentences
+from app.stance_side import SideModel, both_object_sentences, within
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ def lexical_features(text: str, spans_first: SpanList, spans_second: SpanList) -
     positive = negative = 0
     for start, sentence in _sentences(text):
         end = start + len(sentence)
-        inside = [[s - start for s, e in spans if start <= s < end] for spans in (spans_first, spans_second)]
+        inside = [[s for s, _ in within(spans, start, end)] for spans in (spans_first, spans_second)]
         words = [(m.start(), m.group().lower()) for m in _WORD.finditer(sentence)]
         pos = [at for at, word in words if word in POSITIVE_WORDS]
         neg = [at for at, word in words if word in NEGATIVE_WORDS]

@@ -194,6 +194,19 @@ def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fi
 
 
 @pytest.mark.slow
+def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
+    """A topic that finds nothing is not in the run: "wrote ... for 3 topics" beside "the run has 2 topics" misled."""
+    import shutil
+
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"
+                                         "<topic><number>12</number><title>Cats or dogs?</title></topic>"
+                                         "<topic><number>99</number><title>Zebras or okapis?</title></topic></topics>")
+    report, rows = run_on(tmp_path, tmp_path / "out", cache_dir=tmp_path / "cache")
+    assert {row[0] for row in rows} == {"11", "12"} and report.topics == 2
+
+
+@pytest.mark.slow
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            progress=False, rerank_depth=1)

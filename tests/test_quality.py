@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,15 @@ def test_a_repeated_text_is_measured_once_with_the_same_row():
     texts = ["Cats are better. Dogs bark!", "Tenure protects teachers?", "Cats are better. Dogs bark!"]
     features = text_features(texts)
     assert np.array_equal(features, np.stack([text_features([text])[0] for text in texts]))
+
+
+def test_sentences_are_counted_by_runs_of_end_marks_as_before_in_linear_time():
+    """The count once backtracked through each run of end marks from every position: 2.3 s for "!" x 19,900 + "a"."""
+    rng = np.random.default_rng(13)
+    column = FEATURE_NAMES.index("log_sentences")
+    for _ in range(300):
+        text = "".join(rng.choice(list(".!?a \n"), rng.integers(0, 30)))
+        runs = [run for run in re.finditer(r"[.!?]+", text)
+                if run.end() == len(text) or text[run.end()].isspace()]
+        assert text_features([text])[0, column] == pytest.approx(np.log1p(len(runs)))
+    assert text_features(["Tea is better. " + "!" * 19_900 + "a"])[0, column] == pytest.approx(np.log1p(1))

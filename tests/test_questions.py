@@ -142,3 +142,9 @@ def test_model_extracts_most_touche_objects(model, shared_data):
     exact = [tuple(map(normalise_object, model.extract_objects(t.title)[0]))
              == tuple(map(normalise_object, t.objects)) for t in topics]
     assert len(topics) == 50 and sum(exact) >= 40
+
+
+def test_a_title_that_drives_a_head_far_gives_no_overflow_warning(recwarn):
+    """A 5,000-character title of commas printed numpy's "overflow encountered in exp" on stderr."""
+    load_classifier("model").analyze(("x, " * 5000)[:4990])
+    assert not [warning for warning in recwarn if issubclass(warning.category, RuntimeWarning)]

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from app.stance import StanceModel, comparative_lexical, find_mentions
-from app.stance_side import FEATURE_NAMES, FIRST_MARK, LABELS, SECOND_MARK, SideModel, both_object_sentences, masked
+from app.stance_side import (FEATURE_NAMES, FIRST_MARK, LABELS, SECOND_MARK, SideModel, both_object_sentences, masked,
+                             within)
 
 
 def test_masked_replaces_each_objects_mentions():
@@ -77,3 +78,24 @@ def test_shipped_side_model_reads_which_object_wins():
     sides = model.side.probabilities([masked(text, find_mentions(text, "python"), find_mentions(text, "java")),
                                       masked(text, find_mentions(text, "java"), find_mentions(text, "python"))])
     assert [LABELS[i] for i in sides.argmax(axis=1)] == ["FIRST", "SECOND"]
+
+
+def test_mentions_are_sought_by_bisection_with_the_results_of_a_plain_scan():
+    """The per-sentence scans were a product of sentences and mentions: 1.2 s for one passage of "C,R," x 5000."""
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        spans = [tuple(sorted(rng.integers(0, 60, 2))) for _ in range(rng.integers(0, 12))]
+        first = sorted((s, e + 1) for s, e in spans[: len(spans) // 2])
+        second = sorted((s, e + 1) for s, e in spans[len(spans) // 2:])
+        start, end = sorted(rng.integers(0, 60, 2))
+        assert within(first, start, end) == [(s - start, e - start) for s, e in first if start <= s < end]
+        text = "".join(chr(97 + i % 26) for i in range(64))
+        plain = [(s, e) for s, e in first if not any(s < oe and os < e for os, oe in second)]
+        marks = [(s, e, FIRST_MARK) for s, e in plain] + [
+            (s, e, SECOND_MARK) for s, e in second if not any(s < oe and os < e for os, oe in first)]
+        out, at = [], 0
+        for s, e, token in sorted(marks):
+            if s >= at:
+                out += [text[at:s], f" {token} "]
+                at = e
+        assert masked(text, first, second) == "".join(out) + text[at:]
