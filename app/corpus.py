@@ -12,7 +12,6 @@ import io
 import json
 import logging
 import re
-import sys
 import zlib
 from collections import Counter
 from collections.abc import Iterator
@@ -31,6 +30,8 @@ _CHUNK_BYTES = 1 << 20
 # args.me JSON nests about 6 levels. ijson keeps each level's path, so its memory grows with the square of the depth
 # (20,000 levels: 1 GB; 100,000 in a 200 kB file: 24 GB and the OOM killer); 1,000 levels cost it 3 MB.
 MAX_JSON_DEPTH = 1000
+# Python's limit on an integer's digits (sys.get_int_max_str_digits' default); a longer run is read as 0 (JsonGuard).
+MAX_DIGITS = 4300
 # A JSONL line longer than this is no record: one line of gigabytes (a few MB gzipped) must not be read into memory
 # whole. A document's stages read its first 20,000 characters anyway (`records.MAX_TEXT_CHARS`).
 MAX_LINE_BYTES = 64 << 20
@@ -162,18 +163,39 @@ class Defects:
             log.warning("%s: %s", self.source, "; ".join(problems))
 
 
-class JsonDepth:
-    """The nesting depth of a JSON byte stream read in chunks: each `feed` returns the deepest level reached so far.
-    Brackets inside strings do not count. Every step is a bytes or numpy operation: 1 MB of args.me costs 1 ms."""
+class JsonGuard:
+    """What an args.me stream goes through before ijson parses it, chunk by chunk (`feed`), at about 2 ms per MB:
+    - its nesting depth is counted (brackets in strings do not count), and a depth past MAX_JSON_DEPTH is an error
+      (ijson's memory grows with the square of the depth);
+    - a run of more than MAX_DIGITS digits becomes one "0": as an integer, ijson's C parser (3.6) crashes the
+      process on it (Python refuses to convert it), and converting takes time that grows with the square of the
+      digits (4 million: 77 s). No text a run reads is lost; a number's value is never read."""
 
     _ESCAPE = re.compile(rb"\\.", re.DOTALL)  # an escaped quote or backslash ends no string
     _OTHER_BYTES = bytes(byte for byte in range(256) if byte not in b'"[]{}')
+    _LONG_DIGITS = re.compile(rb"(?<![0-9])[0-9]{%d,}" % (MAX_DIGITS + 1))  # from a run's start: linear
+    _DIGITS_AS_ZERO = bytes(ord("0") if chr(byte) in "0123456789" else ord("x") for byte in range(256))
 
-    def __init__(self):
+    def __init__(self, path: Path):
+        self.path = path
         self.depth = self.deepest = 0
-        self._in_string, self._backslash = 0, b""
+        self._in_string, self._backslash, self._digits = 0, b"", b""
 
-    def feed(self, chunk: bytes) -> int:
+    def feed(self, chunk: bytes, final: bool = False) -> bytes:
+        """The chunk as ijson gets it: digit runs shortened, the digits at its end held back for the next chunk
+        (all of it at the `final` one)."""
+        chunk = self._digits + chunk
+        cut = len(chunk) if final else len(chunk.rstrip(b"0123456789"))
+        self._digits = chunk[cut:][: MAX_DIGITS + 1]
+        chunk = chunk[:cut]
+        if chunk.translate(self._DIGITS_AS_ZERO).find(b"0" * (MAX_DIGITS + 1)) >= 0:  # rare: seek the runs then
+            chunk = self._LONG_DIGITS.sub(b"0", chunk)
+        if self._count_depth(chunk) > MAX_JSON_DEPTH:
+            raise ToucheError(f"{self.path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an args.me "
+                              "JSON file")
+        return chunk
+
+    def _count_depth(self, chunk: bytes) -> int:
         data = self._ESCAPE.sub(b"", self._backslash + chunk)
         self._backslash = b"\\" if data.endswith(b"\\") else b""  # its escaped byte is in the next chunk
         marks = np.frombuffer(data.translate(None, self._OTHER_BYTES), np.uint8)
@@ -197,9 +219,9 @@ class _Utf8Reader(io.RawIOBase):
     silently give a different run.
     """
 
-    def __init__(self, path: Path, defects: Defects, json_depth: JsonDepth | None = None):
+    def __init__(self, path: Path, defects: Defects, guard: JsonGuard | None = None):
         super().__init__()
-        self.path, self.defects, self.json_depth = path, defects, json_depth
+        self.path, self.defects, self.guard = path, defects, guard
         self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
         self._decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")  # a BOM is no part of the JSON
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
@@ -216,9 +238,8 @@ class _Utf8Reader(io.RawIOBase):
             self.defects.replaced_bytes += text.count("\ufffd") - (self._tail + chunk).count(_ENCODED_FFFD)
             self._tail = (self._tail + chunk)[-2:]
             self._pending, self._offset = text.encode("utf-8"), 0
-            if self.json_depth is not None and self.json_depth.feed(self._pending) > MAX_JSON_DEPTH:
-                raise ToucheError(f"{self.path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an args.me "
-                                  "JSON file")
+            if self.guard is not None:
+                self._pending = self.guard.feed(self._pending, final=self._done)
         size = min(len(buffer), len(self._pending) - self._offset)
         buffer[:size] = self._pending[self._offset:self._offset + size]
         self._offset += size
@@ -237,10 +258,10 @@ class _Utf8Reader(io.RawIOBase):
         super().close()
 
 
-def open_text(path: Path, defects: Defects, json_depth: JsonDepth | None = None) -> io.BufferedReader:
-    """A binary stream of valid UTF-8 over a corpus file: iterate it for lines, or hand it to ijson with a
-    `json_depth` that ends the reading where the JSON nests past MAX_JSON_DEPTH."""
-    return io.BufferedReader(_Utf8Reader(path, defects, json_depth), _CHUNK_BYTES)
+def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> io.BufferedReader:
+    """A binary stream of valid UTF-8 over a corpus file: iterate it for lines, or hand it to ijson through a
+    `JsonGuard`."""
+    return io.BufferedReader(_Utf8Reader(path, defects, guard), _CHUNK_BYTES)
 
 
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
@@ -307,8 +328,8 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
     conclusion."""
     for path in source.paths:
         try:
-            with open_text(path, defects, JsonDepth()) as stream:
-                for argument in _any_integers(ijson.items(stream, "arguments.item")):
+            with open_text(path, defects, JsonGuard(path)) as stream:
+                for argument in ijson.items(stream, "arguments.item"):
                     document = _argument_document(argument)
                     if document is None:
                         defects.add("malformed arguments")
@@ -317,26 +338,6 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
         except ijson.JSONError as error:
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
-
-
-_END = object()
-
-
-def _any_integers(items: Iterator) -> Iterator:
-    """ijson's items, each parsed with Python's limit on an integer's digits (4,300) lifted: ijson's C parser (3.6)
-    crashes the process on a longer one. Lifted only while the parser works, never while a caller holds an item.
-    Converting takes time that grows with the square of the digits (a million: 3 s): only a file made to hurt
-    would spend it."""
-    while True:
-        digits = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            item = next(items, _END)
-        finally:
-            sys.set_int_max_str_digits(digits)
-        if item is _END:
-            return
-        yield item
 
 
 def _argument_document(argument) -> Document | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.corpus import MAX_JSON_DEPTH, JsonDepth, choose_source, detect_corpus, read_documents, read_rerank
+from app.corpus import MAX_DIGITS, MAX_JSON_DEPTH, JsonGuard, choose_source, detect_corpus, read_documents, read_rerank
 from app.errors import ToucheError
 
 
@@ -126,13 +126,16 @@ def test_argsme_json_nested_past_the_limit_is_an_error_before_ijson_spends_the_m
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
-def test_json_depth_skips_strings_and_escapes_across_chunks(chunk):
-    value = {"a\\": ['x"[[', {"\\\"{": [["]]}}", []]], "b": "\\"}], "c": [[[[]]]]}
-    data = json.dumps(value, ensure_ascii=False).encode()
-    depth = JsonDepth()
+def test_json_guard_counts_depth_past_strings_and_escapes_and_shortens_digit_runs_across_chunks(chunk):
+    value = {"a\\": ['x"[[', {"\\\"{": [["]]}}", []]], "b": "\\"}], "c": [[[[]]]], "n": [12, 34.5]}
+    data = json.dumps(value, ensure_ascii=False).encode().replace(b"34.5", b"3" * 5000 + b".5" + b"9" * 5000)
+    data += b"7" * MAX_DIGITS  # at the very end: held back, then given whole
+    guard, out = JsonGuard(Path("x.json")), b""
     for start in range(0, len(data), chunk):
-        depth.feed(data[start:start + chunk])
-    assert (depth.deepest, depth.depth) == (6, 0)
+        out += guard.feed(data[start:start + chunk])
+    out += guard.feed(b"", final=True)
+    assert (guard.deepest, guard.depth) == (6, 0)
+    assert out == data.replace(b"3" * 5000 + b".5" + b"9" * 5000, b"0.0")  # the runs "333..." and "5999..."
 
 
 def test_rerank_file_groups_candidates_by_query(fixtures):
@@ -307,7 +310,8 @@ def test_ids_the_run_file_cannot_hold_are_skipped_and_texts_are_bounded(tmp_path
 
 def test_argsme_reads_past_odd_values_a_bom_and_premises_that_are_no_list(tmp_path):
     """An integer longer than Python's 4,300 digits once crashed ijson's C parser (SIGSEGV), so the read runs in
-    a child process: a crash fails this test instead of ending the test run."""
+    a child process: a crash fails this test instead of ending the test run. Such a run of digits is read as 0,
+    and Python's limit is never lifted."""
     import subprocess
     import sys
 
@@ -326,7 +330,7 @@ def test_argsme_reads_past_odd_values_a_bom_and_premises_that_are_no_list(tmp_pa
     documents, digits = result.stdout.strip().splitlines()
     assert documents == str([("a", "Tea is good", "PRO"), ("b", "Tea", None), ("c", "Coffee", None),
                              ("d", "Coffee wakes", "CON")])
-    assert digits == str(sys.get_int_max_str_digits())  # the limit is back once the read is done
+    assert digits == str(sys.get_int_max_str_digits())
 
 
 def test_argsme_with_an_undecodable_byte_still_reads(fixtures, tmp_path, caplog):
