@@ -20,7 +20,9 @@ MEASURES = {
     "nDCG@5": ir_measures.nDCG @ 5,
     "nDCG@10": ir_measures.nDCG @ 10,
 }
-MAX_GRADE = 2**31 - 1  # trec_eval's grades are C ints
+# Touché grades run from -2 to 3. trec_eval's nDCG takes memory for each grade up to the highest (2**31 - 1: 16 GB
+# and a hang in C, deaf to SIGTERM; under a memory cap, scores of 0 for a perfect run).
+MAX_GRADE = 1000
 
 
 @dataclass
@@ -34,8 +36,9 @@ class Evaluation:
 def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
     try:
-        qrels = [qrel._replace(relevance=max(int(qrel.relevance), 0))
-                 for qrel in ir_measures.read_trec_qrels(str(path))]
+        with open(path, encoding="utf-8-sig") as lines:  # a BOM would make the first topic "\ufeff1", unjudged
+            qrels = [qrel._replace(relevance=max(int(qrel.relevance), 0))
+                     for qrel in ir_measures.read_trec_qrels(lines)]
     except (OSError, ValueError, IndexError) as error:
         raise ToucheError(f"{path}: not a TREC qrels file ({error})") from None
     for qrel in qrels:
@@ -64,7 +67,7 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
 def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
     labels = {}
     try:
-        with path.open(encoding="utf-8") as lines:
+        with path.open(encoding="utf-8-sig") as lines:
             for line in lines:
                 if line.strip():
                     qid, _, doc_id, label = line.split()

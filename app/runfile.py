@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import math
 import re
 import zlib
@@ -113,9 +114,34 @@ def locate_run(path: Path) -> Path:
     return found[0]
 
 
+class _Bounded(io.RawIOBase):
+    """A binary stream read up to MAX_BYTES: past them a ToucheError, so that a run of gigabytes (a few MB gzipped)
+    is refused at TIRA's limit instead of filling the memory."""
+
+    def __init__(self, raw, path: Path):
+        super().__init__()
+        self.raw, self.path, self.count = raw, path, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        size = self.raw.readinto(buffer)
+        self.count += size
+        if self.count > MAX_BYTES:
+            unpacked = " unpacked" if self.path.suffix == ".gz" else ""
+            raise ToucheError(f"{self.path}: the run is larger than {MAX_BYTES // 2**20} MB{unpacked}, TIRA's limit")
+        return size
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
 def open_run(path: Path) -> TextIO:
-    """A run file's text, read through gzip where its name ends in .gz."""
-    return (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8")
+    """A run file's text, read through gzip where its name ends in .gz, up to MAX_BYTES (then a ToucheError)."""
+    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    return io.TextIOWrapper(io.BufferedReader(_Bounded(raw, path)), encoding="utf-8")
 
 
 def _run_path(path: Path, result: Validation) -> Path | None:
@@ -133,8 +159,6 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
     if run_path is None:
         return result
     result.path = run_path
-    if run_path.stat().st_size > MAX_BYTES:
-        result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB")
     by_topic: dict[str, list[tuple[int, float, str, int]]] = defaultdict(list)
     tags, stances = set(), set()
     try:
@@ -146,6 +170,10 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
                 _check_line(line, number, result, by_topic, tags, stances)
     except (UnicodeDecodeError, OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
+        return result
+    except ToucheError:  # read no further
+        unpacked = " unpacked" if run_path.suffix == ".gz" else ""
+        result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB{unpacked}")
         return result
     result.topics = len(by_topic)
     _check_run(result, by_topic, tags, stances, task)

@@ -69,6 +69,19 @@ def test_bad_files_are_clear_errors(tmp_path):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["3 0 a 1"]))
     with pytest.raises(ToucheError, match="grade 99999999999999999999 of topic 1 is beyond"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 99999999999999999999"]))
+    # trec_eval's nDCG takes memory for each grade up to the highest: 2**31 - 1 took 16 GB and hung in C
+    with pytest.raises(ToucheError, match="grade 2147483647 of topic 1 is beyond 1000"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 2147483647"]))
+    assert evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 1000"])).mean
+
+
+def test_qrels_with_a_bom_judge_their_first_topic(tmp_path):
+    """With a BOM the first topic was "\ufeff1": silently unjudged."""
+    plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
+                         stance_qrels=write(tmp_path, "s", STANCE))
+    (tmp_path / "qb").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "q").read_bytes())
+    (tmp_path / "sb").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "s").read_bytes())
+    assert evaluate_run(tmp_path / "run.txt", tmp_path / "qb", stance_qrels=tmp_path / "sb").mean == plain.mean
 
 
 def test_a_gzipped_run_in_an_output_directory_is_read(tmp_path):

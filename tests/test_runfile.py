@@ -170,3 +170,21 @@ def test_foreseen_problems_are_tiras_size_checks_before_the_work():
     assert runfile.foreseen_problems(3, 1) == ["3 topics of at most 1 documents give at most 3 lines; at least 5 "
                                                "are required"]
     assert runfile.foreseen_problems(2, 1000) == ["the input has 2 topics; at least 3 are required"]
+
+
+@pytest.mark.parametrize("name", ["run.txt", "run.txt.gz"])
+def test_a_run_past_tiras_limit_is_read_no_further(tmp_path, monkeypatch, name):
+    """A 2.9 MB run.txt.gz of 100 million lines took 7.9 GB in validate and evaluate, then a MemoryError."""
+    from app.evaluate import evaluate_run
+
+    monkeypatch.setattr(runfile, "MAX_BYTES", 4096)
+    lines = "".join(f"{q} Q0 d{i} {i + 1} {100 - i}.0 t\n" for q in (1, 2, 3) for i in range(100)).encode()
+    (tmp_path / name).write_bytes(gzip.compress(lines) if name.endswith(".gz") else lines)
+    result = validate_run(tmp_path / name)
+    unpacked = " unpacked" if name.endswith(".gz") else ""
+    assert not result.ok and result.errors == [f"file is larger than 0 MB{unpacked}"]
+    (tmp_path / "q").write_text("1 0 d1 1\n")
+    with pytest.raises(ToucheError, match=f"the run is larger than 0 MB{unpacked}, TIRA's limit"):
+        evaluate_run(tmp_path / name, tmp_path / "q")
+    monkeypatch.setattr(runfile, "MAX_BYTES", len(lines))
+    assert validate_run(tmp_path / name).ok
