@@ -27,6 +27,11 @@ RESAMPLES = 10_000
 SEED = 13
 LEVEL = 0.95
 DIFFERING_TOPICS = 10
+# Resampled topics drawn at a time: 10,000 resamples of 100,000 topics at once asked for 7.45 GB of indices.
+RESAMPLED_TOPICS_AT_ONCE = 1 << 22
+# Per-topic bars past this many topics are unreadable and take minutes to lay out (20,000: 2 min 45 s); the
+# per-topic tables still list every topic.
+MAX_PLOTTED_TOPICS = 500
 
 
 @dataclass
@@ -83,7 +88,9 @@ def bootstrap_interval(values: Sequence[float], resamples: int = RESAMPLES, seed
     """Percentile bootstrap interval of the mean: topics resampled with replacement, a fixed seed."""
     data = np.asarray(values, dtype=float)
     rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    batch = max(1, RESAMPLED_TOPICS_AT_ONCE // len(data))  # the same draws as all at once, in bounded memory
+    means = np.concatenate([data[rng.integers(0, len(data), size=(min(batch, resamples - start), len(data)))]
+                            .mean(axis=1) for start in range(0, resamples, batch)])
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 
@@ -104,7 +111,8 @@ def randomization_test(run: Sequence[float], baseline: Sequence[float], resample
     flipped) at random; exact over all 2^n swaps when there are no more than `resamples` of them."""
     differences = np.subtract(run, baseline)
     result = stats.permutation_test((differences,), np.mean, vectorized=True, permutation_type="samples",
-                                    n_resamples=resamples, rng=seed)
+                                    n_resamples=resamples, rng=seed,
+                                    batch=max(1, RESAMPLED_TOPICS_AT_ONCE // max(len(differences), 1)))
     return float(result.pvalue)
 
 
@@ -322,7 +330,10 @@ def _comparisons(report: Report) -> str:
 
 def _per_topic(report: Report) -> str:
     parts = ["<h2>Per topic</h2>"]
-    for kind in ("relevance", "quality"):
+    if len(report.topics) > MAX_PLOTTED_TOPICS:
+        parts.append(f'<p class="note">{len(report.topics)} topics: per-topic bars are drawn for at most '
+                     f"{MAX_PLOTTED_TOPICS}; the tables below list every topic.</p>")
+    for kind in ("relevance", "quality") if len(report.topics) <= MAX_PLOTTED_TOPICS else ():
         measures = [measure for measure in report.measures if measure.startswith(kind)]
         if measures:
             parts.append(_figure(_per_topic_figure(report, measures), f"Per-topic {kind} nDCG of each run"))
