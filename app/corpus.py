@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import heapq
 import io
 import json
 import logging
+import math
 import re
 import zlib
 from collections import Counter
@@ -358,11 +360,12 @@ def _argument_document(argument) -> Document | None:
                                                 bounded_text(conclusion) if stated else None)
 
 
-def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
+def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
-    a score is missing or no finite number; app/topics.py reads its queries. A document may have another text under
-    another query: each query's is read (`passages.read_passages`)."""
-    defects, given = Defects(source.name), {}
+    a score is missing or no finite number, at most `per_query` of them (the others are never held: a re-rank file
+    of gigabytes, a few MB gzipped, must not fill the memory); app/topics.py reads its queries. A document may
+    have another text under another query: each query's is read (`passages.read_passages`)."""
+    defects, best = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
@@ -386,15 +389,43 @@ def read_rerank(source: CorpusSource) -> dict[str, list[Candidate]]:
             defects.add("duplicate ids")
             continue
         seen.add((qid, doc_id))
-        text = bounded_text(text)
         # None: no score, or NaN, inf; then the file's order speaks instead.
-        given.setdefault(qid, []).append((Document(doc_id, text), record_score(record.get("score"))))
+        best.setdefault(qid, _BestCandidates(per_query)).add(Document(doc_id, bounded_text(text)),
+                                                              record_score(record.get("score")))
     defects.report()
-    if not given:
+    if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
-    candidates = {}
-    for qid, found in given.items():  # best first, as --candidates and the rerank depth cut them
-        scores = scores_or_order([score for _, score in found])
-        candidates[qid] = sorted((Candidate(qid, document, score) for (document, _), score in zip(found, scores)),
-                                 key=lambda candidate: -candidate.score)
-    return candidates
+    return {qid: found.candidates(qid) for qid, found in best.items()}
+
+
+class _BestCandidates:
+    """One query's re-rank candidates as they are read, of which the best `limit` are kept: by score (ties: the
+    earlier line), and the first `limit` in file order for where a score turns out to be missing."""
+
+    def __init__(self, limit: int | None):
+        self.limit = math.inf if limit is None else limit
+        self.by_score: list[tuple[float, int, Document]] = []  # a heap: the worst kept first
+        self.first: list[Document] = []
+        self.lines = 0
+        self.scored = True
+
+    def add(self, document: Document, score: float | None) -> None:
+        order, self.lines = self.lines, self.lines + 1
+        if len(self.first) < self.limit:
+            self.first.append(document)
+        if score is None:
+            self.scored, self.by_score = False, []  # the file's order decides from here on
+        elif self.scored:
+            entry = (score, -order, document)  # (score, -order) is unique: documents are never compared
+            if len(self.by_score) < self.limit:
+                heapq.heappush(self.by_score, entry)
+            elif entry[:2] > self.by_score[0][:2]:
+                heapq.heapreplace(self.by_score, entry)
+
+    def candidates(self, qid: str) -> list[Candidate]:
+        """Best first, as --candidates and the rerank depth cut them."""
+        if not self.scored:
+            return [Candidate(qid, document, score)
+                    for document, score in zip(self.first, scores_or_order([None] * len(self.first)))]
+        return [Candidate(qid, document, score)
+                for score, _, document in sorted(self.by_score, key=lambda entry: (-entry[0], -entry[1]))]

@@ -180,7 +180,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         return candidates, sum(len(found) for found in candidates.values()), None
     if source.kind == "rerank":
         with timer.stage("corpus read"):
-            candidates = read_rerank(source)
+            candidates = read_rerank(source, settings.candidates)
         wanted = {topic.number for topic in topics}
         if not wanted & set(candidates):  # before any model loads: the topics file belongs to other queries
             raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "

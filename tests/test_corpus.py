@@ -4,6 +4,7 @@ import logging
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.corpus import MAX_DIGITS, MAX_JSON_DEPTH, JsonGuard, choose_source, detect_corpus, read_documents, read_rerank
@@ -154,6 +155,23 @@ def test_a_document_keeps_its_text_under_each_query(tmp_path):
     candidates = read_rerank(detect_corpus(tmp_path))
     assert [(c.doc.doc_id, c.doc.text) for c in candidates["1"]] == [("X", "cats purr"), ("Y", "same text")]
     assert [(c.doc.doc_id, c.doc.text) for c in candidates["2"]] == [("X", "museum hours"), ("Y", "same text")]
+
+
+@pytest.mark.parametrize("scores", ["all", "one missing"])
+def test_rerank_keeps_the_best_per_query_while_reading(tmp_path, scores):
+    """A 7.6 MB rerank.jsonl.gz of 6 GB was held whole (6.1 GB); now only what --candidates lets through is kept,
+    chosen as the whole file would order it (best score first, ties in file order, or file order)."""
+    rng = np.random.default_rng(3)
+    lines = [{"qid": str(q), "query": "q", "docno": f"d{i}", "text": f"text {i}", "score": int(rng.integers(0, 5))}
+             for i in range(200) for q in (1, 2)]
+    if scores == "one missing":
+        del lines[150]["score"]
+    (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    whole = read_rerank(detect_corpus(tmp_path))
+    for per_query in (1, 7, 199, 500):
+        kept = read_rerank(detect_corpus(tmp_path), per_query)
+        assert {qid: [(c.doc.doc_id, c.score) for c in found] for qid, found in kept.items()} == \
+            {qid: [(c.doc.doc_id, c.score) for c in found[:per_query]] for qid, found in whole.items()}
 
 
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
