@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import zlib
 from collections import defaultdict
@@ -55,6 +56,8 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
             for line in lines:
                 if line.strip():
                     qid, stance, doc_id, _rank, score, _tag = line.split()
+                    if not math.isfinite(float(score)):  # trec_eval would rank it anywhere
+                        raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
                     scored.append(ir_measures.ScoredDoc(qid, doc_id, float(score)))
                     stances[(qid, doc_id)] = stance
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short

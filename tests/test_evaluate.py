@@ -63,6 +63,8 @@ def test_bad_files_are_clear_errors(tmp_path):
     (tmp_path / "cut.txt.gz").write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage, not deflate")
     with pytest.raises(ToucheError, match="not a 6-column TREC run"):
         evaluate_run(tmp_path / "cut.txt.gz", write(tmp_path, "q", QRELS))
+    with pytest.raises(ToucheError, match="score nan of a for topic 1 is no finite number"):
+        evaluate_run(write(tmp_path, "run.txt", [RUN[0], "1 FIRST a 2 nan t", *RUN[2:]]), write(tmp_path, "q", QRELS))
     with pytest.raises(ToucheError, match="an empty run"):
         evaluate_run(write(tmp_path, "run.txt", [""]), write(tmp_path, "q", QRELS))
     with pytest.raises(ToucheError, match="none of its topics is judged"):
