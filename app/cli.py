@@ -256,12 +256,13 @@ def validate(
         if task is not None and task not in STANCE_LABELS:
             raise ToucheError(f"--task must be one of {', '.join(STANCE_LABELS)}")
         result = validate_run(path, task)
-    for warning in result.warnings:
-        typer.echo(f"warning: {warning}")
-    for error in result.errors:
-        typer.echo(f"error: {error}")
+    for kind, problems in (("warning", result.warnings), ("error", result.errors)):
+        for problem in problems:
+            typer.echo(f"{kind}: {problem}")
+        if problems.more:
+            typer.echo(f"{kind}: ... and {problems.more} more")
     if not result.ok:
-        typer.echo(f"invalid: {len(result.errors)} problems in {result.path or path}")
+        typer.echo(f"invalid: {result.errors.count} problems in {result.path or path}")
         raise typer.Exit(1)
     typer.echo(f"valid: {result.path} ({result.lines} lines, {result.topics} topics)")
 

@@ -21,6 +21,7 @@ RUN_FILE = "run.txt"
 RUN_FILES = (RUN_FILE, RUN_FILE + ".gz")
 SCORE_DECIMALS = 6
 MAX_BYTES = 75 * 1024 * 1024
+MAX_LISTED = 1000  # errors, and warnings, listed by `touche validate`; the rest are counted
 # TIRA's check_format: a run holds at least this many lines and topics.
 MIN_LINES, MIN_TOPICS = 5, 3
 STANCE_LABELS = {
@@ -87,13 +88,32 @@ def check_tag(tag: str) -> None:
         raise ToucheError(f"run tag {tag!r} must be one word without spaces, control or invisible characters")
 
 
+class Problems(list):
+    """Problems of one kind, the first MAX_LISTED of them listed and the rest counted (`more`): a run of a million
+    bad lines must not become a million messages in memory."""
+
+    def __init__(self):
+        super().__init__()
+        self.more = 0
+
+    def append(self, problem: str) -> None:
+        if len(self) < MAX_LISTED:
+            super().append(problem)
+        else:
+            self.more += 1
+
+    @property
+    def count(self) -> int:
+        return len(self) + self.more
+
+
 @dataclass
 class Validation:
     """What `touche validate` found: errors make a run invalid, warnings are TIRA's warnings."""
 
     path: Path | None = None
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    errors: Problems = field(default_factory=Problems)
+    warnings: Problems = field(default_factory=Problems)
     topics: int = 0
     lines: int = 0
 

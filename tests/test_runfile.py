@@ -188,3 +188,17 @@ def test_a_run_past_tiras_limit_is_read_no_further(tmp_path, monkeypatch, name):
         evaluate_run(tmp_path / name, tmp_path / "q")
     monkeypatch.setattr(runfile, "MAX_BYTES", len(lines))
     assert validate_run(tmp_path / name).ok
+
+
+def test_validate_lists_the_first_problems_and_counts_the_rest(tmp_path, monkeypatch):
+    """A run of a million bad lines must not become a million messages in memory and on the screen."""
+    from typer.testing import CliRunner
+
+    from app.cli import app
+
+    monkeypatch.setattr(runfile, "MAX_LISTED", 3)
+    (tmp_path / "run.txt").write_text("".join(f"1 Q0 d{i} x 1.0 t\n" for i in range(10)))
+    result = validate_run(tmp_path / "run.txt")
+    assert len(result.errors) == 3 and result.errors.more == 7 + 1 and result.errors.count == 11  # and 0 topics
+    output = CliRunner().invoke(app, ["validate", str(tmp_path / "run.txt")]).stdout.splitlines()
+    assert output[3:] == ["error: ... and 8 more", f"invalid: 11 problems in {tmp_path / 'run.txt'}"]
