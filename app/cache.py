@@ -65,7 +65,7 @@ class CorpusCache:
             tokenizer = make_tokenizer()
             tokenizer.load_vocab(str(path))
             doc_ids = np.load(path / "doc_ids.npy", allow_pickle=False).tolist()
-        except (OSError, ValueError, KeyError, EOFError) as error:
+        except (OSError, ValueError, KeyError, EOFError, RecursionError) as error:
             log.warning("ignoring the damaged index cache in %s (%s)", path, error)
             return None
         log.info("BM25 index of %d documents loaded from %s", len(doc_ids), path)
@@ -102,6 +102,9 @@ class EmbeddingStore:
         if path.exists():
             try:
                 with np.load(path, allow_pickle=False) as arrays:
+                    # Written stored, never deflated: a deflated member is a zip bomb's way to gigabytes.
+                    if any(info.compress_type != zipfile.ZIP_STORED for info in arrays.zip.infolist()):
+                        raise ValueError("a member is compressed")
                     ids, vectors = arrays["ids"].tolist(), arrays["vectors"]
                 if (not isinstance(ids, list) or vectors.shape[1:] != self.vectors.shape[1:]
                         or len(vectors) != len(ids) or len(set(ids)) != len(ids)):

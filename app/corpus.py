@@ -171,7 +171,7 @@ class JsonGuard:
       (ijson's memory grows with the square of the depth);
     - a run of more than MAX_DIGITS digits becomes one "0": as an integer, ijson's C parser (3.6) crashes the
       process on it (Python refuses to convert it), and converting takes time that grows with the square of the
-      digits (4 million: 77 s). No text a run reads is lost; a number's value is never read."""
+      digits (4 million: 77 s). A number's value is never read; such a run in a text is shortened too."""
 
     _ESCAPE = re.compile(rb"\\.", re.DOTALL)  # an escaped quote or backslash ends no string
     _OTHER_BYTES = bytes(byte for byte in range(256) if byte not in b'"[]{}')

@@ -63,7 +63,7 @@ _RAW_TEXT_END = {name: re.compile(rf"</{name}[\s/>]", re.IGNORECASE | re.ASCII) 
 def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     """The text of a web page, as ChatNoir extracts it: Resiliparse's main content (`page_text="main"`) or all
     its visible text ("full"); a page whose main content is empty gives all its text, and one Resiliparse
-    cannot read gives what the lxml reader (`html_to_text`) finds. A page whose tree would nest past
+    cannot read gives what the lxml reader (`html_to_text`) finds, or else `tag_text`. A page whose tree would nest past
     MAX_MAIN_DEPTH or reopen more than MAX_REOPENED elements (`tree_shape`) is read by `tag_text`."""
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
@@ -83,7 +83,7 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
         if type(error).__name__ != "PanicException":
             raise
         text = ""
-    return text or html_to_text(markup)
+    return text or html_to_text(markup) or tag_text(markup)  # lxml stops at 256 levels, with no text
 
 
 def _comment_end(markup: str, position: int) -> int:

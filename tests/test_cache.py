@@ -141,3 +141,15 @@ def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path,
     store.save()
     assert not (tmp_path / "e.npz").exists() and list(tmp_path.glob("*.npz")) == []
     assert caplog.text.count("the run goes on without caching") == 2
+
+
+def test_a_deflated_embedding_cache_and_a_deep_complete_mark_are_ignored(tmp_path, caplog):
+    """A 2.2 MB deflated .npz of 1.5 million zero vectors took 2.3 GB before its shape was checked; a `complete`
+    mark of 100,000 brackets was an internal error (RecursionError)."""
+    np.savez_compressed(tmp_path / "e.npz", ids=np.array(["a"]), vectors=np.zeros((50_000, 384), np.float32))
+    assert EmbeddingStore(tmp_path / "e.npz").rows == {}
+    assert "a member is compressed" in caplog.text
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    (tmp_path / "key" / "index" / "complete").write_text("[" * 100_000)
+    assert cache.load_index() is None

@@ -130,3 +130,16 @@ def test_without_bulk_drops_what_holds_no_text_and_keeps_the_text():
     assert len(slim) < 200 and "The text of the page." in slim and 'src="data:"' in slim
     assert read_page(slim[:1_000_000]) == "The text of the page." == read_page(page)
     assert without_bulk("<p>a</p><!--> <p>b</p>") == "<p>a</p> <p>b</p>"  # "<!-->" is an empty comment
+
+
+def test_a_page_neither_parser_reads_keeps_the_text_between_its_tags(monkeypatch):
+    """lxml stops at 256 levels and gives no text: where Resiliparse fails too, the tags' text is read."""
+    import app.html as html
+
+    def fails(markup):
+        raise ValueError("out of memory")
+
+    page = "<p>" + "<b>" * 300 + "Tea is better than coffee."
+    assert html_to_text(page) == ""
+    monkeypatch.setattr(html.HTMLTree, "parse", fails)
+    assert read_page(page) == "Tea is better than coffee."
