@@ -37,6 +37,9 @@ MAX_DIGITS = 4300
 # A JSONL line longer than this is no record: one line of gigabytes (a few MB gzipped) must not be read into memory
 # whole. A document's stages read its first 20,000 characters anyway (`records.MAX_TEXT_CHARS`).
 MAX_LINE_BYTES = 64 << 20
+# Nor is a line of more brackets than this: each is a list or dict to json.loads, and 64 MB of them took 3.3 GB. A
+# record has a few; a text's brackets count too, so a document of 15 MB with 100,000 of them is lost.
+MAX_LINE_CONTAINERS = 100_000
 _ENCODED_FFFD = "\ufffd".encode("utf-8")
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
@@ -268,8 +271,8 @@ def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> i
 
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text`; None for a line
-    that is not JSON or longer than MAX_LINE_BYTES (each reader decides whether that is skipped, counted or an
-    error)."""
+    that is not JSON, longer than MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader
+    decides whether that is skipped, counted or an error)."""
     with open_text(path, defects) as lines:
         number = 0
         while line := lines.readline(MAX_LINE_BYTES):
@@ -281,11 +284,15 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
                 continue
             if not line.strip():
                 continue
+            if line.count(b"[") + line.count(b"{") > MAX_LINE_CONTAINERS:
+                yield number, None
+                continue
             try:
                 record = json.loads(line)
             except (ValueError, RecursionError):  # not JSON, an integer past Python's 4,300 digits, nested too deep
                 record = None
             yield number, record
+            record = None  # not held while the next line is parsed
 
 
 def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Document]:

@@ -93,6 +93,19 @@ def test_a_line_past_the_bound_is_a_bad_line_read_past_in_pieces(tmp_path, monke
     assert "skipped 1 records (1 bad lines)" in caplog.text
 
 
+def test_a_line_of_more_brackets_than_the_bound_is_a_bad_line(tmp_path, monkeypatch, caplog):
+    """Each bracket is a list or dict to json.loads: 64 MB of them took 3.3 GB a line."""
+    import app.corpus as corpus
+
+    monkeypatch.setattr(corpus, "MAX_LINE_CONTAINERS", 50)
+    lines = [{"id": "a", "contents": "A text [with] {brackets}."}, {"id": "b", "contents": "B", "x": [[]] * 60},
+             {"id": "c", "contents": "C text."}]
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a", "c"]
+    assert "skipped 1 records (1 bad lines)" in caplog.text
+
+
 def test_gzipped_passages(fixtures, tmp_path):
     with (fixtures / "passages" / "passages.jsonl").open("rb") as plain, \
             gzip.open(tmp_path / "passages.jsonl.gz", "wb") as packed:
