@@ -51,6 +51,25 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 # none is reopened (blocks, table parts, the document's frame); text and any other start tag reopen them.
 _FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
 _MARKERS = frozenset("td th caption applet marquee object template".split())
+# The parser's "special" elements, its scope boundaries (with <button>, so that a </p> errs toward deep; and the
+# HTML integration points of SVG and MathML), the table scope, the lists, and the start tags that close an open <p>.
+_SPECIAL = frozenset(
+    "address applet area article aside base basefont bgsound blockquote body br button caption center col colgroup "
+    "dd details dir div dl dt embed fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head "
+    "header hgroup hr html iframe img input keygen li link listing main marquee menu meta nav noembed noframes "
+    "noscript object ol p param plaintext pre script search section select source style summary table tbody td "
+    "template textarea tfoot th thead title tr track ul wbr xmp mi mo mn ms mtext annotation-xml foreignobject "
+    "desc".split())
+_SPECIAL_BUT_ADP = _SPECIAL - {"address", "div", "p"}
+_SCOPE = frozenset("applet caption html table td th marquee object template button mi mo mn ms mtext "
+                   "annotation-xml foreignobject desc".split())
+_TABLES = frozenset("html table template".split())
+_LISTS = frozenset("ol ul".split())
+_KINDS = (_SPECIAL, _SPECIAL_BUT_ADP, _SCOPE, _TABLES, _LISTS)
+_CLOSES_P = frozenset(
+    "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer header "
+    "hgroup main menu nav ol p search section summary ul h1 h2 h3 h4 h5 h6 pre listing form plaintext xmp hr li dd "
+    "dt".split())
 _NOT_REOPENING = frozenset(_BLOCKS) | frozenset(
     "html head body title meta link base style script caption colgroup col tbody thead tfoot menu details summary "
     "dialog center dir listing search hgroup frameset frame noframes template plaintext".split())
@@ -159,27 +178,58 @@ class TreeShape:
 
 
 def tree_shape(markup: str) -> TreeShape:
-    """A page's `TreeShape`, as a tag stack counts it, up to where the depth passes MAX_MAIN_DEPTH or the reopened
-    elements MAX_REOPENED (the page's reading is decided there). Void and self-closed elements do not open, and an
-    end tag closes its element and the ones left open inside it, or nothing if none is open (so "<div></p>" cannot
-    hide a level). A formatting element (<b>, <font>, ...) closed that way, outside a table cell, is reopened by the
-    parser before the next text or inline element, each time, with at most 3 alike kept: so
-    "<div><b a=1>...<b a=N></div>" and then M "<div>x</div>" build N x M elements, and N paragraphs each opening
-    one such element build N x N / 2. Linear in the markup: about 0.7 ms for a typical page."""
+    """A page's `TreeShape`, as the HTML parser's stack of open elements holds it, up to where the depth passes
+    MAX_MAIN_DEPTH or the reopened elements MAX_REOPENED (the page's reading is decided there). Void and
+    self-closed elements do not open. An end tag closes its element and the ones open inside it, unless the parser
+    ignores it: a special element (<div>, <li>, ...) inside the element of an end tag that is no special one, or a
+    scope boundary (<table>, <td>, <object>, ...) inside that of a special one's; an ignored end tag hides no
+    level, so "<span><div></span>" x N nests 2N deep here as there. Some start tags close an element first, as
+    the parser does: a <p> or a block closes an open <p>, an <li> an open <li>, an <option> an <option> on top, a
+    <td> or <tr> the open cell or row. A formatting element (<b>, <font>, ...) closed so, outside a table cell, is
+    reopened before the next text or inline element, each time, with at most 3 alike kept: so
+    "<div><b a=1>...<b a=N></div>" and then M "<div>x</div>" build N x M elements, as do N such elements opened
+    in one paragraph before M more. Where the parser would restructure (a misnested </b> around a block), the
+    count keeps the levels open, so it errs toward deep. Linear in the markup: about 1 ms for a typical page."""
     stack: list[tuple[str, str]] = []  # (name, tag) of each open element
-    open_counts: Counter = Counter()
-    closed_early: list[tuple[str, str]] = []  # formatting elements that an ancestor's end tag closed
+    at: dict[str, list[int]] = {}  # per name, the stack positions of its open elements
+    kept: dict[frozenset, list[int]] = {kind: [] for kind in _KINDS}  # per kind, the positions of such elements
+    closed_early: list[tuple[str, str]] = []  # formatting elements closed by another element's end
     alike: Counter = Counter()  # of closed_early's entries
     deepest = reopened = 0
 
+    def push(entry: tuple[str, str]) -> None:
+        nonlocal deepest
+        at.setdefault(entry[0], []).append(len(stack))
+        for kind, positions in kept.items():
+            if entry[0] in kind:
+                positions.append(len(stack))
+        stack.append(entry)
+        deepest = max(deepest, len(stack))
+
+    def close(position: int, clears: bool) -> None:
+        """Pop the elements from the top down to `position`; formatting ones above it are closed early."""
+        while len(stack) > position:
+            entry = stack.pop()
+            at[entry[0]].pop()
+            for positions in kept.values():
+                if positions and positions[-1] == len(stack):
+                    positions.pop()
+            if len(stack) > position and entry[0] in _FORMATTING and not clears and alike[entry] < 3:
+                closed_early.append(entry)
+                alike[entry] += 1
+
+    def above(kind: frozenset, position: int) -> bool:
+        """Whether an element of `kind` is open inside the one at `position`."""
+        return bool(kept[kind]) and kept[kind][-1] > position
+
     def reopen() -> None:
-        nonlocal reopened, deepest
+        nonlocal reopened
         reopened += len(closed_early)
-        stack.extend(closed_early)
-        open_counts.update(name for name, _ in closed_early)
+        entries = list(closed_early)
         closed_early.clear()
         alike.clear()
-        deepest = max(deepest, len(stack))
+        for entry in entries:
+            push(entry)
 
     for token in _tokens(markup):
         if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED:
@@ -190,30 +240,42 @@ def tree_shape(markup: str) -> TreeShape:
             continue
         closing, name, self_closed = token.groups()
         name = name.lower()
+        open_at = at.get(name)
         if closing:
-            if open_counts[name]:
-                while True:
-                    inner = stack.pop()
-                    open_counts[inner[0]] -= 1
-                    if inner[0] == name:
-                        break
-                    if inner[0] in _FORMATTING and name not in _MARKERS and alike[inner] < 3:
-                        closed_early.append(inner)
-                        alike[inner] += 1
-            elif name in _FORMATTING:  # its end tag ends the last one reopened for it
-                for position in range(len(closed_early) - 1, -1, -1):
-                    if closed_early[position][0] == name:
-                        alike[closed_early.pop(position)] -= 1
-                        break
+            if not open_at:
+                if name in _FORMATTING:  # its end tag ends the last one reopened for it
+                    for position in range(len(closed_early) - 1, -1, -1):
+                        if closed_early[position][0] == name:
+                            alike[closed_early.pop(position)] -= 1
+                            break
+                continue
+            target = open_at[-1]
+            ignored = (name == "form" or above(_SCOPE, target) if name in _SPECIAL
+                       else above(_SPECIAL, target))  # a misnested </b> around a block is kept open too
+            if name == "li" and above(_LISTS, target):
+                ignored = True
+            if not ignored:
+                close(target, clears=name in _MARKERS)
             continue
         if closed_early and name not in _NOT_REOPENING:
             reopen()
+        # Start tags that first close an element, as the parser does.
+        if name in _CLOSES_P and at.get("p") and not above(_SCOPE, at["p"][-1]):
+            close(at["p"][-1], clears=False)
+        if name in ("li", "dd", "dt"):
+            for sibling in ("li",) if name == "li" else ("dd", "dt"):
+                if at.get(sibling) and not above(_SPECIAL_BUT_ADP, at[sibling][-1]):
+                    close(at[sibling][-1], clears=False)
+        elif name in ("option", "optgroup") and stack and stack[-1][0] == "option":
+            close(len(stack) - 1, clears=False)
+        elif name in ("td", "th", "tr"):
+            for cell in ("td", "th", "tr") if name == "tr" else ("td", "th"):
+                if at.get(cell) and not above(_TABLES, at[cell][-1]):
+                    close(at[cell][-1], clears=True)
         if name in _RAW_TEXT:
             deepest = max(deepest, len(stack) + 1)
         elif name not in _VOID and not self_closed:
-            stack.append((name, token.group(0).lower() if name in _FORMATTING else ""))
-            open_counts[name] += 1
-            deepest = max(deepest, len(stack))
+            push((name, token.group(0).lower() if name in _FORMATTING else ""))
     return TreeShape(deepest, reopened)
 
 
