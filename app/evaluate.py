@@ -56,9 +56,10 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
             for line in lines:
                 if line.strip():
                     qid, stance, doc_id, _rank, score, _tag = line.split()
-                    if not math.isfinite(float(score)):  # trec_eval would rank it anywhere
+                    value = float(score)
+                    if not math.isfinite(value):  # trec_eval would rank it anywhere
                         raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
-                    scored.append(ir_measures.ScoredDoc(qid, doc_id, float(score)))
+                    scored.append(ir_measures.ScoredDoc(qid, doc_id, value))
                     stances[(qid, doc_id)] = stance
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None

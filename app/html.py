@@ -51,6 +51,9 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 # none is reopened (blocks, table parts, the document's frame); text and any other start tag reopen them.
 _FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
 _MARKERS = frozenset("td th caption applet marquee object template".split())
+_NOT_REOPENING = frozenset(_BLOCKS) | frozenset(
+    "html head body title meta link base style script caption colgroup col tbody thead tfoot menu details summary "
+    "dialog center dir listing search hgroup frameset frame noframes template plaintext".split())
 # The parser's "special" elements, its scope boundaries (with <button>, so that a </p> errs toward deep; and the
 # HTML integration points of SVG and MathML), the table scope, the lists, and the start tags that close an open <p>.
 _SPECIAL = frozenset(
@@ -70,9 +73,6 @@ _CLOSES_P = frozenset(
     "address article aside blockquote center details dialog dir div dl fieldset figcaption figure footer header "
     "hgroup main menu nav ol p search section summary ul h1 h2 h3 h4 h5 h6 pre listing form plaintext xmp hr li dd "
     "dt".split())
-_NOT_REOPENING = frozenset(_BLOCKS) | frozenset(
-    "html head body title meta link base style script caption colgroup col tbody thead tfoot menu details summary "
-    "dialog center dir listing search hgroup frameset frame noframes template plaintext".split())
 # Elements whose content the HTML parser reads as text up to their end tag (plaintext: to the end of the page), so
 # a "</div>" inside one closes nothing; found by parsing with Resiliparse (noscript is not one: it parses markup).
 _RAW_TEXT = frozenset("script style textarea title xmp iframe noembed noframes plaintext".split())

@@ -333,10 +333,11 @@ def _per_topic(report: Report) -> str:
     if len(report.topics) > MAX_PLOTTED_TOPICS:
         parts.append(f'<p class="note">{len(report.topics)} topics: per-topic bars are drawn for at most '
                      f"{MAX_PLOTTED_TOPICS}; the tables below list every topic.</p>")
-    for kind in ("relevance", "quality") if len(report.topics) <= MAX_PLOTTED_TOPICS else ():
-        measures = [measure for measure in report.measures if measure.startswith(kind)]
-        if measures:
-            parts.append(_figure(_per_topic_figure(report, measures), f"Per-topic {kind} nDCG of each run"))
+    else:
+        for kind in ("relevance", "quality"):
+            measures = [measure for measure in report.measures if measure.startswith(kind)]
+            if measures:
+                parts.append(_figure(_per_topic_figure(report, measures), f"Per-topic {kind} nDCG of each run"))
     tables = []
     for measure in report.measures:
         rows = [_row([f"<th>{escape(qid)}</th>"] + [_number(run.evaluation.per_topic[qid][measure])

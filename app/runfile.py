@@ -149,13 +149,17 @@ class _Bounded(io.RawIOBase):
         size = self.raw.readinto(buffer)
         self.count += size
         if self.count > MAX_BYTES:
-            unpacked = " unpacked" if self.path.suffix == ".gz" else ""
-            raise ToucheError(f"{self.path}: the run is larger than {MAX_BYTES // 2**20} MB{unpacked}, TIRA's limit")
+            raise ToucheError(f"{self.path}: the run is larger than {_size_limit(self.path)}, TIRA's limit")
         return size
 
     def close(self) -> None:
         self.raw.close()
         super().close()
+
+
+def _size_limit(path: Path) -> str:
+    """MAX_BYTES in words, unpacked for a gzipped run."""
+    return f"{MAX_BYTES // 2**20} MB{' unpacked' if path.suffix == '.gz' else ''}"
 
 
 def open_run(path: Path) -> TextIO:
@@ -192,8 +196,7 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
         result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
         return result
     except ToucheError:  # read no further
-        unpacked = " unpacked" if run_path.suffix == ".gz" else ""
-        result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB{unpacked}")
+        result.errors.append(f"file is larger than {_size_limit(run_path)}")
         return result
     result.topics = len(by_topic)
     _check_run(result, by_topic, tags, stances, task)

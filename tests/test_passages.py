@@ -125,7 +125,8 @@ def test_a_document_with_another_text_under_another_topic_is_read_with_each():
     long, other_long = Document("d7", page("cats", "dogs")), Document("d7", page("zebras", "lions"))
     read = read_passages({"1": "cats", "2": "lions", "3": "cats"},
                          {"1": [short, long], "2": [other_short, other_long], "3": [short, long]}, fits_when_short)
-    assert [p.text for p in read["1"]["d6"]] == ["Cats purr."] and [p.text for p in read["2"]["d6"]] == ["Museum hours."]
+    assert [p.text for p in read["1"]["d6"]] == ["Cats purr."]
+    assert [p.text for p in read["2"]["d6"]] == ["Museum hours."]
     assert read["1"]["d6"][0].key == "d6" and read["2"]["d6"][0].key == "d6 #2" and read["3"] == read["1"]
     assert {p.document for p in read["2"]["d7"]} == {other_long.text}
     assert not {p.key for p in read["1"]["d7"]} & {p.key for p in read["2"]["d7"]}
