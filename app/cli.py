@@ -11,13 +11,14 @@ import threading
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import typer
 from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError
 from .files import describe_os_error, prepare_output
+from .encoder import PRECISIONS
 from .html import PAGE_TEXT, PAGE_TEXTS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -32,6 +33,15 @@ OUTPUT_VARIABLES = ("outputDir", "TIRA_OUTPUT_DIR", "TIRA_OUTPUT_DIRECTORY")
 # `docker run -v input:/in -v out:/out IMAGE`: the mounts the image reads and writes when nothing else is set.
 MOUNTED_INPUT, MOUNTED_OUTPUT = Path("/in"), Path("/out")
 CACHE_VARIABLES = ("XDG_CACHE_HOME",)
+
+# Choices: a value outside them is a usage error (exit 2), as an unknown option is.
+Device = Literal["auto", "cpu", "cuda"]
+Precision = Literal[PRECISIONS]
+Backend = Literal["auto", "local", "chatnoir"]
+PageText = Literal[PAGE_TEXTS]
+StanceReader = Literal["cross", "head"]
+Task = Literal["comparative", "controversial"]
+ClassifierMethod = Literal["model", "rules"]
 
 
 def given_path(value: str | Path) -> Path:
@@ -160,29 +170,34 @@ def run(
     rerank_depth: int = typer.Option(100, min=1, help="Candidates per topic scored by the dense, quality and "
                                      "stance models; the rest follow in BM25 order."),
     depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
-    device: str = typer.Option("auto", help="auto, cpu or cuda."),
-    precision: str = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
+    device: Device = typer.Option("auto", help="auto, cpu or cuda."),
+    precision: Precision = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
                                   "or bf16."),
     corpus: Optional[Path] = typer.Option(None, parser=given_path, help="The corpus file to rank (a path, or a file "
                                           "name in the input directory) when the input holds more than one "
                                           "(README: which corpus a run ranks)."),
-    backend: str = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
-    index: Optional[str] = typer.Option(None, help="ChatNoir index (default: the credentials file's, else clueweb22/b)."),
-    page_text: str = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: main (Resiliparse's main "
+    backend: Backend = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
+    index: Optional[str] = typer.Option(None, help="ChatNoir index, e.g. clueweb12 (default: the credentials "
+                                        "file's, else clueweb22/b)."),
+    page_text: PageText = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: main (Resiliparse's main "
                                   "content, as ChatNoir extracts it) or full (all visible text)."),
     cache_dir: Optional[Path] = typer.Option(None, parser=given_path, help="Cache for the BM25 index, embeddings "
                                              "and fetched pages, kept across runs (default: $XDG_CACHE_HOME/touche, "
                                              "else a temporary directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
-    stance_model: str = typer.Option("cross", help="cross: on controversial topics a cross-encoder reading topic "
-                                     "and document together picks PRO or CON for the top --stance-depth documents; "
-                                     "head: embedding heads only (comparative topics always use them, measured "
-                                     "better there)."),
+    stance_model: StanceReader = typer.Option("cross", help="cross: on controversial topics a cross-encoder "
+                                              "reading topic and document together picks PRO or CON for the top "
+                                              "--stance-depth documents; head: embedding heads only (comparative "
+                                              "topics always use them, measured better there)."),
     stance_depth: Optional[int] = typer.Option(None, min=0, show_default=False, help="Documents per topic read "
-                                               "by the stance cross-encoder (default 100), the default rerank depth."),
-    task: Optional[str] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
-    balance_stance: bool = typer.Option(False, help="Alternate pro and con near the top of argumentative topics."),
-    overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml."),
+                                               "by the stance cross-encoder (default 100); the default --rerank-depth "
+                                               "is as deep."),
+    task: Optional[Task] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
+    balance_stance: bool = typer.Option(False, help="Reorder the top 10 of argumentative topics to alternate pro "
+                                        "and con, moving documents up from the top 20 (the score column keeps its "
+                                        "order)."),
+    overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml (with "
+                                   "--no-metadata an old ir-metadata.yml is removed: it would describe another run)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Write ir-metadata.yml beside run.txt "
                                   "(tirex-tracker: hardware, resources, software, command; models, settings)."),
     quiet: bool = typer.Option(False, help="Warnings only, no progress bars."),
@@ -190,7 +205,6 @@ def run(
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
     _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
-    from .encoder import PRECISIONS
     from .metadata import METADATA_FILE, recorded
     from .corpus import check_choice
     from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
@@ -203,18 +217,6 @@ def run(
             raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to -i")
         if not input_dir.is_dir():
             raise ToucheError(f"input directory {input_dir} does not exist")
-        if device not in ("auto", "cpu", "cuda"):
-            raise ToucheError(f"--device must be auto, cpu or cuda, not {device!r}")
-        if precision not in PRECISIONS:
-            raise ToucheError(f"--precision must be {', '.join(PRECISIONS)}, not {precision!r}")
-        if stance_model not in ("cross", "head"):
-            raise ToucheError(f"--stance-model must be cross or head, not {stance_model!r}")
-        if task is not None and task not in ("comparative", "controversial"):
-            raise ToucheError(f"--task must be comparative or controversial, not {task!r}")
-        if backend not in ("auto", "local", "chatnoir"):
-            raise ToucheError(f"--backend must be auto, local or chatnoir, not {backend!r}")
-        if page_text not in PAGE_TEXTS:
-            raise ToucheError(f"--page-text must be {' or '.join(PAGE_TEXTS)}, not {page_text!r}")
         check_choice(backend, corpus)
         check_tag(tag)
         if device == "cuda":
@@ -246,15 +248,13 @@ DEBUG_OPTION = typer.Option(False, "--debug", help="Tracebacks instead of one-li
 @app.command()
 def validate(
     path: Path = typer.Argument(..., parser=given_path, help="A run file or an output directory holding run.txt."),
-    task: Optional[str] = typer.Option(None, help="comparative or controversial: check stance labels for it."),
+    task: Optional[Task] = typer.Option(None, help="comparative or controversial: check stance labels for it."),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Check a run as TIRA does (check_format) plus Touché's rules; exit 1 when invalid."""
-    from .runfile import STANCE_LABELS, validate_run
+    from .runfile import validate_run
 
     with _errors(debug):
-        if task is not None and task not in STANCE_LABELS:
-            raise ToucheError(f"--task must be one of {', '.join(STANCE_LABELS)}")
         result = validate_run(path, task)
     for kind, problems in (("warning", result.warnings), ("error", result.errors)):
         for problem in problems:
@@ -262,9 +262,13 @@ def validate(
         if problems.more:
             typer.echo(f"{kind}: ... and {problems.more} more")
     if not result.ok:
-        typer.echo(f"invalid: {result.errors.count} problems in {result.path or path}")
+        typer.echo(f"invalid: {_counted(result.errors.count, 'problem')} in {result.path or path}")
         raise typer.Exit(1)
-    typer.echo(f"valid: {result.path} ({result.lines} lines, {result.topics} topics)")
+    typer.echo(f"valid: {result.path} ({_counted(result.lines, 'line')}, {_counted(result.topics, 'topic')})")
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @app.command()
@@ -293,8 +297,8 @@ def evaluate(
         for qid in sorted(result.per_topic, key=lambda q: (len(q), q)):
             for name, value in sorted(result.per_topic[qid].items()):
                 typer.echo(f"{qid}\t{name}\t{value:.4f}")
-    for name, value in result.mean.items():
-        typer.echo(f"all\t{name}\t{value:.4f}")
+    for name, value in result.mean.items():  # a count as a count ("stance judged documents")
+        typer.echo(f"all\t{name}\t{value:.0f}" if name.endswith("documents") else f"all\t{name}\t{value:.4f}")
 
 
 @app.command()
@@ -327,7 +331,7 @@ def classify(
     file: Optional[Path] = typer.Option(None, "--file", parser=given_path,
                                         help="One question per line, or a topics.xml."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    method: str = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
+    method: ClassifierMethod = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""

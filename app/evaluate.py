@@ -108,8 +108,9 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
-        given, judged = {label for _, label in pairs} - {"Q0"}, set(truth.values())
-        if given and not given & judged:  # e.g. a controversial run against comparative qrels: all misses
+        # NO is both tasks' label, so a controversial run against comparative qrels shares it: their sides differ.
+        given, judged = {label for _, label in pairs} - {"Q0", "NO"}, set(truth.values()) - {"NO"}
+        if given and judged and not given & judged:  # all the run's sides would be misses
             raise ToucheError(f"{run}: its stance labels ({', '.join(sorted(given))}) are none of those in "
                               f"{stance_qrels} ({', '.join(sorted(judged))}); a run of another task?")
         by_topic = defaultdict(list)

@@ -116,6 +116,7 @@ class Validation:
     warnings: Problems = field(default_factory=Problems)
     topics: int = 0
     lines: int = 0
+    rejected: set[str] = field(default_factory=set)  # topics with a line rejected (no rank or score read)
 
     @property
     def ok(self) -> bool:
@@ -207,11 +208,13 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     columns = line.split()
     if len(columns) != 6:
         result.errors.append(f"line {number}: expected 6 columns, found {len(columns)}")
+        result.rejected.update(columns[:1])
         return
     qid, stance, doc_id, rank_text, score_text, tag = columns
     # Python's int() and float() also take "1_0" and other scripts' digits, which trec_eval reads otherwise.
     if not _INTEGER.match(rank_text):
         result.errors.append(f"line {number}: rank {rank_text!r} is not an integer")
+        result.rejected.add(qid)
         return
     rank = int(rank_text)
     try:
@@ -220,12 +223,16 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         score = None
     if score is None or (math.isfinite(score) and not _NUMBER.match(score_text)):
         result.errors.append(f"line {number}: score {score_text!r} is not a number")
+        result.rejected.add(qid)
         return
     if not math.isfinite(score):
         result.errors.append(f"line {number}: score {score_text!r} is not finite")
     if "e" in score_text.lower():
         result.warnings.append(f"line {number}: score {score_text} is in scientific notation")
-    if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid):
+    if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
+        result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
+                               "another topic")
+    elif not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid):
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)
     stances.add(stance)
@@ -254,7 +261,8 @@ def _check_run(result, by_topic, tags, stances, task) -> None:
     labels = stances - {"Q0"}
     allowed = [STANCE_LABELS[task]] if task else list(STANCE_LABELS.values())
     if labels and not any(labels <= choice for choice in allowed):
-        result.errors.append(f"stance labels {', '.join(sorted(labels))} are not one task's set "
+        whose = f"the {task} task's" if task else "one task's set"
+        result.errors.append(f"stance labels {', '.join(sorted(labels))} are not {whose} "
                              f"({' | '.join(', '.join(sorted(choice)) for choice in allowed)}, or Q0)")
     for qid, entries in by_topic.items():
         docs = [doc for _, _, doc, _ in entries]
@@ -263,7 +271,8 @@ def _check_run(result, by_topic, tags, stances, task) -> None:
         if len(entries) > 1000:
             result.errors.append(f"topic {qid}: {len(entries)} documents; at most 1000 are allowed")
         ranked = sorted(entries)
-        if [rank for rank, *_ in ranked] != list(range(1, len(ranked) + 1)):
+        # A topic with a line rejected above has a gap there: said once, by that line's error.
+        if qid not in result.rejected and [rank for rank, *_ in ranked] != list(range(1, len(ranked) + 1)):
             result.errors.append(f"topic {qid}: ranks are not 1..{len(ranked)} without gaps")
         for (rank_a, score_a, _, _), (rank_b, score_b, _, line) in zip(ranked, ranked[1:]):
             if score_b > score_a:

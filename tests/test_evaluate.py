@@ -35,10 +35,12 @@ def test_stance_macro_f1_over_judged_documents(tmp_path):
 
 def test_stance_labels_of_another_task_are_an_error_not_a_score_of_zero(tmp_path):
     controversial = [line.replace("FIRST", "PRO").replace("SECOND", "CON").replace("NEUTRAL", "NEU") for line in RUN]
-    with pytest.raises(ToucheError, match=r"its stance labels \(CON, NEU, PRO\) are none of those in .*"
-                                          r"\(FIRST, NEUTRAL, SECOND\); a run of another task\?"):
-        evaluate_run(write(tmp_path, "run.txt", [line.replace(" NO ", " PRO ") for line in controversial]),
-                     write(tmp_path, "q", QRELS), stance_qrels=write(tmp_path, "s", STANCE))
+    # NO is a label of both tasks: the run's other labels tell its task, with NO among them or not.
+    for run in (controversial, [line.replace(" NO ", " PRO ") for line in controversial]):
+        with pytest.raises(ToucheError, match=r"its stance labels \(CON, NEU, PRO\) are none of those in .*"
+                                              r"\(FIRST, NEUTRAL, SECOND\); a run of another task\?"):
+            evaluate_run(write(tmp_path, "run.txt", run), write(tmp_path, "q", QRELS),
+                         stance_qrels=write(tmp_path, "s", STANCE + ["1 0 c NO"]))
     # A run without stance (Q0 everywhere) or sharing one label with the judgements is scored as it is.
     unlabelled = [" ".join([line.split()[0], "Q0", *line.split()[2:]]) for line in RUN]
     assert evaluate_run(write(tmp_path, "run.txt", unlabelled), write(tmp_path, "q", QRELS),

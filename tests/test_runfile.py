@@ -118,7 +118,20 @@ def test_each_broken_rule_is_reported(tmp_path, lines, problem):
 def test_task_restricts_stance_labels(tmp_path):
     lines = [line.replace("Q0", "PRO") for line in GOOD]
     assert validate_run(write_lines(tmp_path, lines)).ok
-    assert not validate_run(tmp_path, "comparative").ok
+    result = validate_run(tmp_path, "comparative")
+    assert not result.ok and result.errors == ["stance labels PRO are not the comparative task's (FIRST, NEUTRAL, "
+                                               "NO, SECOND, or Q0)"]
+
+
+@pytest.mark.parametrize("bad", ["1 Q0 d3 3 1.0", "1 Q0 d3 3.0 1.0 t", "1 Q0 d3 3 abc t"])
+def test_a_rejected_line_is_one_error_not_also_a_gap_in_its_topic(tmp_path, bad):
+    lines = GOOD[:2] + [bad, "1 Q0 d4 4 0.5 t"] + GOOD[2:]
+    assert len(validate_run(write_lines(tmp_path, lines)).errors) == 1
+
+
+def test_a_byte_order_mark_is_named(tmp_path):
+    result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0]] + GOOD[1:]))
+    assert result.warnings == ["line 1: a byte order mark (U+FEFF) before topic '1' makes it another topic"]
 
 
 def test_ties_and_scientific_notation_are_warnings(tmp_path):
