@@ -113,7 +113,8 @@ def run(settings: RunSettings) -> RunReport:
     with timer.stage("topics"):
         task, topics, analyses = topic_task(read_topics(settings.input_dir), settings.task)
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
-    for problem in runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth)):
+    foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
+    for problem in foreseen.values():
         log.warning("TIRA will reject this run: %s", problem)
 
     candidates, corpus_size, cache = first_stage(settings, topics, timer)
@@ -136,9 +137,11 @@ def run(settings: RunSettings) -> RunReport:
                                                settings.tag, settings.depth)]
         path = runfile.write_run(rows, settings.output_dir, settings.overwrite)
         # A run TIRA rejects (e.g. fewer than 5 lines or 3 topics when topics found nothing) is still written,
-        # but said loudly: the user learns it here, not after the submission.
-        for problem in runfile.validate_run(path, task).errors:
-            log.warning("TIRA will reject this run: %s", problem)
+        # but said loudly: the user learns it here, not after the submission (once: not again what was foreseen).
+        validation = runfile.validate_run(path, task)
+        for problem in validation.errors:
+            if problem not in {validation.short.get(check) for check in foreseen}:
+                log.warning("TIRA will reject this run: %s", problem)
     return RunReport(path, len(ranked), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
 
 

@@ -117,6 +117,7 @@ class Validation:
     topics: int = 0
     lines: int = 0
     rejected: set[str] = field(default_factory=set)  # topics with a line rejected (no rank or score read)
+    short: dict[str, str] = field(default_factory=dict)  # TIRA's size checks failed ("lines", "topics"): errors
 
     @property
     def ok(self) -> bool:
@@ -239,23 +240,25 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     by_topic[qid].append((rank, score, doc_id, number))
 
 
-def foreseen_problems(topics: int, per_topic: int) -> list[str]:
-    """What TIRA's size checks will reject in a run of `topics` topics with at most `per_topic` documents each,
-    known before any work."""
-    problems = []
+def foreseen_problems(topics: int, per_topic: int) -> dict[str, str]:
+    """What TIRA's size checks ("lines", "topics", as `Validation.short` names them) will reject in a run of
+    `topics` topics with at most `per_topic` documents each, known before any work."""
+    problems = {}
     if topics * per_topic < MIN_LINES:
-        problems.append(f"{topics} topics of at most {per_topic} documents give at most {topics * per_topic} lines; "
-                        f"at least {MIN_LINES} are required")
+        problems["lines"] = (f"{topics} topics of at most {per_topic} documents give at most {topics * per_topic} "
+                             f"lines; at least {MIN_LINES} are required")
     if topics < MIN_TOPICS:
-        problems.append(f"the input has {topics} topics; at least {MIN_TOPICS} are required")
+        problems["topics"] = f"the input has {topics} topics; at least {MIN_TOPICS} are required"
     return problems
 
 
 def _check_run(result, by_topic, tags, stances, task) -> None:
     if result.lines < MIN_LINES:
-        result.errors.append(f"the run has {result.lines} lines; at least {MIN_LINES} are required")
+        result.short["lines"] = f"the run has {result.lines} lines; at least {MIN_LINES} are required"
     if len(by_topic) < MIN_TOPICS:
-        result.errors.append(f"the run has {len(by_topic)} topics; at least {MIN_TOPICS} are required")
+        result.short["topics"] = f"the run has {len(by_topic)} topics; at least {MIN_TOPICS} are required"
+    for problem in result.short.values():
+        result.errors.append(problem)
     if len(tags) > 1:
         result.errors.append(f"the run has {len(tags)} tags ({', '.join(sorted(tags))}); exactly one is allowed")
     labels = stances - {"Q0"}

@@ -109,14 +109,20 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
                 for i in range(3)))
     done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata", "--candidates", "2")
     assert done.returncode == 0, done.stderr
-    # Said before the work, from the topics and --candidates, and after it, from the run file.
-    before = ["TIRA will reject this run: 1 topics of at most 2 documents give at most 2 lines; at least 5 are "
-              "required", "TIRA will reject this run: the input has 1 topics; at least 3 are required"]
-    after = ["TIRA will reject this run: the run has 2 lines; at least 5 are required",
-             "TIRA will reject this run: the run has 1 topics; at least 3 are required"]
-    positions = [done.stderr.find(line) for line in before + after]
-    assert -1 not in positions and positions[1] < positions[2], done.stderr
+    # Said before the work, from the topics and --candidates, and not again after it.
+    assert [line[line.find("TIRA"):] for line in done.stderr.splitlines() if "TIRA will reject" in line] == [
+        "TIRA will reject this run: 1 topics of at most 2 documents give at most 2 lines; at least 5 are required",
+        "TIRA will reject this run: the input has 1 topics; at least 3 are required"], done.stderr
     assert not tira_accepts(output)
+    # What only the run file shows (a corpus of one passage for 3 topics) is said after the work.
+    (inputs / "topics.xml").write_text("<topics>" + "".join(
+        f"<topic><number>{n}</number><title>Are cats better pets than dogs?</title></topic>" for n in (1, 2, 3))
+        + "</topics>")
+    (inputs / "passages.jsonl").write_text(json.dumps({"id": "p0", "contents": "Cats are better than dogs."}) + "\n")
+    done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata", "--candidates", "2",
+                  "--overwrite")
+    assert [line[line.find("TIRA"):] for line in done.stderr.splitlines() if "TIRA will reject" in line] == [
+        "TIRA will reject this run: the run has 3 lines; at least 5 are required"], done.stderr
 
 
 @pytest.mark.slow
