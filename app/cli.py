@@ -62,14 +62,23 @@ def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "
     return None
 
 
-def check_cache_dir(cache_dir: Path, output_dir: Path) -> None:
+def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) -> str:
+    """The option to name in an error about a directory: the flag, and the variable it came from if not given."""
+    if flag_value is None:
+        for name in variables:
+            if os.environ.get(name):
+                return f"{flag} (it came from ${name})"
+    return flag
+
+
+def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
     """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
     if cache_dir.exists() and not cache_dir.is_dir():
-        raise ToucheError(f"cache directory {cache_dir} is a file: pass a directory to --cache-dir")
+        raise ToucheError(f"cache directory {cache_dir} is a file: pass a directory to {flag}")
     cache, output = cache_dir.resolve(), output_dir.resolve()
     if cache == output or output in cache.parents:
         raise ToucheError(f"cache directory {cache_dir} lies in the output {output_dir}, which TIRA keeps whole: "
-                          "choose another --cache-dir")
+                          f"choose another {flag}")
 
 
 def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:
@@ -212,20 +221,26 @@ def run(
     from .runfile import RUN_FILES, check_tag
 
     with _errors(debug):
+        output_flag = output_dir
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         if input_dir.exists() and not input_dir.is_dir():
             raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to -i")
         if not input_dir.is_dir():
             raise ToucheError(f"input directory {input_dir} does not exist")
+        if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
+            raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
+                              f"{named_by(output_flag, '-o/--output', OUTPUT_VARIABLES)}")
         check_choice(backend, corpus)
         check_tag(tag)
         if device == "cuda":
             check_cuda()
+        cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
-            check_cache_dir(cache_dir, output_dir)
+            check_cache_dir(cache_dir, output_dir, cache_flag)
         # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
-        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite)
+        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite,
+                       named_by(output_flag, "-o/--output", OUTPUT_VARIABLES))
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,

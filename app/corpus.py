@@ -141,7 +141,8 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
     source = detect_corpus(input_dir, choice)
     if source is None and not (backend == "auto" and chatnoir):
         raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
-                          "documents.jsonl[.gz] or rerank.jsonl[.gz]")
+                          "documents.jsonl[.gz] or rerank.jsonl[.gz]; or, to search ChatNoir, "
+                          "chatnoir-credentials.json there or --backend chatnoir with CHATNOIR_API_KEY")
     if source is not None and chatnoir:
         log.warning("ranking %s (a local corpus comes first); ignoring the ChatNoir credentials (--backend "
                     "chatnoir uses them)", source.name)

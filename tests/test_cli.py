@@ -113,6 +113,24 @@ def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
         result = runner.invoke(app, base + flags)
         assert result.exit_code == 1 and message in result.stderr, flags
         assert len(result.stderr.strip().splitlines()) == 1
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "in" / ".")])
+    assert result.exit_code == 1 and "is the input directory: pass another to -o/--output" in result.stderr
+
+
+def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
+    import app.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "a-file").write_text("")
+    for name in OUTPUT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("outputDir", str(tmp_path / "a-file"))
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in")])
+    assert result.exit_code == 1 and "pass a directory to -o/--output (it came from $outputDir)" in result.stderr
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "out"))
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "choose another --cache-dir (it came from $XDG_CACHE_HOME)" in result.stderr
 
 
 def test_stance_depth_help_names_the_pipelines_default():
