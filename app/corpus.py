@@ -10,6 +10,7 @@ import codecs
 import gzip
 import heapq
 import io
+import itertools
 import json
 import logging
 import math
@@ -86,13 +87,38 @@ def find_corpora(input_dir: Path) -> list[CorpusSource]:
 
 
 def corpus_file(path: Path) -> CorpusSource:
-    """The corpus that `--corpus FILE` names, read as its file name says."""
+    """The corpus that `--corpus FILE` names, read as its file name says (CORPUS_FILES); under another name, a
+    .json file as args.me and a .jsonl[.gz] file as its first record's fields say (`records_source`)."""
+    if not path.is_file():
+        raise ToucheError(f"--corpus {path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
-            if not path.is_file():
-                raise ToucheError(f"--corpus {path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
             return CorpusSource(kind, (path,), id_field, text_field)
-    raise ToucheError(f"--corpus {path}: the file name must be one of {', '.join(CORPUS_NAMES)}")
+    if path.name.endswith(".json"):
+        return CorpusSource("argsme", (path,))
+    if path.name.endswith((".jsonl", ".jsonl.gz")):
+        return records_source(path)
+    raise ToucheError(f"--corpus {path}: expected args.me JSON (.json) or JSON lines (.jsonl, .jsonl.gz), or one "
+                      f"of the names {', '.join(CORPUS_NAMES)}")
+
+
+def records_source(path: Path, lines: int = 100) -> CorpusSource:
+    """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
+    a re-rank file; id and contents passages; docno and text documents (CORPUS_FILES' fields)."""
+    for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
+        if isinstance(record, dict):
+            fields = set(record)
+            if {"qid", "docno", "text"} <= fields:
+                return CorpusSource("rerank", (path,), "docno", "text")
+            if {"id", "contents"} <= fields:
+                return CorpusSource("jsonl", (path,), "id", "contents")
+            if {"docno", "text"} <= fields:
+                return CorpusSource("jsonl", (path,), "docno", "text")
+            raise ToucheError(f"--corpus {path}: its first record has the fields "
+                              f"{', '.join(sorted(name[:40] for name in fields)[:10])}; "
+                              "expected id and contents (passages), docno and text (documents), or qid, docno and "
+                              "text (a re-rank file)")
+    raise ToucheError(f"--corpus {path}: no JSON record in its first {lines} lines")
 
 
 def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource | None:
@@ -140,9 +166,12 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
         return None
     source = detect_corpus(input_dir, choice)
     if source is None and not (backend == "auto" and chatnoir):
+        named = sorted(path.name for path in (input_dir.iterdir() if input_dir.is_dir() else ())
+                       if path.is_file() and path.name.endswith((".jsonl", ".jsonl.gz")))
+        hint = f"; to rank {named[0]}, pass --corpus {named[0]}" if named else ""
         raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
                           "documents.jsonl[.gz] or rerank.jsonl[.gz]; or, to search ChatNoir, "
-                          "chatnoir-credentials.json there or --backend chatnoir with CHATNOIR_API_KEY")
+                          f"chatnoir-credentials.json there or --backend chatnoir with CHATNOIR_API_KEY{hint}")
     if source is not None and chatnoir:
         log.warning("ranking %s (a local corpus comes first); ignoring the ChatNoir credentials (--backend "
                     "chatnoir uses them)", source.name)

@@ -251,7 +251,7 @@ def test_corpus_choice_wins_and_is_checked(tmp_path, caplog):
     elsewhere = _files(tmp_path / "elsewhere", "documents.jsonl")
     source = detect_corpus(inputs, elsewhere / "documents.jsonl")
     assert (source.kind, source.id_field, source.text_field) == ("jsonl", "docno", "text")
-    with pytest.raises(ToucheError, match="file name must be one of"):
+    with pytest.raises(ToucheError, match="a directory, not a file"):
         detect_corpus(inputs, elsewhere)
     with pytest.raises(ToucheError, match="no such file"):
         detect_corpus(inputs, Path("documents.jsonl"))
@@ -271,6 +271,11 @@ def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, cap
     assert choose_source(tmp_path / "nothing-here", "auto", None, chatnoir=True) is None
     with pytest.raises(ToucheError, match="no corpus in"):
         choose_source(tmp_path / "nothing-here", "local", None, chatnoir=True)
+    (tmp_path / "other" / "bm25.jsonl.gz").parent.mkdir()
+    (tmp_path / "other" / "bm25.jsonl.gz").write_bytes(b"")
+    with pytest.raises(ToucheError, match="or --backend chatnoir with CHATNOIR_API_KEY; to rank bm25.jsonl.gz, pass "
+                                          "--corpus bm25.jsonl.gz"):
+        choose_source(tmp_path / "other", "auto", None, chatnoir=False)
     with pytest.raises(ToucheError, match="cannot go with --backend chatnoir"):
         choose_source(inputs, "chatnoir", Path("passages.jsonl"), chatnoir=True)
 
@@ -377,3 +382,35 @@ def test_a_second_pass_can_keep_quiet_about_defects(fixtures, caplog):
     with caplog.at_level(logging.WARNING):
         list(read_documents(detect_corpus(fixtures / "argsme"), report=False))
     assert "skipped" not in caplog.text
+
+
+@pytest.mark.parametrize("name, record, kind, fields", [
+    ("my-passages.jsonl", {"id": "p1", "contents": "text"}, "jsonl", ("id", "contents")),
+    ("docs.jsonl.gz", {"docno": "d1", "text": "text"}, "jsonl", ("docno", "text")),
+    ("bm25-top1000.jsonl.gz", {"qid": "1", "query": "q", "docno": "d1", "text": "t", "score": 1}, "rerank",
+     ("docno", "text")),
+])
+def test_corpus_choice_of_another_name_is_read_as_its_first_record_says(tmp_path, name, record, kind, fields):
+    path = tmp_path / name
+    lines = "\n" + "not json\n" + json.dumps(record) + "\n"
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as handle:
+            handle.write(lines)
+    else:
+        path.write_text(lines)
+    source = detect_corpus(tmp_path, path)
+    assert (source.kind, source.paths, (source.id_field, source.text_field)) == (kind, (path,), fields)
+
+
+def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
+    (tmp_path / "corpus.json").write_text('{"arguments": []}')
+    assert detect_corpus(tmp_path, tmp_path / "corpus.json").kind == "argsme"
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"doc_id": "d1", "body": "t"}) + "\n")
+    with pytest.raises(ToucheError, match="first record has the fields body, doc_id; expected id and contents"):
+        detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(ToucheError, match="no JSON record in its first 100 lines"):
+        detect_corpus(tmp_path, tmp_path / "empty.jsonl")
+    (tmp_path / "corpus.tsv").write_text("d1\tt\n")
+    with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
+        detect_corpus(tmp_path, tmp_path / "corpus.tsv")
