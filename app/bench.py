@@ -41,7 +41,6 @@ log = logging.getLogger(__name__)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-SIZES = {"10k": 10_000, "100k": 100_000, "868k": 868_000}
 CHUNK = 10_000
 # Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
 GENERATOR = "unigram+heaps-1"

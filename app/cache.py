@@ -1,4 +1,4 @@
-"""On-disk cache of what a run computes from a local corpus: the BM25 index and document embeddings.
+"""On-disk cache of what a run computes from a local corpus: the BM25 index and passage embeddings.
 
 Entries live under `<cache dir>/<corpus fingerprint>/`, so a second run on the same corpus skips index
 building and re-encoding, and a changed corpus never reads stale entries. Arrays are plain .npy/.npz/JSON.
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import CorpusSource
+from .encoder import EMBEDDING_DIM
 from .files import atomic_file, os_reason
 
 log = logging.getLogger(__name__)
@@ -88,17 +89,18 @@ class CorpusCache:
                         os_reason(error))
 
     def embeddings(self, name: str) -> "EmbeddingStore":
-        """The document embeddings made under `name` (the encoder and its settings)."""
+        """The passage embeddings made under `name` (the encoder and its settings)."""
         return EmbeddingStore(self.directory / f"embeddings-{name}.npz")
 
 
 class EmbeddingStore:
-    """Document id -> embedding, grown across runs; `missing` then `add` then `save`."""
+    """Passage key (`app.passages.Passage.key`) -> embedding, grown across runs; `missing` then `add` then
+    `save`."""
 
     def __init__(self, path: Path):
         self.path = path
         self.rows: dict[str, int] = {}
-        self.vectors = np.zeros((0, 384), dtype=np.float32)
+        self.vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         if path.exists():
             try:
                 with np.load(path, allow_pickle=False) as arrays:

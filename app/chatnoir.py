@@ -391,8 +391,8 @@ class ChatNoirClient:
         retry, then `backoff_s` x 2, 4, ... plus jitter), counted and logged as _Retry does."""
         settings = self.settings
         delay = 0.0 if retry == 1 else settings.backoff_s * 2 ** (retry - 1) + random.uniform(0, settings.backoff_s)
-        logger.warning("ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, settings.retries,
-                       delay)
+        logger.log(logging.WARNING if what == "search" else logging.DEBUG,
+                   "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, settings.retries, delay)
         self.stats.add("retries")
         time.sleep(delay)
 

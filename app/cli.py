@@ -177,7 +177,7 @@ def run(
     tag: str = typer.Option("touche", help="Run tag (6th column)."),
     candidates: int = typer.Option(1000, min=1, help="First-stage candidates per topic."),
     rerank_depth: int = typer.Option(100, min=1, help="Candidates per topic scored by the dense, quality and "
-                                     "stance models; the rest follow in BM25 order."),
+                                     "stance models; the rest follow in first-stage order."),
     depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
     device: Device = typer.Option("auto", help="auto, cpu or cuda."),
     precision: Precision = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "

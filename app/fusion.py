@@ -1,8 +1,9 @@
 """How the ranking signals combine into one score: a weighted sum of per-topic features.
 
 Features (each a per-candidate array):
-- lexical: BM25 score divided by the topic's best BM25 score (0..1);
-- dense: cosine similarity of query and document under all-MiniLM-L6-v2;
+- lexical: the first stage's score (BM25's, ChatNoir's, the re-rank file's, or minus the rank where it gives
+  none) divided by the largest absolute score among the topic's candidates (at most 1 in size);
+- dense: cosine similarity of the topic's title and the passage under all-MiniLM-L6-v2;
 - length: a saturating log prior on the word count. Dense models prefer short, non-argumentative text
   (BEIR Touché; Thakur et al., SIGIR 2024); arguments need room, so very short texts are pushed down;
 - quality: the argument-quality model's score in [0, 1] (app.quality);
@@ -15,7 +16,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-FEATURES = ("lexical", "dense", "length", "quality", "relevance")
 LENGTH_SATURATION_WORDS = 150
 # A document read as several passages (app.passages) takes the mean of each feature over its best passages by
 # fused score; a document read whole is its one passage.

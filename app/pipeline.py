@@ -32,8 +32,6 @@ from .topics import read_topics
 log = logging.getLogger(__name__)
 
 DEMO_INPUT = Path(__file__).parent / "demo"
-# Full texts fetched per topic from ChatNoir's cache; deeper candidates keep title + snippet.
-CHATNOIR_TEXT_DEPTH = 100
 # Which of a topic's encoded relevance queries is the title: the dense feature's query.
 TITLE = QUERY_NAMES.index("title")
 # Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model): the whole reranked head at
@@ -62,8 +60,8 @@ class RunSettings:
     # How ChatNoir's pages are read (app.html.read_page): "main" content or "full" visible text.
     page_text: str = PAGE_TEXT
     cache_dir: Path | None = None
-    # Dense scoring (and quality, stance) for the top `rerank_depth` BM25 candidates per topic; the rest follow
-    # them in BM25 order.
+    # Dense scoring (and quality, stance) for the top `rerank_depth` first-stage candidates per topic; the rest
+    # follow them in first-stage order (BM25, ChatNoir's, the re-rank file's).
     rerank_depth: int = 100
     max_seq_length: int = encoder.MAX_SEQ_LENGTH
     precision: str = "auto"
@@ -178,8 +176,10 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         with timer.stage("first-stage retrieval"):
             chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
                                                 page_text=settings.page_text)
+            # Full texts for the reranked head only: the candidates below it follow in ChatNoir's order, and keep
+            # title + snippet.
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
-                                                            text_depth=CHATNOIR_TEXT_DEPTH)
+                                                            text_depth=settings.rerank_depth)
         return candidates, sum(len(found) for found in candidates.values()), None
     if source.kind == "rerank":
         with timer.stage("corpus read"):
@@ -192,7 +192,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         if foreign:  # "011" beside topic 11: said before the work, not found missing after it
             log.warning("%s: ignoring the candidates of %d queries that are no topic (%s%s)", source.name,
                         len(foreign), ", ".join(foreign[:5]), ", ..." if len(foreign) > 5 else "")
-        candidates = {qid: found[: settings.candidates] for qid, found in candidates.items() if qid in wanted}
+        candidates = {qid: found for qid, found in candidates.items() if qid in wanted}
         return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
     # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
@@ -323,7 +323,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
     The top `rerank_depth` candidates are scored passage by passage: dense, quality and relevance read the
     passage's embedding; text statistics (length, the quality head's counts) and the first stage's score are the
     document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The tail gets the
-    head's minimum of each, so with non-negative weights it fuses below the head, in BM25 order.
+    head's minimum of each, so with non-negative weights it fuses below the head, in first-stage order.
     """
     rows = encoded.rows
     # Words per passage row: its document's, counted once per document (its windows share the text).

@@ -26,7 +26,6 @@ from app.heads import LinearHead
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "quality.npz"
-EMBEDDING_DIM = 384
 
 
 _WORD = re.compile(r"\w+")

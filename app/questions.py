@@ -34,7 +34,6 @@ MODEL_DIR = Path(__file__).resolve().parent / "models"
 WEIGHTS_FILE = "questions.npz"
 SETTINGS_FILE = "questions.json"
 
-TYPES = ("argumentative", "factual", "method")
 TAGS = ("O", "OBJ", "ASP", "PRED")
 HASH_BITS = 18
 
@@ -43,7 +42,6 @@ WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", 
 AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would",
                          "will", "shall", "may", "might", "must", "has", "have", "had"})
 PERSONAL = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
-CONJUNCTIONS = frozenset({"or", "vs", "versus", "and"})
 COMPARATIVE_CUES = frozenset({"better", "worse", "best", "worst", "vs", "versus", "difference", "differences",
                               "different", "compare", "compared", "comparison", "prefer", "than", "more",
                               "less", "most", "least", "superior", "inferior", "pros", "cons", "advantages",

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from app.encoder import EMBEDDING_DIM
 from app.errors import ToucheError
 from app.heads import LinearHead
 from app.fusion import length_prior
 from app.records import Topic
 
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "relevance.npz"
-EMBEDDING_DIM = 384
 QUERY_NAMES = ("title", "title_description", "description", "narrative")
 FEATURE_NAMES = tuple(f"dense_{name}" for name in QUERY_NAMES) + ("lexical", "length")
 

@@ -231,3 +231,26 @@ def test_full_pipeline_on_the_touche_2022_tira_input(shared_data, tmp_path):
     result = validate_run(tmp_path, "comparative")
     assert result.ok, result.errors
     assert report.topics == 50 and result.topics == 50 and report.documents == 2587
+
+
+def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch):
+    """Pages below --rerank-depth follow in ChatNoir's order and are never read: their texts are not fetched."""
+    import app.pipeline as pipeline
+
+    asked = {}
+
+    class Backend:
+        def __init__(self, settings):
+            pass
+
+        def retrieve(self, topics, depth, text_depth=None):
+            asked.update(depth=depth, text_depth=text_depth)
+            return {topic.number: [] for topic in topics}
+
+    monkeypatch.setattr(pipeline, "ChatNoirBackend", Backend)
+    monkeypatch.setenv("CHATNOIR_API_KEY", "key")
+    (tmp_path / "in").mkdir()
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           backend="chatnoir", candidates=300, rerank_depth=200)
+    first_stage(settings, read_topics(DEMO_INPUT), _Timer())
+    assert asked == {"depth": 300, "text_depth": 200}

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from app.errors import ToucheError
-from app.quality import EMBEDDING_DIM, FEATURE_NAMES, QualityModel, text_features
+from app.encoder import EMBEDDING_DIM
+from app.quality import FEATURE_NAMES, QualityModel, text_features
 from app.training import quality as training
 from app.training.common import per_topic_ndcg, topic_folds
 

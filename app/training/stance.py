@@ -141,7 +141,7 @@ class EmbeddingCache:
             if self.directory is not None:
                 name = hashlib.sha1("".join(key for key, _ in missing).encode()).hexdigest()[:16]
                 np.savez(self.directory / f"{name}.npz", keys=np.asarray([k for k, _ in missing]), vectors=vectors)
-        return np.vstack([self.memory[key] for key in keys]) if keys else np.zeros((0, 384), np.float32)
+        return np.vstack([self.memory[key] for key in keys]) if keys else np.zeros((0, EMBEDDING_DIM), np.float32)
 
 
 def load_qa_pairs(data_dir: Path) -> list[ComparativeExample]:
