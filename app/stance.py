@@ -462,7 +462,7 @@ class StanceModel:
                     neutral[rows] = 0.0
             return self._decode_controversial(probabilities, neutral) + [
                 _pro_or_con(pro, con) for pro, con in sides[len(rows):]] + tail
-        objects = topic.objects or _objects_from_question(topic.title)
+        objects = topic.objects  # from <objects>, else from its question (`pipeline.with_objects`)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
@@ -688,22 +688,3 @@ def decode_comparative(probabilities: np.ndarray, labels: Sequence[str]) -> list
             best = max(rest, key=lambda i: row[i])
         predictions.append(StancePrediction(labels[best], float(row[best])))
     return predictions
-
-
-@lru_cache(maxsize=1)
-def _question_analyzer():
-    try:
-        from app.questions import load_classifier
-    except ImportError:
-        log.warning("app.questions is not available; objects of comparative topics without <objects> are unknown")
-        return None
-    return load_classifier()
-
-
-def _objects_from_question(title: str) -> tuple[str, str] | None:
-    """The two compared objects of a question, from the question classifier (app.questions) when present."""
-    analyzer = _question_analyzer()
-    if analyzer is None:
-        return None
-    objects = analyzer.analyze(title).objects
-    return tuple(objects[:2]) if objects and len(objects) >= 2 else None
