@@ -298,7 +298,7 @@ def evaluate(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """nDCG@5/@10 (judged-only and standard) and stance macro-F1 of a run."""
-    from .evaluate import evaluate_run
+    from .evaluate import evaluate_run, topic_order
 
     with _errors(debug):
         result = evaluate_run(run_path, qrels, quality_qrels, stance_qrels)
@@ -309,7 +309,7 @@ def evaluate(
         typer.echo(json.dumps(payload, indent=2, sort_keys=True))
         return
     if per_topic:
-        for qid in sorted(result.per_topic, key=lambda q: (len(q), q)):
+        for qid in sorted(result.per_topic, key=topic_order):
             for name, value in sorted(result.per_topic[qid].items()):
                 typer.echo(f"{qid}\t{name}\t{value:.4f}")
     for name, value in result.mean.items():  # a count as a count ("stance judged documents")

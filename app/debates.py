@@ -15,6 +15,7 @@ read of its debate say of its side (`heard_from_turns`), and a post the run does
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -97,11 +98,7 @@ def shared_words(documents: Iterable[Document]) -> dict[str, tuple[tuple[str, ..
 
 
 def _common_prefix(texts: set[tuple[str, ...]]) -> tuple[str, ...]:
-    first, last = min(texts), max(texts)  # the sorted extremes share what every text shares
-    length = 0
-    while length < min(len(first), len(last)) and first[length] == last[length]:
-        length += 1
-    return first[:length]
+    return os.path.commonprefix(list(texts))  # of any sequences, here of words
 
 
 def own_words(text: str, shared: tuple[tuple[str, ...], tuple[str, ...]] | None) -> str:

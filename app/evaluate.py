@@ -124,6 +124,11 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     return Evaluation(mean, dict(per_topic))
 
 
+def topic_order(qid: str) -> tuple[int, str]:
+    """Sort key of topic ids: numbers in numeric order ("2" before "10"), as the tables list them."""
+    return len(qid), qid
+
+
 def _macro_f1(pairs: list[tuple[str, str]]) -> float:
     """Macro-F1 over the labels of the judgements (a run's Q0 counts as a wrong label)."""
     if not pairs:

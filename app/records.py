@@ -11,6 +11,9 @@ from dataclasses import dataclass
 # The one bound on a document's length: every stage reads at most this prefix (the encoder reads ~1,500
 # characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
 MAX_TEXT_CHARS = 20_000
+# Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
+COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
+CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
 _LONE_SURROGATES = re.compile("[\ud800-\udfff]")
 _WHITESPACE = re.compile(r"\s")
 # What a run file's id must not hold besides whitespace: controls (NUL ends a string in C tools), lone surrogates (no

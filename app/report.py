@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .evaluate import Evaluation, evaluate_scored, read_run, read_stance_qrels
+from .evaluate import Evaluation, evaluate_scored, read_run, read_stance_qrels, topic_order
 from .files import atomic_file, make_directory, os_reason
 from .runfile import RUN_FILES, locate_run
 
@@ -145,10 +145,6 @@ def _run_name(run: Path) -> str:
     return run.resolve().parent.name if run.name in RUN_FILES else run.stem
 
 
-def _topic_order(qid: str) -> tuple[int, str]:
-    return len(qid), qid
-
-
 def _values(evaluation: Evaluation, measure: str, topics: Sequence[str]) -> list[float]:
     return [evaluation.per_topic[qid][measure] for qid in topics if measure in evaluation.per_topic[qid]]
 
@@ -160,7 +156,7 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
     scored, stances = read_run(run)
     evaluation = evaluate_scored(run, scored, stances, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
     retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
-    topics = sorted(evaluation.per_topic, key=_topic_order)
+    topics = sorted(evaluation.per_topic, key=topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
         raise ToucheError(f"{qrels['quality']}: judges no topic")
     intervals = {measure: bootstrap_interval(_values(evaluation, measure, topics)) for measure in measures}
@@ -171,7 +167,7 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
 def _judged_topics(evaluation: Evaluation) -> list[str]:
     """The topics of the relevance qrels (evaluate_run scores each, 0 where the run has nothing), in order."""
     judged = (qid for qid, scores in evaluation.per_topic.items() if DIFFERING_MEASURE in scores)
-    return sorted(judged, key=_topic_order)
+    return sorted(judged, key=topic_order)
 
 
 def _compare(baseline: RunScores, run: RunScores, measure: str, topics: Sequence[str]) -> Comparison:

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from .errors import ToucheError
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
-from .records import RunRow, record_id
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, RunRow, record_id
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -24,10 +24,7 @@ MAX_BYTES = 75 * 1024 * 1024
 MAX_LISTED = 1000  # errors, and warnings, listed by `touche validate`; the rest are counted
 # TIRA's check_format: a run holds at least this many lines and topics.
 MIN_LINES, MIN_TOPICS = 5, 3
-STANCE_LABELS = {
-    "comparative": {"FIRST", "SECOND", "NEUTRAL", "NO"},
-    "controversial": {"PRO", "CON", "NEU", "NO"},
-}
+STANCE_LABELS = {"comparative": set(COMPARATIVE_LABELS), "controversial": set(CONTROVERSIAL_LABELS)}
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long

