@@ -375,7 +375,7 @@ class RuleClassifier(QuestionClassifier):
         return tags
 
 
-class LinearHead:
+class HashedHead:
     """A logistic regression over hashed features: `weights` (classes x 2^bits, or one row for binary)."""
 
     def __init__(self, weights: np.ndarray, bias: np.ndarray):
@@ -394,7 +394,7 @@ class LinearHead:
 class Tagger:
     """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities."""
 
-    def __init__(self, head: LinearHead, transitions: np.ndarray, start: np.ndarray):
+    def __init__(self, head: HashedHead, transitions: np.ndarray, start: np.ndarray):
         self.head = head
         self.transitions = transitions
         self.start = start
@@ -422,7 +422,7 @@ class ModelClassifier(QuestionClassifier):
 
     name = "model"
 
-    def __init__(self, comparative: LinearHead, argumentative: LinearHead, tagger: Tagger,
+    def __init__(self, comparative: HashedHead, argumentative: HashedHead, tagger: Tagger,
                  threshold: float = 0.5):
         self.comparative = comparative
         self.argumentative = argumentative
@@ -439,9 +439,9 @@ class ModelClassifier(QuestionClassifier):
             raise ToucheError(f"{settings_path} was trained with other features; retrain it")
         with np.load(weights_path) as z:
             arrays = {k: z[k].astype(np.float32) for k in z.files}
-        return cls(LinearHead(arrays["comparative_w"], arrays["comparative_b"]),
-                   LinearHead(arrays["argumentative_w"], arrays["argumentative_b"]),
-                   Tagger(LinearHead(arrays["tagger_w"], arrays["tagger_b"]), arrays["transitions"],
+        return cls(HashedHead(arrays["comparative_w"], arrays["comparative_b"]),
+                   HashedHead(arrays["argumentative_w"], arrays["argumentative_b"]),
+                   Tagger(HashedHead(arrays["tagger_w"], arrays["tagger_b"]), arrays["transitions"],
                           arrays["start"]),
                    threshold=float(settings.get("comparative_threshold", 0.5)))
 

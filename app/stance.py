@@ -313,7 +313,7 @@ def controversial_features(embeddings: np.ndarray, topic_embedding: np.ndarray,
                       similarity[:, None]]).astype(np.float32)
 
 
-class LinearHead:
+class SoftmaxHead:
     """A standardised multinomial logistic regression: softmax(((x - mean) / scale) @ weights + bias)."""
 
     def __init__(self, labels: Sequence[str], mean: np.ndarray, scale: np.ndarray, weights: np.ndarray,
@@ -331,7 +331,7 @@ class LinearHead:
         return {f"{prefix}_{name}": getattr(self, name) for name in ("mean", "scale", "weights", "bias")}
 
     @classmethod
-    def from_arrays(cls, arrays, prefix: str, labels: Sequence[str]) -> "LinearHead":
+    def from_arrays(cls, arrays, prefix: str, labels: Sequence[str]) -> "SoftmaxHead":
         return cls(labels, *(np.asarray(arrays[f"{prefix}_{name}"], dtype=np.float32)
                              for name in ("mean", "scale", "weights", "bias")))
 
@@ -339,9 +339,9 @@ class LinearHead:
 class StanceModel:
     """Predicts Touché stance labels for passages on a topic, for either kind of topic."""
 
-    def __init__(self, comparative: LinearHead, controversial: LinearHead, neutral_margin: float = 0.0,
+    def __init__(self, comparative: SoftmaxHead, controversial: SoftmaxHead, neutral_margin: float = 0.0,
                  metadata: dict | None = None, device: str = "auto", precision: str = "auto",
-                 side: SideModel | None = None, neutral: LinearHead | None = None, cross_path: Path | None = None):
+                 side: SideModel | None = None, neutral: SoftmaxHead | None = None, cross_path: Path | None = None):
         self.comparative = comparative
         self.controversial = controversial
         self.side = side  # the comparative head's side evidence (app.stance_side), if it was trained with it
@@ -362,10 +362,10 @@ class StanceModel:
             raise ToucheError(f"stance model not found: {path} (train it with `python -m app.training.stance`)")
         with np.load(path, allow_pickle=False) as arrays:
             metadata = json.loads(str(arrays["metadata"]))
-            comparative = LinearHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
-            controversial = LinearHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
+            comparative = SoftmaxHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])
+            controversial = SoftmaxHead.from_arrays(arrays, "controversial", metadata["controversial_labels"])
             side = SideModel.from_arrays(arrays, "side") if "side_weights" in arrays.files else None
-            neutral = (LinearHead.from_arrays(arrays, "neutral", NEUTRAL_LABELS) if "neutral_weights" in arrays.files
+            neutral = (SoftmaxHead.from_arrays(arrays, "neutral", NEUTRAL_LABELS) if "neutral_weights" in arrays.files
                        else None)
         return cls(comparative, controversial, metadata.get("neutral_margin", 0.0), metadata, device, precision,
                    side, neutral)
@@ -654,7 +654,7 @@ def _with_stated(probabilities: np.ndarray, labels: Sequence[str], stated: np.nd
     return _with_side(probabilities, labels, split, ("PRO", "CON"))
 
 
-def symmetric_probabilities(head: LinearHead, features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
+def symmetric_probabilities(head: SoftmaxHead, features: np.ndarray, swapped: np.ndarray) -> np.ndarray:
     """The comparative head's probabilities on `features`, averaged with those on `swapped` (the same texts with the
     objects in the other order) with FIRST and SECOND exchanged back. Trained on object-swapped copies the head is
     symmetric only up to the solver's tolerance, the less so the more weight the side features get; the average is

@@ -4,7 +4,7 @@ import pytest
 from app.errors import ToucheError
 from app.records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, Topic
 from app.relevance import QUERY_NAMES
-from app.stance import (FEATURE_NAMES, LinearHead, StanceModel,
+from app.stance import (FEATURE_NAMES, SoftmaxHead, StanceModel,
                         balance_stance, controversial_features, decode_comparative, find_mentions,
                         lexical_features, mirrored_lexical, symmetric_probabilities, task_kind,
                         topic_polarity)
@@ -64,7 +64,7 @@ def test_comparative_side_is_named_only_when_the_head_can_tell_which():
 
 def test_symmetric_probabilities_exchange_the_sides_exactly_when_the_objects_swap():
     rng = np.random.default_rng(3)
-    head = LinearHead(COMPARATIVE_LABELS, np.zeros(6, np.float32), np.ones(6, np.float32),
+    head = SoftmaxHead(COMPARATIVE_LABELS, np.zeros(6, np.float32), np.ones(6, np.float32),
                       rng.normal(size=(6, 4)).astype(np.float32), rng.normal(size=4).astype(np.float32))
     forward, backward = rng.normal(size=(5, 6)).astype(np.float32), rng.normal(size=(5, 6)).astype(np.float32)
     one, other = symmetric_probabilities(head, forward, backward), symmetric_probabilities(head, backward, forward)
@@ -143,7 +143,7 @@ def _toy_model():
     comparative_dim, controversial_dim = 384 + len(FEATURE_NAMES) + len(QUERY_NAMES), 2 * 384 + 1  # see app.stance
 
     def head(labels, dim):
-        return LinearHead(labels, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+        return SoftmaxHead(labels, np.zeros(dim, np.float32), np.ones(dim, np.float32),
                           rng.normal(size=(dim, len(labels))).astype(np.float32),
                           np.zeros(len(labels), np.float32))
 
@@ -195,7 +195,7 @@ def _unit(n, seed):
 def _alike_head(model, bias):
     """Give `model` a controversial head that reads every text alike: softmax(bias) over PRO, CON, NO."""
     dim = model.controversial.mean.shape[0]
-    model.controversial = LinearHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
+    model.controversial = SoftmaxHead(("PRO", "CON", "NO"), np.zeros(dim, np.float32), np.ones(dim, np.float32),
                                      np.zeros((dim, 3), np.float32), np.asarray(bias, np.float32))
 
 
@@ -242,7 +242,7 @@ def test_neutral_head_turns_only_sides_into_neu_and_is_saved(tmp_path):
 
     model = _toy_model()
     dim = model.controversial.mean.shape[0]
-    model.neutral = LinearHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+    model.neutral = SoftmaxHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
                                np.zeros((dim, 2), np.float32), np.asarray([0.0, 1.0], np.float32))  # NEU wins
     probabilities = np.asarray([[0.6, 0.3, 0.1], [0.3, 0.6, 0.1], [0.1, 0.1, 0.8]], np.float32)  # PRO, CON, NO
     decoded = model._decode_controversial(probabilities, np.asarray([0.7, 0.2, 0.9]))
@@ -274,7 +274,7 @@ def test_predict_turns_a_stated_stance_toward_the_topic(monkeypatch):
     model = _toy_model()
     _alike_head(model, [1.0, 1.0, 0.0])
     dim = model.controversial.mean.shape[0]
-    model.neutral = LinearHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
+    model.neutral = SoftmaxHead(NEUTRAL_LABELS, np.zeros(dim, np.float32), np.ones(dim, np.float32),
                                np.zeros((dim, 2), np.float32), np.asarray([0.0, 1.0], np.float32))  # NEU wins
     oriented = {"Tenure should be abolished": [0.02, 0.98], "Teachers should get tenure": [0.97, 0.03]}
     asked = []

@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 from sklearn.model_selection import train_test_split
 
-from app.questions import (HASH_BITS, TAGS, LinearHead, ModelClassifier, RuleClassifier, Tagger,
+from app.questions import (HASH_BITS, TAGS, HashedHead, ModelClassifier, RuleClassifier, Tagger,
                            hash_features, question_features, rule_type, token_features)
 from app.records import Topic
 from app.topics import read_topics
@@ -80,10 +80,10 @@ def feature_matrix(feature_lists: list[list[str]]) -> sparse.csr_matrix:
                              shape=(len(feature_lists), 1 << HASH_BITS))
 
 
-def fit_head(questions: list[str], labels: list[int], seed: int, c: float = HEAD_C) -> LinearHead:
+def fit_head(questions: list[str], labels: list[int], seed: int, c: float = HEAD_C) -> HashedHead:
     model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
     model.fit(feature_matrix([question_features(q) for q in questions]), labels)
-    return LinearHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
+    return HashedHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
 
 
 def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float = TAGGER_C) -> Tagger:
@@ -98,7 +98,7 @@ def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float
         labels += ids
     model = LogisticRegression(C=c, max_iter=2000, random_state=seed)
     model.fit(feature_matrix(feats), labels)
-    head = LinearHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
+    head = HashedHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
     transitions = np.log(transitions / transitions.sum(axis=1, keepdims=True)).astype(np.float32)
     return Tagger(head, transitions, np.log(start / start.sum()).astype(np.float32))
 

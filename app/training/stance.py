@@ -36,7 +36,7 @@ from app.encoder import encode
 from app.records import COMPARATIVE_LABELS, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
-from app.stance import (NEUTRAL_LABELS, SWAPPED, LinearHead, StanceModel, comparative_features,
+from app.stance import (NEUTRAL_LABELS, SWAPPED, SoftmaxHead, StanceModel, comparative_features,
                         comparative_lexical, controversial_features, decode_comparative, find_mentions,
                         symmetric_probabilities, topic_polarity)
 from app import stance_side
@@ -249,7 +249,7 @@ def comparative_matrix(examples: list[ComparativeExample], embed: EmbeddingCache
 
 def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...], c: float, seed: int,
              sample_weight: np.ndarray | None = None, tol: float = 1e-4,
-             emphasis: np.ndarray | None = None) -> LinearHead:
+             emphasis: np.ndarray | None = None) -> SoftmaxHead:
     """Fit a class-balanced multinomial logistic regression on standardised features (lbfgs to `tol`); columns with
     an `emphasis` above 1 are scaled up by it after standardising, so the L2 penalty holds their weights back less."""
     mean = features.mean(axis=0)
@@ -267,11 +267,11 @@ def fit_head(features: np.ndarray, labels: list[str], label_set: tuple[str, ...]
     else:
         for row, class_index in enumerate(model.classes_):
             weights[:, class_index], bias[class_index] = model.coef_[row], model.intercept_[row]
-    return LinearHead(label_set, mean.astype(np.float32), scale.astype(np.float32), weights, bias)
+    return SoftmaxHead(label_set, mean.astype(np.float32), scale.astype(np.float32), weights, bias)
 
 
 def train_comparative(qa: list[ComparativeExample], dev: list[ComparativeExample], embed: EmbeddingCache,
-                      c: float, dev_weight: float, seed: int, side: SideModel | None = None) -> LinearHead:
+                      c: float, dev_weight: float, seed: int, side: SideModel | None = None) -> SoftmaxHead:
     """Fit the comparative head on examples and their object-swapped copies."""
     examples = qa + dev
     examples = examples + [swap(example) for example in examples]
@@ -290,7 +290,7 @@ def side_emphasis(width: int) -> np.ndarray:
     return emphasis
 
 
-def predict_labels(head: LinearHead, features: np.ndarray, swapped: np.ndarray | None = None) -> list[str]:
+def predict_labels(head: SoftmaxHead, features: np.ndarray, swapped: np.ndarray | None = None) -> list[str]:
     """The comparative labels the run would write (`decode_comparative`); with the features of the object-swapped
     texts (`swapped`), of the probabilities read in both orders, as the run reads them (`symmetric_probabilities`)."""
     probabilities = (head.probabilities(features) if swapped is None
@@ -443,18 +443,18 @@ def controversial_matrix(examples: list[ControversialExample], embed: EmbeddingC
 
 
 def train_controversial(examples: list[ControversialExample], embed: EmbeddingCache, c: float,
-                        seed: int) -> LinearHead:
+                        seed: int) -> SoftmaxHead:
     return fit_head(controversial_matrix(examples, embed), [e.label for e in examples], ("PRO", "CON", "NO"), c, seed)
 
 
-def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c: float, seed: int) -> LinearHead:
+def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c: float, seed: int) -> SoftmaxHead:
     """The neutral head: NEU against SIDED (PRO or CON), from texts that are on their topic."""
     return fit_head(controversial_matrix(examples, embed), ["NEU" if e.label == "NEU" else "SIDED" for e in examples],
                     NEUTRAL_LABELS, c, seed)
 
 
 def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = CONTROVERSIAL_SETS
-                       ) -> tuple[LinearHead, LinearHead | None, dict]:
+                       ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
     "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with
     "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
@@ -508,7 +508,7 @@ def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[Contro
     return correct / len(ibm_train)
 
 
-def sided_or_neutral(head: LinearHead, neutral: LinearHead | None, examples: list[ControversialExample],
+def sided_or_neutral(head: SoftmaxHead, neutral: SoftmaxHead | None, examples: list[ControversialExample],
                      embed: EmbeddingCache) -> list[str]:
     """PRO, CON or NEU for texts known to be on topic (as VAST's), decided as a run decides between them: NEU where
     the neutral head says so (without one: PRO and CON within NEUTRAL_MARGIN), else the likelier of PRO and CON."""
@@ -520,7 +520,7 @@ def sided_or_neutral(head: LinearHead, neutral: LinearHead | None, examples: lis
     return ["NEU" if n else ("PRO" if p >= c else "CON") for n, p, c in zip(is_neutral, pro, con)]
 
 
-def pro_or_con(head: LinearHead, examples: list[ControversialExample], embed: EmbeddingCache) -> list[str]:
+def pro_or_con(head: SoftmaxHead, examples: list[ControversialExample], embed: EmbeddingCache) -> list[str]:
     """PRO or CON, whichever the head finds more likely (for claims known to take a side)."""
     probabilities = head.probabilities(controversial_matrix(examples, embed))
     pro, con = (probabilities[:, head.labels.index(label)] for label in ("PRO", "CON"))
