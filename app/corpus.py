@@ -397,6 +397,21 @@ def _argument_document(argument) -> Document | None:
                                                 bounded_text(conclusion) if stated else None)
 
 
+def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -> dict[str, list[Candidate]]:
+    """The candidates of a re-rank file (`read_rerank`) for the given topic numbers. Said before any work: a file
+    holding none of them is an error (its topics file belongs to other queries), and its queries that are no topic
+    ("011" beside topic 11) are named in a warning rather than found missing after the run."""
+    candidates, wanted = read_rerank(source, per_query), set(topics)
+    if not wanted & set(candidates):
+        raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "
+                          f"{', '.join(sorted(candidates)[:5])}{', ...' if len(candidates) > 5 else ''})")
+    foreign = sorted(set(candidates) - wanted)
+    if foreign:
+        log.warning("%s: ignoring the candidates of %d queries that are no topic (%s%s)", source.name,
+                    len(foreign), ", ".join(foreign[:5]), ", ..." if len(foreign) > 5 else "")
+    return {qid: found for qid, found in candidates.items() if qid in wanted}
+
+
 def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
     a score is missing or no finite number, at most `per_query` of them (the others are never held: a re-rank file

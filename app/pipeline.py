@@ -18,8 +18,7 @@ import numpy as np
 from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
-from .corpus import choose_source, read_documents, read_rerank
-from .errors import ToucheError
+from .corpus import choose_source, read_documents, rerank_candidates
 from .html import PAGE_TEXT
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
@@ -183,16 +182,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
         return candidates, sum(len(found) for found in candidates.values()), None
     if source.kind == "rerank":
         with timer.stage("corpus read"):
-            candidates = read_rerank(source, settings.candidates)
-        wanted = {topic.number for topic in topics}
-        if not wanted & set(candidates):  # before any model loads: the topics file belongs to other queries
-            raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "
-                              f"{', '.join(sorted(candidates)[:5])}{', ...' if len(candidates) > 5 else ''})")
-        foreign = sorted(set(candidates) - wanted)
-        if foreign:  # "011" beside topic 11: said before the work, not found missing after it
-            log.warning("%s: ignoring the candidates of %d queries that are no topic (%s%s)", source.name,
-                        len(foreign), ", ".join(foreign[:5]), ", ..." if len(foreign) > 5 else "")
-        candidates = {qid: found for qid, found in candidates.items() if qid in wanted}
+            candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)
         return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
     # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
