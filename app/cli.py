@@ -9,7 +9,6 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -19,7 +18,8 @@ from typer.exceptions import Abort, TyperException
 from .errors import ToucheError
 from .files import describe_os_error, prepare_output
 from .encoder import PRECISIONS
-from .html import PAGE_TEXT, PAGE_TEXTS
+from .html import PAGE_TEXTS
+from .settings import STANCE_DEPTH, RunSettings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Argument retrieval for the Touché shared tasks (TIRA software).")
@@ -174,33 +174,35 @@ def run(
                                              help="Input directory (TIRA's $inputDataset)."),
     output_dir: Optional[Path] = typer.Option(None, "-o", "--output", parser=given_path,
                                               help="Output directory (TIRA's $outputDir)."),
-    tag: str = typer.Option("touche", help="Run tag (6th column)."),
-    candidates: int = typer.Option(1000, min=1, help="First-stage candidates per topic."),
-    rerank_depth: int = typer.Option(100, min=1, help="Candidates per topic scored by the dense, quality and "
-                                     "stance models; the rest follow in first-stage order."),
-    depth: int = typer.Option(1000, min=1, max=1000, help="Documents per topic in the run."),
-    device: Device = typer.Option("auto", help="auto, cpu or cuda."),
-    precision: Precision = typer.Option("auto", help="Encoder precision: auto (bf16 on CPUs with native bf16), fp32 "
-                                  "or bf16."),
+    tag: str = typer.Option(RunSettings.tag, help="Run tag (6th column)."),
+    candidates: int = typer.Option(RunSettings.candidates, min=1, help="First-stage candidates per topic."),
+    rerank_depth: int = typer.Option(RunSettings.rerank_depth, min=1, help="Candidates per topic scored by the "
+                                     "dense, quality and stance models; the rest follow in first-stage order."),
+    depth: int = typer.Option(RunSettings.depth, min=1, max=1000, help="Documents per topic in the run."),
+    device: Device = typer.Option(RunSettings.device, help="auto, cpu or cuda."),
+    precision: Precision = typer.Option(RunSettings.precision, help="Encoder precision: auto (bf16 on CPUs with "
+                                        "native bf16), fp32 or bf16."),
     corpus: Optional[Path] = typer.Option(None, parser=given_path, help="The corpus file to rank (a path, or a file "
                                           "name in the input directory) when the input holds more than one "
                                           "(README: which corpus a run ranks)."),
-    backend: Backend = typer.Option("auto", help="auto (local corpus, else ChatNoir credentials), local or chatnoir."),
+    backend: Backend = typer.Option(RunSettings.backend, help="auto (local corpus, else ChatNoir credentials), "
+                                    "local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index, e.g. clueweb12 (default: the credentials "
                                         "file's, else clueweb22/b)."),
-    page_text: PageText = typer.Option(PAGE_TEXT, help="How ChatNoir's pages are read: main (Resiliparse's main "
-                                  "content, as ChatNoir extracts it) or full (all visible text)."),
+    page_text: PageText = typer.Option(RunSettings.page_text, help="How ChatNoir's pages are read: main "
+                                       "(Resiliparse's main content, as ChatNoir extracts it) or full (all visible "
+                                       "text)."),
     cache_dir: Optional[Path] = typer.Option(None, parser=given_path, help="Cache for the BM25 index, embeddings "
                                              "and fetched pages, kept across runs (default: $XDG_CACHE_HOME/touche, "
                                              "else a temporary directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
-    stance_model: StanceReader = typer.Option("cross", help="cross: on controversial topics a cross-encoder "
-                                              "reading topic and document together picks PRO or CON for the top "
-                                              "--stance-depth documents; head: embedding heads only (comparative "
-                                              "topics always use them, measured better there)."),
-    stance_depth: Optional[int] = typer.Option(None, min=0, show_default=False, help="Documents per topic read "
-                                               "by the stance cross-encoder (default 100); the default --rerank-depth "
-                                               "is as deep."),
+    stance_model: StanceReader = typer.Option(RunSettings.stance_model, help="cross: on controversial topics a "
+                                              "cross-encoder reading topic and document together picks PRO or CON "
+                                              "for the top --stance-depth documents; head: embedding heads only "
+                                              "(comparative topics always use them, measured better there)."),
+    stance_depth: int = typer.Option(STANCE_DEPTH, min=0, show_default=False, help="Documents per topic read by "
+                                     f"the stance cross-encoder (default {STANCE_DEPTH}); the default "
+                                     "--rerank-depth is as deep."),
     task: Optional[Task] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
     balance_stance: bool = typer.Option(False, help="Reorder the top 10 of argumentative topics to alternate pro "
                                         "and con, moving documents up from the top 20 (the score column keeps its "
@@ -216,7 +218,7 @@ def run(
     _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
     from .metadata import METADATA_FILE, recorded
     from .corpus import check_choice
-    from .pipeline import DEMO_INPUT, RunSettings, run as run_pipeline
+    from .pipeline import DEMO_INPUT, run as run_pipeline
     from .encoder import check_cuda
     from .runfile import RUN_FILES, check_tag
 
@@ -244,11 +246,9 @@ def run(
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,
-                               cache_dir=cache_dir,
-                               rerank_depth=rerank_depth, stance=stance, stance_model=stance_model,
-                               task=task, balance_stance=balance_stance, corpus=corpus)
-        if stance_depth is not None:
-            settings = replace(settings, stance_depth=stance_depth)
+                               cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
+                               stance_model=stance_model, stance_depth=stance_depth, task=task,
+                               balance_stance=balance_stance, corpus=corpus)
         with recorded(settings, enabled=metadata):
             report = run_pipeline(settings)
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())

@@ -19,13 +19,13 @@ from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import choose_source, read_documents, rerank_candidates
-from .html import PAGE_TEXT
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
 from .questions import load_classifier
 from .records import Candidate, Document, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
+from .settings import RunSettings
 from .topics import read_topics
 
 log = logging.getLogger(__name__)
@@ -33,48 +33,6 @@ log = logging.getLogger(__name__)
 DEMO_INPUT = Path(__file__).parent / "demo"
 # Which of a topic's encoded relevance queries is the title: the dense feature's query.
 TITLE = QUERY_NAMES.index("title")
-# Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model): the whole reranked head at
-# the default rerank depth. Stance is judged over every judged document a run ranks, most of them below a run's top
-# 10, where the heads alone read PRO / CON far worse than the cross-encoder (ArgKP-2021 held-out arguments 0.646 vs
-# 0.859, UKPConvArg1 debate posts 0.520 vs 0.666; `scripts/stance_experiments.py stated`, `ukp-sides`). On
-# tira-input as controversial topics the stance stage takes 22.8 s for 50 topics instead of 3.5 s at 10 (README,
-# Benchmarks).
-STANCE_DEPTH = 100
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """Everything a run needs, already resolved from flags and the environment."""
-
-    input_dir: Path
-    output_dir: Path
-    tag: str = "touche"
-    candidates: int = 1000
-    depth: int = 1000
-    overwrite: bool = False
-    device: str = "auto"
-    progress: bool = True
-    backend: str = "auto"
-    index: str | None = None
-    # How ChatNoir's pages are read (app.html.read_page): "main" content or "full" visible text.
-    page_text: str = PAGE_TEXT
-    cache_dir: Path | None = None
-    # Dense scoring (and quality, stance) for the top `rerank_depth` first-stage candidates per topic; the rest
-    # follow them in first-stage order (BM25, ChatNoir's, the re-rank file's).
-    rerank_depth: int = 100
-    max_seq_length: int = encoder.MAX_SEQ_LENGTH
-    precision: str = "auto"
-    stance: bool = True
-    # "cross": on controversial topics the stance cross-encoder (app.stance_cross) also reads each topic's top
-    # `stance_depth` documents; "head": the heads on the passage embeddings alone (app.stance), for cheap runs.
-    stance_model: str = "cross"
-    stance_depth: int = STANCE_DEPTH
-    task: str | None = None
-    balance_stance: bool = False
-    # --corpus: the local corpus file to rank when the input directory holds more than one (app.corpus).
-    corpus: Path | None = None
-
-
 @dataclass
 class RunReport:
     """What a run did: where the run is, how big it is (`topics`: those it holds, `passages`: the distinct passages

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import pyterrier as pt
 
-from . import encoder, fusion, stance
-from .pipeline import (STANCE_DEPTH, Encoded, RunSettings, detect_stances, encode_queries, rank, score_candidates,
-                       topic_task)
+from . import fusion, stance
+from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
 from .records import Candidate, Document, Topic, bounded_text, scores_or_order
+from .settings import RunSettings
 from .topics import parse_objects, read_topics
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
@@ -34,12 +34,12 @@ PASSAGE, DOC_VECTOR = "touche_passage", "touche_doc_vec"
 class ToucheOptions:
     """The run settings the transformers read, with `touche run`'s names and defaults."""
 
-    rerank_depth: int = 100
-    precision: str = "auto"
-    device: str = "auto"
-    max_seq_length: int = encoder.MAX_SEQ_LENGTH
-    stance_model: str = "cross"
-    stance_depth: int = STANCE_DEPTH
+    rerank_depth: int = RunSettings.rerank_depth
+    precision: str = RunSettings.precision
+    device: str = RunSettings.device
+    max_seq_length: int = RunSettings.max_seq_length
+    stance_model: str = RunSettings.stance_model
+    stance_depth: int = RunSettings.stance_depth
 
     def run_settings(self) -> RunSettings:
         # The stage functions read only these fields; the directories belong to `touche run`.

@@ -134,7 +134,7 @@ def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
 
 
 def test_stance_depth_help_names_the_pipelines_default():
-    from app.pipeline import STANCE_DEPTH
+    from app.settings import STANCE_DEPTH
 
     result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
     assert f"(default {STANCE_DEPTH})" in " ".join(result.stdout.split())

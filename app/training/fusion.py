@@ -27,6 +27,7 @@ import numpy as np
 from app.fusion import WEIGHTS, FusionWeights, length_prior
 from app.quality import FEATURE_NAMES as QUALITY_FEATURES
 from app.quality import QualityModel
+from app.settings import RunSettings
 from app.training import common
 from app.training.common import ideal_dcg, judged_ndcg
 from app.training import quality as quality_training
@@ -43,7 +44,7 @@ GRID = {
     "quality": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
     "relevance": (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0),
 }
-RERANK_DEPTH = 100
+RERANK_DEPTH = RunSettings.rerank_depth
 
 
 @dataclass
