@@ -19,8 +19,9 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from .records import MAX_TEXT_CHARS, Document
+from .records import MAX_TEXT_CHARS, Document, StancePrediction
 
 # args.me ids: "S<debate>-A<argument>" (args.me 2020-04-01, Touché 2020 and 2021) and
 # "<debate>-<crawl time>-<argument>-<premise>" (args.me 1.0, BEIR's webis-touche2020).
@@ -29,6 +30,57 @@ _WORD = re.compile(r"\S+")
 # How much the other posts of a debate count toward a post's side, against its own reading (`heard_from_turns`):
 # chosen on BEIR's sample (0.25 to 1 give 0.781 to 0.795 there; 0: 0.710), see `heard_from_turns`.
 TURN_WEIGHT = 0.5
+
+
+@dataclass
+class StanceReading:
+    """What the stance stage reads of one topic's ranking (`stance_reading`): the reranked head's texts, each with
+    the stance its corpus states (or None) and its args.me 1.0 turn (or None); below the head, the documents that a
+    stated stance, or the turns of a debate read above, label without being read."""
+
+    head: list[str]
+    texts: list[str]
+    stated: list[tuple[str, str] | None]
+    turns: list[tuple[str, int] | None]
+    unread: list[tuple[str, tuple[str, str]]]
+    unread_turns: list[tuple[str, tuple[str, int]]]
+
+    def labels(self, doc_ids: list[str], predictions: list[StancePrediction]) -> list[str]:
+        """The ranking's stance column, from `StanceModel.predict`'s predictions for the head, then the unread
+        stated stances, then the unread turns: Q0 where nothing labels a document."""
+        labelled = self.head + [doc_id for doc_id, _ in self.unread] + [doc_id for doc_id, _ in self.unread_turns]
+        found = {doc_id: prediction.label for doc_id, prediction in zip(labelled, predictions)}
+        return [found.get(doc_id, "Q0") for doc_id in doc_ids]
+
+
+def stance_reading(doc_ids: list[str], head: list[str], texts: list[str], documents: dict[str, Document],
+                   controversial: bool) -> StanceReading:
+    """What the stance stage reads of a ranking (`doc_ids`) whose reranked `head` reads `texts`; `documents` are
+    the topic's candidates, by id. On controversial topics an argument that states no stance is read without the
+    words its debate's arguments among the candidates share (its title), and below the head a stated stance, or
+    the turns of a debate whose posts were read, is cheap to turn into a label."""
+    stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
+    if not controversial:
+        return StanceReading(head, texts, stated, [turn(doc_id) for doc_id in head], [], [])
+    shared = shared_words(documents.values())
+    texts = [text if statement is not None else own_words(text, shared.get(doc_id))
+             for doc_id, text, statement in zip(head, texts, stated)]
+    read = set(head)
+    tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids if doc_id not in read]
+    turns = [turn(doc_id) for doc_id in head]
+    debates_read = {position[0] for position in turns if position is not None}
+    tail_turns = [(doc_id, turn(doc_id)) for doc_id, statement in tail if statement is None]
+    return StanceReading(head, texts, stated, turns,
+                         [(doc_id, statement) for doc_id, statement in tail if statement is not None],
+                         [(doc_id, position) for doc_id, position in tail_turns
+                          if position is not None and position[0] in debates_read])
+
+
+def stated_stance(document: Document | None) -> tuple[str, str] | None:
+    """The stance a document's corpus states and the statement it is toward (args.me), or None."""
+    if document is None or document.stance is None or document.stance_target is None:
+        return None
+    return document.stance, document.stance_target
 
 
 def debate_id(doc_id: str) -> str | None:

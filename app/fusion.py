@@ -47,6 +47,19 @@ def length_prior(word_counts: np.ndarray) -> np.ndarray:
     return np.minimum(np.log1p(counts) / np.log1p(LENGTH_SATURATION_WORDS), 1.0)
 
 
+def lexical_feature(scores: np.ndarray) -> np.ndarray:
+    """A topic's first-stage scores divided by the largest absolute one (the `lexical` feature, at most 1 in size)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    top = np.abs(scores).max() if len(scores) else 0.0
+    return scores / top if top > 0 else scores
+
+
+def padded(head: np.ndarray, size: int) -> np.ndarray:
+    """A feature of the reranked head, then the head's minimum for the `size - len(head)` candidates below it: with
+    non-negative weights they fuse below the head, in first-stage order."""
+    return np.concatenate([head, np.full(size - len(head), head.min() if len(head) else 0.0, dtype=head.dtype)])
+
+
 def fuse(features: dict[str, np.ndarray], weights: FusionWeights = WEIGHTS) -> np.ndarray:
     """The weighted sum of the features present (a missing feature contributes nothing)."""
     total = None

@@ -23,7 +23,7 @@ from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
 from .questions import load_classifier
-from .records import Candidate, Document, Topic
+from .records import Candidate, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .settings import RunSettings
 from .topics import read_topics
@@ -279,9 +279,6 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
     word_counts = np.array([counted[text] for text in encoded.documents])
     relevance = RelevanceModel.load()
 
-    def padded(head: np.ndarray, size: int) -> np.ndarray:
-        return np.concatenate([head, np.full(size - len(head), head.min(), dtype=head.dtype)])
-
     scored = {}
     for topic in topics:
         found = candidates.get(topic.number, [])
@@ -291,9 +288,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         head = found[: settings.rerank_depth]
         read = [[rows[passage.key] for passage in passages[topic.number][candidate.doc.doc_id]]
                 for candidate in head]
-        lexical = np.array([candidate.score for candidate in found], dtype=np.float64)
-        top = np.abs(lexical).max()
-        lexical = lexical / top if top > 0 else lexical
+        lexical = fusion.lexical_feature([candidate.score for candidate in found])
         flat = np.array([row for document in read for row in document])
         sizes = [len(document) for document in read]
         documents = np.split(np.arange(len(flat)), np.cumsum(sizes)[:-1])
@@ -307,7 +302,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         per_document, best = fusion.aggregate(per_passage, documents)
         scored[topic.number] = TopicScores(
             features={"lexical": lexical,
-                      **{name: padded(values, len(found)) for name, values in per_document.items()}},
+                      **{name: fusion.padded(values, len(found)) for name, values in per_document.items()}},
             best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best)},
         )
     return scored
@@ -347,45 +342,20 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
         head = reranked_head(doc_ids, best, settings.rerank_depth)
         passages = [best[doc_id] for doc_id in head]
         documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
-        stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
-        texts = [encoded.texts[row] for row in passages]
-        if task == "controversial":
-            # An args.me argument without a stated stance still holds its debate's title, which both sides share:
-            # the stance stage reads the argument without it (`app.debates`).
-            shared = debates.shared_words(documents.values())
-            texts = [text if statement is not None else debates.own_words(text, shared.get(doc_id))
-                     for doc_id, text, statement in zip(head, texts, stated)]
-        # Below the rerank depth a document is not read, but on controversial topics a stance its corpus states is
-        # cheap to turn.
-        tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids
-                if doc_id not in best and task == "controversial"]
-        # ... and so is the side of an args.me 1.0 post whose debate's posts were read (`app.debates.turn`).
-        turns = [debates.turn(doc_id) for doc_id in head]
-        debates_read = {position[0] for position in turns if position is not None}
-        tail_turns = [(doc_id, debates.turn(doc_id)) for doc_id, statement in tail if statement is None]
-        tail_turns = [(doc_id, position) for doc_id, position in tail_turns
-                      if position is not None and position[0] in debates_read]
-        tail = [(doc_id, statement) for doc_id, statement in tail if statement is not None]
-        predictions = model.predict(topic, texts, encoded.vectors[passages],
+        reading = debates.stance_reading(doc_ids, head, [encoded.texts[row] for row in passages], documents,
+                                         controversial=task == "controversial")
+        predictions = model.predict(topic, reading.texts, encoded.vectors[passages],
                                     task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
-                                    stated=stated, unread=[statement for _, statement in tail],
-                                    turns=turns, unread_turns=[position for _, position in tail_turns])
-        labelled = head + [doc_id for doc_id, _ in tail] + [doc_id for doc_id, _ in tail_turns]
-        found = {doc_id: prediction.label for doc_id, prediction in zip(labelled, predictions)}
-        labels[topic.number] = [found.get(doc_id, "Q0") for doc_id in doc_ids]
+                                    stated=reading.stated, unread=[statement for _, statement in reading.unread],
+                                    turns=reading.turns,
+                                    unread_turns=[position for _, position in reading.unread_turns])
+        labels[topic.number] = reading.labels(doc_ids, predictions)
     return labels
 
 
 def reranked_head(doc_ids: list[str], best_passages: dict[str, int], rerank_depth: int) -> list[str]:
     """A topic's reranked documents in ranking order: the fused ranking keeps them above the BM25-ordered tail."""
     return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in best_passages]
-
-
-def stated_stance(document: Document | None) -> tuple[str, str] | None:
-    """The stance a document's corpus states and the statement it is toward (args.me), or None."""
-    if document is None or document.stance is None or document.stance_target is None:
-        return None
-    return document.stance, document.stance_target
 
 
 def balance(ranked: dict[str, tuple[list[str], list[float]]], stances: dict[str, list[str]],

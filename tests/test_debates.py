@@ -1,5 +1,5 @@
-from app.debates import debate_id, heard_from_turns, own_words, shared_words, turn
-from app.records import Document
+from app.debates import debate_id, heard_from_turns, own_words, shared_words, stance_reading, turn
+from app.records import Document, StancePrediction
 
 
 def test_debate_id_reads_both_args_me_id_forms():
@@ -68,3 +68,24 @@ def test_a_post_hears_the_other_read_posts_of_its_debate_turned_by_their_parity(
     # post 0 hears post 1 (odd, CON: so post 0 is PRO), post 1 hears post 0 turned, unread post 2 hears both
     assert heard == [0.5, -1.0, 1.5, None, None, 1.5]
     assert heard_from_turns([("d", 0)], [2.0]) == [None]
+
+
+def test_stance_reading_reads_the_head_and_labels_below_it_what_states_or_turns():
+    debate = "a1b2c3d4-2019-04-18T17:18:59Z"
+    documents = [Document(f"{debate}-00001-000", "Zoos should be banned. Animals suffer."),
+                 Document(f"{debate}-00002-000", "Zoos should be banned. Zoos protect species."),
+                 Document("S1-A1", "Below the head, stating.", "CON", "Zoos are fine"),
+                 Document(f"{debate}-00003-000", "Zoos should be banned. Below the head, a turn of a read debate."),
+                 Document("other-2019-04-18T17:18:59Z-00001-000", "Below, a turn of a debate nobody read.")]
+    by_id = {document.doc_id: document for document in documents}
+    doc_ids = [document.doc_id for document in documents]
+    head = doc_ids[:2]
+    reading = stance_reading(doc_ids, head, [by_id[doc_id].text for doc_id in head], by_id, controversial=True)
+    assert reading.texts == ["Animals suffer.", "Zoos protect species."]  # the debate's title left unread
+    assert reading.stated == [None, None] and reading.turns == [(debate, 1), (debate, 2)]
+    assert reading.unread == [("S1-A1", ("CON", "Zoos are fine"))]
+    assert reading.unread_turns == [(doc_ids[3], (debate, 3))]
+    predictions = [StancePrediction(label, 1.0) for label in ("PRO", "CON", "CON", "PRO")]
+    assert reading.labels(doc_ids, predictions) == ["PRO", "CON", "CON", "PRO", "Q0"]
+    comparative = stance_reading(doc_ids, head, ["a", "b"], by_id, controversial=False)
+    assert (comparative.texts, comparative.unread, comparative.unread_turns) == (["a", "b"], [], [])

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.fusion import WEIGHTS, FusionWeights, length_prior
+from app.fusion import WEIGHTS, FusionWeights, length_prior, lexical_feature, padded
 from app.quality import FEATURE_NAMES as QUALITY_FEATURES
 from app.quality import QualityModel
 from app.settings import RunSettings
@@ -54,11 +54,6 @@ class TopicFeatures:
     qid: str
     doc_ids: list[str]
     features: dict[str, np.ndarray]
-
-
-def padded(head: np.ndarray, size: int) -> np.ndarray:
-    """The head's values, then its minimum for the tail (as the pipeline scores candidates past rerank_depth)."""
-    return np.concatenate([head, np.full(size - len(head), head.min() if len(head) else 0.0)])
 
 
 def fold_splits(qids: list[str], folds: list[set[str]]) -> list[tuple[list[str], list[str]]]:
@@ -104,12 +99,12 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
         relevance_model = relevance_models[topic.number]
         head_features = dev.candidate_features(t, head, lexical)
         features = {
-            "lexical": lexical / np.abs(lexical).max() if len(lexical) else lexical,
+            "lexical": lexical_feature(lexical),
             "dense": padded(dev.vectors[head] @ dev.query_vectors[t, 0], len(rows)),
             "length": padded(length_prior(words[head]), len(rows)),
             "quality": padded(quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
                               len(rows)),
-            "relevance": padded(1.0 / (1.0 + np.exp(-relevance_model.logits(head_features, dev.vectors[head]))),
+            "relevance": padded(relevance_model.squash(relevance_model.logits(head_features, dev.vectors[head])),
                                 len(rows)),
         }
         result.append(TopicFeatures(topic.number, [dev.doc_ids[r] for r in rows], features))
