@@ -53,8 +53,7 @@ class CorpusCache:
 
     def load_index(self):
         """The cached LexicalIndex and document ids, or None."""
-        from .lexical import LexicalIndex, make_tokenizer
-        import bm25s
+        from .lexical import LexicalIndex
 
         path = self.directory / "index"
         if not (path / "complete").exists():
@@ -62,23 +61,20 @@ class CorpusCache:
         try:
             if json.loads((path / "complete").read_text(encoding="utf-8")) != _digests(path):
                 raise ValueError("a file differs from the one written")
-            retriever = bm25s.BM25.load(str(path), mmap=True, show_progress=False)
-            tokenizer = make_tokenizer()
-            tokenizer.load_vocab(str(path))
             doc_ids = np.load(path / "doc_ids.npy", allow_pickle=False).tolist()
+            index = LexicalIndex.load(path, len(doc_ids))
         except (OSError, ValueError, KeyError, EOFError, RecursionError) as error:
             log.warning("ignoring the damaged index cache in %s (%s)", path, error)
             return None
         log.info("BM25 index of %d documents loaded from %s", len(doc_ids), path)
-        return LexicalIndex(retriever, tokenizer, len(doc_ids)), doc_ids
+        return index, doc_ids
 
     def save_index(self, index, doc_ids: list[str]) -> None:
         """Keep the index for the next run; a cache that cannot take it (a full disk) costs that, not this run."""
         path = self.directory / "index"
         try:
             path.mkdir(parents=True, exist_ok=True)
-            index.retriever.save(str(path), show_progress=False)
-            index.tokenizer.save_vocab(str(path))
+            index.save(path)
             np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.

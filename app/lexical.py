@@ -11,6 +11,7 @@ import itertools
 import logging
 import math
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -168,6 +169,19 @@ class LexicalIndex:
         if not query_ids or not self.size:
             return np.zeros(self.size, dtype=np.float32)
         return self.retriever.get_scores(query_ids).astype(np.float32)
+
+    def save(self, directory: str | Path) -> None:
+        """Write the scores and the vocabulary into `directory` (bm25s's own files)."""
+        self.retriever.save(str(directory), show_progress=False)
+        self.tokenizer.save_vocab(str(directory))
+
+    @classmethod
+    def load(cls, directory: str | Path, size: int) -> "LexicalIndex":
+        """The index `save` wrote, its scores memory-mapped; `size` is the number of rows."""
+        retriever = bm25s.BM25.load(str(directory), mmap=True, show_progress=False)
+        tokenizer = make_tokenizer()
+        tokenizer.load_vocab(str(directory))
+        return cls(retriever, tokenizer, size)
 
     def _query_ids(self, queries: list[str]) -> list[list[int]]:
         return self.tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)
