@@ -420,52 +420,67 @@ class StanceModel:
         if query_embeddings is None:
             query_embeddings = self._encode(topic_queries(topic) if task == "comparative" else [topic.title])
         query_embeddings = np.atleast_2d(query_embeddings)
-        cross = cross_depth > 0  # the run reads with the cross-encoder: statements are oriented by it too
-        cross_depth = min(cross_depth, len(texts))
-        if task == "controversial":
-            features = controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title))
-            probabilities = self.controversial.probabilities(features)
-            statements = list(stated) if stated is not None else [None] * len(texts)
-            # The cross-encoder reads the top texts that may take a side: a side cannot win where the head's NO does.
-            read = np.flatnonzero(_may_take_side(probabilities[:cross_depth], self.controversial.labels))
-            # Each text's PRO vs CON log-odds as the run reads it: the heads' where the run reads with them alone,
-            # else the cross-encoder's on the texts it reads. The heads' readings of the texts it leaves are not
-            # heard beside its own: at --stance-depth 10 they cost UKPConvArg1's debate posts 0.855 -> 0.808
-            # (`stated-debates`), where the heads read debate posts poorly.
-            readings: list[float | None] = (
-                [None] * len(texts) if cross
-                else [float(odds) for odds in _log_odds(_pro_con(probabilities, self.controversial.labels))])
-            if read.size:
-                side = self.cross.controversial(topic.title, [_without_statement(texts[i], statements[i])
-                                                              for i in read])
-                probabilities[read] = _with_side(probabilities[read], self.controversial.labels, side,
-                                                 self.cross.labels)
-                for i, odds in zip(read, _log_odds(_pro_con(side, self.cross.labels))):
-                    readings[i] = float(odds)
-            neutral = None if self.neutral is None else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index(
-                "NEU")]
-            heard = debates.heard_from_turns(list(turns or [None] * len(texts)) + list(unread_turns),
-                                             readings + [None] * len(unread_turns))
-            rows = [i for i, odds in enumerate(heard[:len(texts)]) if odds is not None and statements[i] is None]
-            if rows:
-                probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels,
-                                                   _as_sides(np.array([heard[i] for i in rows])))
-            tail = [_side_of(odds) for odds in heard[len(texts):]]
-            rows = [i for i, statement in enumerate(statements) if statement is not None]
-            sides = self.stated_sides(topic, [statements[i] for i in rows] + list(unread), query_embeddings[0],
-                                      cross=cross, readings=[readings[i] for i in rows] + [None] * len(unread))
-            if rows:
-                probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels, sides[:len(rows)])
-                if neutral is not None:
-                    neutral[rows] = 0.0
-            return self._decode_controversial(probabilities, neutral) + [
-                _pro_or_con(pro, con) for pro, con in sides[len(rows):]] + tail
+        if task == "comparative":
+            return self._predict_comparative(topic, texts, embeddings, query_embeddings)
+        return self._predict_controversial(topic, texts, embeddings, query_embeddings, cross_depth,
+                                           stated, unread, turns, unread_turns)
+
+    def _predict_comparative(self, topic: Topic, texts: list[str], embeddings: np.ndarray,
+                             query_embeddings: np.ndarray) -> list[StancePrediction]:
+        """`predict` on a comparative topic: the head, reading each text toward the topic's two objects."""
         objects = topic.objects  # from <objects>, else from its question (`pipeline.with_objects`)
         if objects is None:
             log.warning("topic %s names no objects; stance NO for all its documents", topic.number)
             return [StancePrediction("NO", 1.0) for _ in texts]
         probabilities = self.comparative_probabilities(texts, objects, embeddings, query_embeddings)
         return decode_comparative(probabilities, self.comparative.labels)
+
+    def _predict_controversial(self, topic: Topic, texts: list[str], embeddings: np.ndarray,
+                               query_embeddings: np.ndarray, cross_depth: int,
+                               stated: Sequence[tuple[str, str] | None] | None, unread: Sequence[tuple[str, str]],
+                               turns: Sequence[tuple[str, int] | None] | None,
+                               unread_turns: Sequence[tuple[str, int]]) -> list[StancePrediction]:
+        """`predict` on a controversial topic: the heads, the cross-encoder on the top `cross_depth` texts, the
+        stated stances and the debates' turns."""
+        cross = cross_depth > 0  # the run reads with the cross-encoder: statements are oriented by it too
+        cross_depth = min(cross_depth, len(texts))
+        features = controversial_features(embeddings, query_embeddings[0], topic_polarity(topic.title))
+        probabilities = self.controversial.probabilities(features)
+        statements = list(stated) if stated is not None else [None] * len(texts)
+        # The cross-encoder reads the top texts that may take a side: a side cannot win where the head's NO does.
+        read = np.flatnonzero(_may_take_side(probabilities[:cross_depth], self.controversial.labels))
+        # Each text's PRO vs CON log-odds as the run reads it: the heads' where the run reads with them alone,
+        # else the cross-encoder's on the texts it reads. The heads' readings of the texts it leaves are not
+        # heard beside its own: at --stance-depth 10 they cost UKPConvArg1's debate posts 0.855 -> 0.808
+        # (`stated-debates`), where the heads read debate posts poorly.
+        readings: list[float | None] = (
+            [None] * len(texts) if cross
+            else [float(odds) for odds in _log_odds(_pro_con(probabilities, self.controversial.labels))])
+        if read.size:
+            side = self.cross.controversial(topic.title, [_without_statement(texts[i], statements[i])
+                                                          for i in read])
+            probabilities[read] = _with_side(probabilities[read], self.controversial.labels, side,
+                                             self.cross.labels)
+            for i, odds in zip(read, _log_odds(_pro_con(side, self.cross.labels))):
+                readings[i] = float(odds)
+        neutral = (None if self.neutral is None
+                   else self.neutral.probabilities(features)[:, NEUTRAL_LABELS.index("NEU")])
+        heard = debates.heard_from_turns(list(turns or [None] * len(texts)) + list(unread_turns),
+                                         readings + [None] * len(unread_turns))
+        rows = [i for i, odds in enumerate(heard[:len(texts)]) if odds is not None and statements[i] is None]
+        if rows:
+            probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels,
+                                               _as_sides(np.array([heard[i] for i in rows])))
+        tail = [_side_of(odds) for odds in heard[len(texts):]]
+        rows = [i for i, statement in enumerate(statements) if statement is not None]
+        sides = self.stated_sides(topic, [statements[i] for i in rows] + list(unread), query_embeddings[0],
+                                  cross=cross, readings=[readings[i] for i in rows] + [None] * len(unread))
+        if rows:
+            probabilities[rows] = _with_stated(probabilities[rows], self.controversial.labels, sides[:len(rows)])
+            if neutral is not None:
+                neutral[rows] = 0.0
+        return self._decode_controversial(probabilities, neutral) + [
+            _pro_or_con(pro, con) for pro, con in sides[len(rows):]] + tail
 
     def comparative_probabilities(self, texts: Sequence[str], objects: tuple[str, str], embeddings: np.ndarray,
                                   query_embeddings: np.ndarray) -> np.ndarray:
