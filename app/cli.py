@@ -223,12 +223,14 @@ def run(
     from .runfile import RUN_FILES, check_tag
 
     with _errors(debug):
-        output_flag = output_dir
+        input_flag, output_flag = input_dir, output_dir
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
+        input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
         if input_dir.exists() and not input_dir.is_dir():
-            raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to -i")
+            raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to "
+                              f"{input_origin}")
         if not input_dir.is_dir():
-            raise ToucheError(f"input directory {input_dir} does not exist")
+            raise ToucheError(f"input directory {input_dir} does not exist: pass an existing one to {input_origin}")
         if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
             raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
                               f"{named_by(output_flag, '-o/--output', OUTPUT_VARIABLES)}")

@@ -94,31 +94,45 @@ def corpus_file(path: Path) -> CorpusSource:
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
             return CorpusSource(kind, (path,), id_field, text_field)
-    if path.name.endswith(".json"):
+    if path.name.lower().endswith(".json"):
         return CorpusSource("argsme", (path,))
-    if path.name.endswith((".jsonl", ".jsonl.gz")):
+    if path.name.lower().endswith((".jsonl", ".jsonl.gz")):
         return records_source(path)
     raise ToucheError(f"--corpus {path}: expected args.me JSON (.json) or JSON lines (.jsonl, .jsonl.gz), or one "
                       f"of the names {', '.join(CORPUS_NAMES)}")
+
+
+def _records(path: Path) -> bool:
+    """Whether `--corpus` would rank a JSONL file of another name (`records_source`)."""
+    if not (path.is_file() and path.name.lower().endswith((".jsonl", ".jsonl.gz"))):
+        return False
+    try:
+        records_source(path)
+    except ToucheError:
+        return False
+    return True
 
 
 def records_source(path: Path, lines: int = 100) -> CorpusSource:
     """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
     a re-rank file; id and contents passages; docno and text documents (CORPUS_FILES' fields)."""
     for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
-        if isinstance(record, dict):
-            fields = set(record)
-            if {"qid", "docno", "text"} <= fields:
-                return CorpusSource("rerank", (path,), "docno", "text")
-            if {"id", "contents"} <= fields:
-                return CorpusSource("jsonl", (path,), "id", "contents")
-            if {"docno", "text"} <= fields:
-                return CorpusSource("jsonl", (path,), "docno", "text")
-            raise ToucheError(f"--corpus {path}: its first record has the fields "
-                              f"{', '.join(sorted(name[:40] for name in fields)[:10])}; "
-                              "expected id and contents (passages), docno and text (documents), or qid, docno and "
-                              "text (a re-rank file)")
-    raise ToucheError(f"--corpus {path}: no JSON record in its first {lines} lines")
+        if record is None:  # not JSON (or null): the next line may be
+            continue
+        if not isinstance(record, dict):
+            raise ToucheError(f"--corpus {path}: its first JSON line is {type(record).__name__}, not an object")
+        fields = set(record)
+        if {"qid", "docno", "text"} <= fields:
+            return CorpusSource("rerank", (path,), "docno", "text")
+        if {"id", "contents"} <= fields:
+            return CorpusSource("jsonl", (path,), "id", "contents")
+        if {"docno", "text"} <= fields:
+            return CorpusSource("jsonl", (path,), "docno", "text")
+        names = sorted(name[:40] for name in fields)
+        raise ToucheError(f"--corpus {path}: its first record has the fields {', '.join(names[:10])}"
+                          f"{', ...' if len(names) > 10 else ''}; expected id and contents (passages), docno and "
+                          "text (documents), or qid, docno and text (a re-rank file)")
+    raise ToucheError(f"--corpus {path}: no JSON object in its first {lines} lines")
 
 
 def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource | None:
@@ -166,8 +180,7 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
         return None
     source = detect_corpus(input_dir, choice)
     if source is None and not (backend == "auto" and chatnoir):
-        named = sorted(path.name for path in (input_dir.iterdir() if input_dir.is_dir() else ())
-                       if path.is_file() and path.name.endswith((".jsonl", ".jsonl.gz")))
+        named = [path.name for path in sorted(input_dir.iterdir() if input_dir.is_dir() else ()) if _records(path)]
         hint = f"; to rank {named[0]}, pass --corpus {named[0]}" if named else ""
         raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
                           "documents.jsonl[.gz] or rerank.jsonl[.gz]; or, to search ChatNoir, "

@@ -7,7 +7,7 @@ import io
 import math
 import re
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -113,7 +113,7 @@ class Validation:
     warnings: Problems = field(default_factory=Problems)
     topics: int = 0
     lines: int = 0
-    rejected: set[str] = field(default_factory=set)  # topics with a line rejected (no rank or score read)
+    rejected: Counter = field(default_factory=Counter)  # per topic, its lines rejected (no rank or score read)
     short: dict[str, str] = field(default_factory=dict)  # TIRA's size checks failed ("lines", "topics"): errors
 
     @property
@@ -212,7 +212,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     # Python's int() and float() also take "1_0" and other scripts' digits, which trec_eval reads otherwise.
     if not _INTEGER.match(rank_text):
         result.errors.append(f"line {number}: rank {rank_text!r} is not an integer")
-        result.rejected.add(qid)
+        result.rejected[qid] += 1
         return
     rank = int(rank_text)
     try:
@@ -221,7 +221,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         score = None
     if score is None or (math.isfinite(score) and not _NUMBER.match(score_text)):
         result.errors.append(f"line {number}: score {score_text!r} is not a number")
-        result.rejected.add(qid)
+        result.rejected[qid] += 1
         return
     if not math.isfinite(score):
         result.errors.append(f"line {number}: score {score_text!r} is not finite")
@@ -230,7 +230,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
-    elif not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid):
+    if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)
     stances.add(stance)
@@ -271,9 +271,11 @@ def _check_run(result, by_topic, tags, stances, task) -> None:
         if len(entries) > 1000:
             result.errors.append(f"topic {qid}: {len(entries)} documents; at most 1000 are allowed")
         ranked = sorted(entries)
-        # A topic with a line rejected above has a gap there: said once, by that line's error.
-        if qid not in result.rejected and [rank for rank, *_ in ranked] != list(range(1, len(ranked) + 1)):
-            result.errors.append(f"topic {qid}: ranks are not 1..{len(ranked)} without gaps")
+        # Distinct and within 1..n, n counting the topic's rejected lines: the gaps they leave are said once, by
+        # their own errors, and no other.
+        ranks, total = [rank for rank, *_ in ranked], len(ranked) + result.rejected[qid]
+        if len(set(ranks)) != len(ranks) or not all(1 <= rank <= total for rank in ranks):
+            result.errors.append(f"topic {qid}: ranks are not 1..{total} without gaps")
         for (rank_a, score_a, _, _), (rank_b, score_b, _, line) in zip(ranked, ranked[1:]):
             if score_b > score_a:
                 result.errors.append(f"topic {qid}: score rises from rank {rank_a} to {rank_b} (line {line})")

@@ -1,5 +1,5 @@
-"""A run's settings, resolved from flags and the environment before any work: light to import, so the command line
-takes its defaults from here."""
+"""A run's settings, resolved from flags and the environment before any work. It loads no model and imports no
+torch, so the command line takes its defaults from here."""
 
 from __future__ import annotations
 

@@ -28,8 +28,8 @@
     python scripts/stance_experiments.py title-route              # about 1 min: a post read toward its title
     python scripts/stance_experiments.py label-biases             # about 6 min: per-label offsets for macro-F1
     python scripts/stance_experiments.py object-sentiment         # about 15 min: sentiment toward each object
-    python scripts/stance_experiments.py sidedness                # about 10 min: |first - second| columns
                                                                   # (needs `pip install vaderSentiment`)
+    python scripts/stance_experiments.py sidedness                # about 10 min: |first - second| columns
 
 - argq-init: the comparative cross-encoder starts from the shipped controversial one (pre-trained on IBM-ArgQ),
   reads ("A is better than B", passage) with the real object names, and starts its FIRST / SECOND rows from the

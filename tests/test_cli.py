@@ -128,6 +128,14 @@ def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
     monkeypatch.setenv("outputDir", str(tmp_path / "a-file"))
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "in")])
     assert result.exit_code == 1 and "pass a directory to -o/--output (it came from $outputDir)" in result.stderr
+    for name in INPUT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("inputDataset", str(tmp_path / "a-file"))
+    result = runner.invoke(app, ["run", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "corpus to -i/--input (it came from $inputDataset)" in result.stderr
+    monkeypatch.setenv("inputDataset", str(tmp_path / "nowhere"))
+    result = runner.invoke(app, ["run", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "pass an existing one to -i/--input (it came from $inputDataset)" in result.stderr
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "out"))
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1 and "choose another --cache-dir (it came from $XDG_CACHE_HOME)" in result.stderr

@@ -271,11 +271,16 @@ def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, cap
     assert choose_source(tmp_path / "nothing-here", "auto", None, chatnoir=True) is None
     with pytest.raises(ToucheError, match="no corpus in"):
         choose_source(tmp_path / "nothing-here", "local", None, chatnoir=True)
-    (tmp_path / "other" / "bm25.jsonl.gz").parent.mkdir()
-    (tmp_path / "other" / "bm25.jsonl.gz").write_bytes(b"")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "queries.jsonl").write_text(json.dumps({"qid": "1", "query": "q"}) + "\n")  # no corpus: not named
+    with pytest.raises(ToucheError, match="with CHATNOIR_API_KEY$"):
+        choose_source(other, "auto", None, chatnoir=False)
+    with gzip.open(other / "bm25.jsonl.gz", "wt") as handle:
+        handle.write(json.dumps({"qid": "1", "docno": "d1", "text": "t", "score": 1.0}) + "\n")
     with pytest.raises(ToucheError, match="or --backend chatnoir with CHATNOIR_API_KEY; to rank bm25.jsonl.gz, pass "
                                           "--corpus bm25.jsonl.gz"):
-        choose_source(tmp_path / "other", "auto", None, chatnoir=False)
+        choose_source(other, "auto", None, chatnoir=False)
     with pytest.raises(ToucheError, match="cannot go with --backend chatnoir"):
         choose_source(inputs, "chatnoir", Path("passages.jsonl"), chatnoir=True)
 
@@ -409,8 +414,11 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     with pytest.raises(ToucheError, match="first record has the fields body, doc_id; expected id and contents"):
         detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
-    with pytest.raises(ToucheError, match="no JSON record in its first 100 lines"):
+    with pytest.raises(ToucheError, match="no JSON object in its first 100 lines"):
         detect_corpus(tmp_path, tmp_path / "empty.jsonl")
+    (tmp_path / "array.jsonl").write_text(json.dumps([{"id": "d1", "contents": "t"}]) + "\n")
+    with pytest.raises(ToucheError, match="its first JSON line is list, not an object"):
+        detect_corpus(tmp_path, tmp_path / "array.jsonl")
     (tmp_path / "corpus.tsv").write_text("d1\tt\n")
     with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")

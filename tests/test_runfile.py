@@ -127,11 +127,16 @@ def test_task_restricts_stance_labels(tmp_path):
 def test_a_rejected_line_is_one_error_not_also_a_gap_in_its_topic(tmp_path, bad):
     lines = GOOD[:2] + [bad, "1 Q0 d4 4 0.5 t"] + GOOD[2:]
     assert len(validate_run(write_lines(tmp_path, lines)).errors) == 1
+    # A gap the rejected line does not explain is still one.
+    errors = validate_run(write_lines(tmp_path, GOOD[:2] + [bad, "1 Q0 d5 5 0.5 t"] + GOOD[2:])).errors
+    assert len(errors) == 2 and errors[1] == "topic 1: ranks are not 1..4 without gaps"
 
 
 def test_a_byte_order_mark_is_named(tmp_path):
     result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0]] + GOOD[1:]))
     assert result.warnings == ["line 1: a byte order mark (U+FEFF) before topic '1' makes it another topic"]
+    result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0].replace("d1", "d<1>")] + GOOD[1:]))
+    assert result.warnings[1] == "line 1: special characters in an id"
 
 
 def test_ties_and_scientific_notation_are_warnings(tmp_path):

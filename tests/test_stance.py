@@ -179,9 +179,9 @@ def test_predict_with_given_embeddings_without_objects_mentioned(monkeypatch):
 
 
 def test_a_comparative_topic_without_objects_is_no_stance_with_a_warning(caplog):
-    """`pipeline.with_objects` gives a topic the objects its question names; a topic still without them has no
-    side to take."""
-    unnamed = Topic("3", "Which is better?")
+    """`pipeline.with_objects` gives a topic the objects its question names, once; a topic still without them has
+    no side to take (the stance model does not look for them in its question again)."""
+    unnamed = Topic("3", "Which is better, a laptop or a desktop?")
     with caplog.at_level("WARNING"):
         predictions = _toy_model().predict(unnamed, ["Laptops win."], embeddings=_unit(1, seed=5), task="comparative")
     assert [p.label for p in predictions] == ["NO"] and "topic 3 names no objects" in caplog.text
