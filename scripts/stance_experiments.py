@@ -453,6 +453,16 @@ def _cv_with_columns(qa, dev, embed, side, columns, width: int, emphasis: float)
         return _dev_cv(qa, dev, embed, side)
 
 
+def _column_variants(qa, dev, embed, side, variants) -> dict:
+    """`_cv_with_columns` of each (name, columns, width, emphasis) variant, logged as it goes."""
+    result = {}
+    for name, columns, width, emphasis in variants:
+        scores = _cv_with_columns(qa, dev, embed, side, columns, width, emphasis)
+        result[f"{name}_emphasis_{emphasis:g}"] = _mean_sd(scores)
+        logging.info("%s", json.dumps(result))
+    return result
+
+
 def _mean_sd(scores: list[float]) -> dict:
     return {"splits": [round(score, 4) for score in scores], "mean": round(float(np.mean(scores)), 4),
             "sd": round(float(np.std(scores)), 4)}
@@ -474,14 +484,10 @@ def object_embeddings(qa, dev, embed) -> dict:
         first, second = (p * a).sum(axis=1), (p * b).sum(axis=1)
         return np.stack([first - second, first + second], axis=1).astype(np.float32)
 
-    result = {}
-    for variant, emphasis in (("diff", 1.0), ("diff", SIDE_EMPHASIS), ("dir", 1.0), ("prod", 1.0)):
-        width = {"diff": 2, "dir": EMBEDDING_DIM, "prod": EMBEDDING_DIM}[variant]
-        scores = _cv_with_columns(qa, dev, embed, side, lambda examples, v=variant: columns(examples, v), width,
-                                  emphasis)
-        result[f"{variant}_emphasis_{emphasis:g}"] = _mean_sd(scores)
-        logging.info("%s", json.dumps(result))
-    return result
+    widths = {"diff": 2, "dir": EMBEDDING_DIM, "prod": EMBEDDING_DIM}
+    return _column_variants(qa, dev, embed, side, [
+        (variant, lambda examples, v=variant: columns(examples, v), widths[variant], emphasis)
+        for variant, emphasis in (("diff", 1.0), ("diff", SIDE_EMPHASIS), ("dir", 1.0), ("prod", 1.0))])
 
 
 def cross_sides(qa, dev, embed) -> dict:
@@ -635,14 +641,9 @@ def object_sentiment(qa, dev, embed) -> dict:
                 rows.append([mean[0] - mean[1], mean[0] + mean[1]])
         return np.asarray(rows, np.float32)
 
-    result = {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side))}
-    for variant, width in (("sums", 4), ("diff", 2), ("mean", 2)):
-        for emphasis in (1.0, SIDE_EMPHASIS):
-            scores = _cv_with_columns(qa, dev, embed, side, lambda examples, v=variant: columns(examples, v), width,
-                                      emphasis)
-            result[f"{variant}_emphasis_{emphasis:g}"] = _mean_sd(scores)
-            logging.info("%s", json.dumps(result))
-    return result
+    return {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side)), **_column_variants(qa, dev, embed, side, [
+        (variant, lambda examples, v=variant: columns(examples, v), width, emphasis)
+        for variant, width in (("sums", 4), ("diff", 2), ("mean", 2)) for emphasis in (1.0, SIDE_EMPHASIS)])}
 
 
 def sidedness(qa, dev, embed) -> dict:
@@ -663,15 +664,10 @@ def sidedness(qa, dev, embed) -> dict:
         kept = [(a, b) for a, b in pairs if not only_side or names[a].startswith("side_")]
         return np.stack([np.abs(rows[:, a] - rows[:, b]) for a, b in kept], axis=1).astype(np.float32)
 
-    result = {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side))}
-    for only_side in (False, True):
-        width = columns(dev[:1], only_side).shape[1]
-        for emphasis in (1.0, SIDE_EMPHASIS):
-            scores = _cv_with_columns(qa, dev, embed, side, lambda examples, o=only_side: columns(examples, o),
-                                      width, emphasis)
-            result[f"{'side' if only_side else 'all'}_emphasis_{emphasis:g}"] = _mean_sd(scores)
-            logging.info("%s", json.dumps(result))
-    return result
+    return {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side)), **_column_variants(qa, dev, embed, side, [
+        ("side" if only_side else "all", lambda examples, o=only_side: columns(examples, o),
+         columns(dev[:1], only_side).shape[1], emphasis)
+        for only_side in (False, True) for emphasis in (1.0, SIDE_EMPHASIS)])}
 
 
 def relevance_no(qa, dev, embed) -> dict:
