@@ -389,7 +389,9 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
                         yield document
         except ijson.JSONError as error:
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason})") from None
+            # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
+            lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason else ""
+            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason}){lines}") from None
 
 
 def _argument_document(argument) -> Document | None:

@@ -410,6 +410,10 @@ def test_corpus_choice_of_another_name_is_read_as_its_first_record_says(tmp_path
 def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     (tmp_path / "corpus.json").write_text('{"arguments": []}')
     assert detect_corpus(tmp_path, tmp_path / "corpus.json").kind == "argsme"
+    (tmp_path / "lines.json").write_text('{"id": "d1", "contents": "t"}\n{"id": "d2", "contents": "u"}\n')
+    with pytest.raises(ToucheError, match=r"not an args.me JSON file \(.*trailing garbage.*\); JSON lines\? name "
+                                          r"the file .jsonl$"):
+        list(read_documents(detect_corpus(tmp_path, tmp_path / "lines.json")))
     (tmp_path / "corpus.jsonl").write_text(json.dumps({"doc_id": "d1", "body": "t"}) + "\n")
     with pytest.raises(ToucheError, match="first record has the fields body, doc_id; expected id and contents"):
         detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
