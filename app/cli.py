@@ -231,9 +231,10 @@ def run(
                               f"{input_origin}")
         if not input_dir.is_dir():
             raise ToucheError(f"input directory {input_dir} does not exist: pass an existing one to {input_origin}")
+        output_origin = named_by(output_flag, "-o/--output", OUTPUT_VARIABLES)
         if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
             raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
-                              f"{named_by(output_flag, '-o/--output', OUTPUT_VARIABLES)}")
+                              f"{output_origin}")
         check_choice(backend, corpus)
         check_tag(tag)
         if device == "cuda":
@@ -243,8 +244,7 @@ def run(
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir, cache_flag)
         # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
-        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite,
-                       named_by(output_flag, "-o/--output", OUTPUT_VARIABLES))
+        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
         settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                depth=depth, overwrite=overwrite, device=device, precision=precision,
                                progress=not quiet, backend=backend, index=index, page_text=page_text,

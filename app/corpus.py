@@ -42,6 +42,8 @@ MAX_LINE_BYTES = 64 << 20
 # record has a few; a text's brackets count too, so a document of 15 MB with 100,000 of them is lost.
 MAX_LINE_CONTAINERS = 100_000
 _ENCODED_FFFD = "\ufffd".encode("utf-8")
+# Other names --corpus reads as JSON lines (`records_source`), in any case.
+_JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
 
@@ -96,7 +98,7 @@ def corpus_file(path: Path) -> CorpusSource:
             return CorpusSource(kind, (path,), id_field, text_field)
     if path.name.lower().endswith(".json"):
         return CorpusSource("argsme", (path,))
-    if path.name.lower().endswith((".jsonl", ".jsonl.gz")):
+    if path.name.lower().endswith(_JSONL_SUFFIXES):
         return records_source(path)
     raise ToucheError(f"--corpus {path}: expected args.me JSON (.json) or JSON lines (.jsonl, .jsonl.gz), or one "
                       f"of the names {', '.join(CORPUS_NAMES)}")
@@ -104,7 +106,7 @@ def corpus_file(path: Path) -> CorpusSource:
 
 def _records(path: Path) -> bool:
     """Whether `--corpus` would rank a JSONL file of another name (`records_source`)."""
-    if not (path.is_file() and path.name.lower().endswith((".jsonl", ".jsonl.gz"))):
+    if not (path.is_file() and path.name.lower().endswith(_JSONL_SUFFIXES)):
         return False
     try:
         records_source(path)

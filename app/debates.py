@@ -60,14 +60,14 @@ def stance_reading(doc_ids: list[str], head: list[str], texts: list[str], docume
     words its debate's arguments among the candidates share (its title), and below the head a stated stance, or
     the turns of a debate whose posts were read, is cheap to turn into a label."""
     stated = [stated_stance(documents.get(doc_id)) for doc_id in head]
+    turns = [turn(doc_id) for doc_id in head]
     if not controversial:
-        return StanceReading(head, texts, stated, [turn(doc_id) for doc_id in head], [], [])
+        return StanceReading(head, texts, stated, turns, [], [])
     shared = shared_words(documents.values())
     texts = [text if statement is not None else own_words(text, shared.get(doc_id))
              for doc_id, text, statement in zip(head, texts, stated)]
     read = set(head)
     tail = [(doc_id, stated_stance(documents.get(doc_id))) for doc_id in doc_ids if doc_id not in read]
-    turns = [turn(doc_id) for doc_id in head]
     debates_read = {position[0] for position in turns if position is not None}
     tail_turns = [(doc_id, turn(doc_id)) for doc_id, statement in tail if statement is None]
     return StanceReading(head, texts, stated, turns,
