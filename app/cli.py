@@ -15,7 +15,7 @@ from typing import Literal, Optional
 import typer
 from typer.exceptions import Abort, TyperException
 
-from .errors import ToucheError
+from .errors import ToucheError, counted
 from .files import describe_os_error, prepare_output
 from .encoder import PRECISIONS
 from .html import PAGE_TEXTS
@@ -279,13 +279,9 @@ def validate(
         if problems.more:
             typer.echo(f"{kind}: ... and {problems.more} more")
     if not result.ok:
-        typer.echo(f"invalid: {_counted(result.errors.count, 'problem')} in {result.path or path}")
+        typer.echo(f"invalid: {counted(result.errors.count, 'problem')} in {result.path or path}")
         raise typer.Exit(1)
-    typer.echo(f"valid: {result.path} ({_counted(result.lines, 'line')}, {_counted(result.topics, 'topic')})")
-
-
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    typer.echo(f"valid: {result.path} ({counted(result.lines, 'line')}, {counted(result.topics, 'topic')})")
 
 
 @app.command()

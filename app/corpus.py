@@ -24,7 +24,7 @@ from pathlib import Path
 import ijson
 import numpy as np
 
-from .errors import ToucheError
+from .errors import ToucheError, counted
 from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
@@ -205,10 +205,10 @@ class Defects:
     def report(self) -> None:
         problems = []
         if self.reasons:
-            details = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
-            problems.append(f"skipped {sum(self.reasons.values())} records ({details})")
+            details = ", ".join(counted(count, reason) for reason, count in sorted(self.reasons.items()))
+            problems.append(f"skipped {counted(sum(self.reasons.values()), 'record')} ({details})")
         if self.replaced_bytes:
-            problems.append(f"replaced {self.replaced_bytes} undecodable bytes with U+FFFD")
+            problems.append(f"replaced {counted(self.replaced_bytes, 'undecodable byte')} with U+FFFD")
         if problems:
             log.warning("%s: %s", self.source, "; ".join(problems))
 
@@ -350,9 +350,9 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
     count = 0
     for document in records:
         if not visible(document.text):
-            defects.add("empty texts")
+            defects.add("empty text")
         elif document.doc_id in seen:
-            defects.add("duplicate ids")
+            defects.add("duplicate id")
         else:
             seen.add(document.doc_id)
             count += 1
@@ -369,10 +369,10 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             try:
                 doc_id, text = record_id(record[source.id_field]), record[source.text_field]
             except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
-                defects.add("bad lines")
+                defects.add("bad line")
                 continue
             if doc_id is None or not isinstance(text, str):
-                defects.add("bad lines")
+                defects.add("bad line")
                 continue
             yield Document(doc_id, bounded_text(text))
 
@@ -386,7 +386,7 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
                 for argument in ijson.items(stream, "arguments.item"):
                     document = _argument_document(argument)
                     if document is None:
-                        defects.add("malformed arguments")
+                        defects.add("malformed argument")
                     else:
                         yield document
         except ijson.JSONError as error:
@@ -440,22 +440,22 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
         except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
-            defects.add("bad lines")
+            defects.add("bad line")
             continue
         if qid is None or doc_id is None:
-            defects.add("bad lines")
+            defects.add("bad line")
             continue
         if text is None:  # a first stage that wrote ids and scores only: said apart, the stages need a text
-            defects.add("lines without text")
+            defects.add("line without text")
             continue
         if not isinstance(text, str):
-            defects.add("bad lines")
+            defects.add("bad line")
             continue
         if not visible(text):
-            defects.add("empty texts")
+            defects.add("empty text")
             continue
         if (qid, doc_id) in seen:
-            defects.add("duplicate ids")
+            defects.add("duplicate id")
             continue
         seen.add((qid, doc_id))
         # None: no score, or NaN, inf; then the file's order speaks instead.

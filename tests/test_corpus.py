@@ -28,7 +28,7 @@ def test_argsme_text_is_conclusion_plus_premises_with_stance(fixtures, caplog):
     first = documents[0]
     assert first.text.startswith("School uniforms should be mandatory Uniforms reduce peer pressure")
     assert [d.stance for d in documents[:2]] == ["PRO", "CON"]
-    assert "skipped 2 records (1 duplicate ids, 1 empty texts)" in caplog.text
+    assert "skipped 2 records (1 duplicate id, 1 empty text)" in caplog.text
 
 
 def test_argsme_stance_is_kept_with_the_conclusion_it_is_toward(tmp_path):
@@ -59,7 +59,7 @@ def test_passages_skip_bad_lines_duplicates_and_empty_texts(fixtures, caplog):
         documents = list(read_documents(detect_corpus(fixtures / "passages")))
     assert len(documents) == 11
     assert len({d.doc_id for d in documents}) == 11
-    assert "skipped 3 records (1 bad lines, 1 duplicate ids, 1 empty texts)" in caplog.text
+    assert "skipped 3 records (1 bad line, 1 duplicate id, 1 empty text)" in caplog.text
 
 
 def test_a_text_of_nothing_visible_is_an_empty_text(tmp_path, caplog):
@@ -67,7 +67,7 @@ def test_a_text_of_nothing_visible_is_an_empty_text(tmp_path, caplog):
     (tmp_path / "passages.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     with caplog.at_level(logging.WARNING):
         assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["b"]
-    assert "skipped 1 records (1 empty texts)" in caplog.text
+    assert "skipped 1 record (1 empty text)" in caplog.text
     rerank = [{"qid": "1", "query": "q", "docno": docno, "text": text, "rank": rank, "score": 1.0 / rank}
               for rank, (docno, text) in enumerate([("a", "\u200b"), ("b", "A text.")], 1)]
     with gzip.open(tmp_path / "rerank.jsonl.gz", "wt") as handle:
@@ -90,7 +90,7 @@ def test_a_line_past_the_bound_is_a_bad_line_read_past_in_pieces(tmp_path, monke
         handle.write("".join(lines))
     with caplog.at_level(logging.WARNING):
         assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a", "fits", "b"]
-    assert "skipped 1 records (1 bad lines)" in caplog.text
+    assert "skipped 1 record (1 bad line)" in caplog.text
 
 
 def test_a_line_of_more_brackets_than_the_bound_is_a_bad_line(tmp_path, monkeypatch, caplog):
@@ -103,7 +103,7 @@ def test_a_line_of_more_brackets_than_the_bound_is_a_bad_line(tmp_path, monkeypa
     (tmp_path / "passages.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     with caplog.at_level(logging.WARNING):
         assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a", "c"]
-    assert "skipped 1 records (1 bad lines)" in caplog.text
+    assert "skipped 1 record (1 bad line)" in caplog.text
 
 
 def test_gzipped_passages(fixtures, tmp_path):
@@ -210,7 +210,7 @@ def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
                                              '{"id": "b", "contents": "kept too"}\n')
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["b"]
-    assert "bad lines" in caplog.text
+    assert "skipped 1 record (1 bad line)" in caplog.text
 
 
 # --- which corpus: one documented precedence, an error where the choice is the user's ---------------------------
@@ -380,7 +380,7 @@ def test_argsme_with_an_undecodable_byte_still_reads(fixtures, tmp_path, caplog)
     with caplog.at_level(logging.WARNING):
         documents = list(read_documents(detect_corpus(tmp_path)))
     assert len(documents) == 9 and documents[0].text.startswith("Sch\ufffdol uniforms")
-    assert "replaced 1 undecodable bytes" in caplog.text
+    assert "replaced 1 undecodable byte " in caplog.text
 
 
 def test_a_second_pass_can_keep_quiet_about_defects(fixtures, caplog):
@@ -426,3 +426,4 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     (tmp_path / "corpus.tsv").write_text("d1\tt\n")
     with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")
+

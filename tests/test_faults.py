@@ -72,7 +72,7 @@ def test_damaged_lines_cost_themselves_and_are_reported_once(tmp_path):
     warnings = [line for line in done.stderr.splitlines() if "passages.jsonl:" in line]
     assert len(warnings) == 1, done.stderr
     # the fixture's own defects (a broken line, a duplicate id, an empty text) and the two unusable lines above
-    assert "skipped 5 records (3 bad lines, 1 duplicate ids, 1 empty texts)" in warnings[0]
+    assert "skipped 5 records (3 bad lines, 1 duplicate id, 1 empty text)" in warnings[0]
     assert "replaced 3 undecodable bytes" in warnings[0]
     assert tira_accepts(output)
     assert {"p-latin", "p-surrogate", "p-control"} <= {line.split()[2] for line in (output / "run.txt").open()}
@@ -136,7 +136,7 @@ def test_rerank_lines_without_text_are_named_as_such(tmp_path):
         rerank.write("not json\n")
     done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata")
     assert done.returncode == 0, done.stderr
-    assert "rerank.jsonl: skipped 3 records (1 bad lines, 2 lines without text)" in done.stderr
+    assert "rerank.jsonl: skipped 3 records (1 bad line, 2 lines without text)" in done.stderr
     assert tira_accepts(output)
 
 

@@ -107,7 +107,7 @@ def test_every_official_topics_file_parses(shared_data):
 def test_a_queries_jsonl_with_an_undecodable_byte_still_reads(tmp_path, caplog):
     (tmp_path / "queries.jsonl").write_bytes(b'\xef\xbb\xbf{"qid": "1", "query": "Caf\xe9 or tea?"}\n')
     assert [topic.title for topic in read_topics(tmp_path)] == ["Caf\ufffd or tea?"]
-    assert "replaced 1 undecodable bytes" in caplog.text
+    assert "replaced 1 undecodable byte " in caplog.text
 
 
 def test_a_title_with_markup_entities_or_a_comment_reads_whole(tmp_path):

@@ -1,0 +1,12 @@
+"""How messages count what they report."""
+
+import pytest
+
+from app.errors import counted
+
+
+@pytest.mark.parametrize("count, noun, words", [(1, "bad line", "1 bad line"), (2, "bad line", "2 bad lines"),
+                                                (0, "record", "0 records"),
+                                                (3, "line without text", "3 lines without text")])
+def test_counts_are_worded_as_counts(count, noun, words):
+    assert counted(count, noun) == words
