@@ -187,7 +187,8 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
     try:
         with open_run(run_path) as lines:
             for number, line in enumerate(lines, 1):
-                if not line.strip():
+                if not line.strip():  # TIRA's check_format reads it as a line of 1 column and rejects the run
+                    result.errors.append(f"line {number}: empty (TIRA rejects a run with an empty line)")
                     continue
                 result.lines += 1
                 _check_line(line, number, result, by_topic, tags, stances)

@@ -173,7 +173,8 @@ def test_runs_we_write_pass_tiras_check_format(tmp_path):
 @pytest.mark.parametrize("lines", [
     GOOD, GOOD[:4], GOOD[:2] + [l.replace("2 Q0", "1 Q0") for l in GOOD[2:]], GOOD + ["4 Q0 d1 1 1.0"],
     GOOD + ["4 Q0 d1 one 1.0 t"], GOOD + ["4 Q0 d1 1 high t"], GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d1 2 0.5 t"],
-    GOOD + ["4 Q0 d1 1 1e-3 t", "4 Q0 d2 2 1e-3 t"], ["1 Q0 d1 1 1.0 t"] * 6, [""] * 3,
+    GOOD + ["4 Q0 d1 1 1e-3 t", "4 Q0 d2 2 1e-3 t"], ["1 Q0 d1 1 1.0 t"] * 6, [""] * 3, GOOD + [""],
+    GOOD[:3] + ["  "] + GOOD[3:],
 ], ids=lambda lines: f"{len(lines)} lines")
 def test_validate_never_passes_what_tira_rejects(tmp_path, lines):
     write_lines(tmp_path, lines)
