@@ -219,12 +219,15 @@ class JsonGuard:
       (ijson's memory grows with the square of the depth);
     - a run of more than MAX_DIGITS digits becomes one "0": as an integer, ijson's C parser (3.6) crashes the
       process on it (Python refuses to convert it), and converting takes time that grows with the square of the
-      digits (4 million: 77 s). A number's value is never read; such a run in a text is shortened too."""
+      digits (4 million: 77 s). A number's value is never read; such a run in a text is shortened too;
+    - a control character (U+0000-U+001F) becomes a space: JSON forbids them raw in a string, where a careless
+      exporter writes them (a tab or a NUL in a premise), and outside strings the allowed ones are whitespace."""
 
     _ESCAPE = re.compile(rb"\\.", re.DOTALL)  # an escaped quote or backslash ends no string
     _OTHER_BYTES = bytes(byte for byte in range(256) if byte not in b'"[]{}')
     _LONG_DIGITS = re.compile(rb"(?<![0-9])[0-9]{%d,}" % (MAX_DIGITS + 1))  # from a run's start: linear
     _DIGITS_AS_ZERO = bytes(ord("0") if chr(byte) in "0123456789" else ord("x") for byte in range(256))
+    _CONTROLS_AS_SPACES = bytes(ord(" ") if byte < 0x20 else byte for byte in range(256))
 
     def __init__(self, path: Path):
         self.path = path
@@ -232,9 +235,9 @@ class JsonGuard:
         self._in_string, self._backslash, self._digits = 0, b"", b""
 
     def feed(self, chunk: bytes, final: bool = False) -> bytes:
-        """The chunk as ijson gets it: digit runs shortened, the digits at its end held back for the next chunk
-        (all of it at the `final` one)."""
-        chunk = self._digits + chunk
+        """The chunk as ijson gets it: control characters as spaces, digit runs shortened, the digits at its end
+        held back for the next chunk (all of it at the `final` one)."""
+        chunk = self._digits + chunk.translate(self._CONTROLS_AS_SPACES)
         cut = len(chunk) if final else len(chunk.rstrip(b"0123456789"))
         self._digits = chunk[cut:][: MAX_DIGITS + 1]
         chunk = chunk[:cut]
@@ -381,6 +384,7 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
     conclusion."""
     for path in source.paths:
+        last = None  # the id of the last argument read: where a damaged file can be looked at
         try:
             with open_text(path, defects, JsonGuard(path)) as stream:
                 for argument in ijson.items(stream, "arguments.item"):
@@ -388,12 +392,22 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
                     if document is None:
                         defects.add("malformed argument")
                     else:
+                        last = document.doc_id
                         yield document
         except ijson.JSONError as error:
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
-            lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason else ""
-            raise ToucheError(f"{path}: truncated, or not an args.me JSON file ({reason}){lines}") from None
+            raise ToucheError(f"{path}: {_json_problem(error, last)}") from None
+
+
+def _json_problem(error: ijson.JSONError, last: str | None) -> str:
+    """What is wrong with an args.me file where ijson stopped, and where: after which argument."""
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    where = f"after argument {last!r}" if last is not None else "before its first argument"
+    if "premature EOF" in reason:
+        return f"truncated: the JSON ends {where}"
+    # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
+    lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason else ""
+    unknown = "" if last is not None else ", or not an args.me JSON file"
+    return f"invalid JSON {where}{unknown} ({reason}){lines}"
 
 
 def _argument_document(argument) -> Document | None:

@@ -121,7 +121,23 @@ def test_nothing_usable_is_an_error(tmp_path):
 
 def test_broken_argsme_json_is_an_error(tmp_path):
     (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "x", "conclusion": "c", ')
-    with pytest.raises(ToucheError, match="not an args.me JSON"):
+    with pytest.raises(ToucheError, match="truncated: the JSON ends before its first argument"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
+def test_a_raw_control_character_in_an_argsme_string_costs_nothing(tmp_path):
+    """JSON forbids them raw in a string; a careless exporter writes them, and one must not cost the corpus."""
+    (tmp_path / "args-me.json").write_bytes(b'{"arguments": [{"id": "a", "conclusion": "c", "premises": '
+                                            b'[{"text": "tab\there nul\x00 cr\r", "stance": "PRO"}]},\n'
+                                            b'{"id": "b", "conclusion": "d", "premises": [{"text": "fine"}]}]}')
+    documents = list(read_documents(detect_corpus(tmp_path)))
+    assert [(d.doc_id, d.text) for d in documents] == [("a", "c tab here nul  cr"), ("b", "d fine")]
+
+
+def test_invalid_argsme_json_names_the_last_argument_read(tmp_path):
+    (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "a", "conclusion": "c"}, '
+                                           '{"id": "b", "conclusion": "d", "score": NaN}]}')
+    with pytest.raises(ToucheError, match=r"args-me.json: invalid JSON after argument 'a' \(lexical error"):
         list(read_documents(detect_corpus(tmp_path)))
 
 

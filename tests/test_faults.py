@@ -95,7 +95,7 @@ def test_a_truncated_argsme_file_is_one_line_and_no_run(tmp_path):
     raw = (inputs / "args-me.json").read_bytes()
     (inputs / "args-me.json").write_bytes(raw[: len(raw) // 2])
     done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet")
-    assert_one_line_error(done, output, "args-me.json: truncated, or not an args.me JSON file")
+    assert_one_line_error(done, output, "args-me.json: truncated: the JSON ends after argument")
 
 
 @pytest.mark.slow
