@@ -34,8 +34,8 @@ POLL_MS = 1000
 def recorded(settings, enabled: bool = True) -> Iterator[None]:
     """Track the run in the body; after it succeeds, write OUT/ir-metadata.yml. A failed run writes nothing.
 
-    An existing file needs `overwrite`, as run.txt does; with `enabled=False` an overwriting run removes the old
-    file instead, which describes another run.
+    An existing file needs `overwrite`, as run.txt does; with `enabled=False`, or when the new file cannot be
+    written, an overwriting run removes the old file instead, which describes another run.
     """
     target = settings.output_dir / METADATA_FILE
     if not enabled:
@@ -55,8 +55,12 @@ def recorded(settings, enabled: bool = True) -> Iterator[None]:
             yield
         finally:
             stopped = tracker is not None and _attempt("stop", tracker.stop)
-        if stopped:
-            _attempt("write", lambda: _write(export, settings, target))
+        written = stopped and _attempt("write", lambda: _write(export, settings, target))
+    if not written and settings.overwrite:  # an old file describes another run
+        try:
+            target.unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("the old %s describes another run and cannot be removed: %s", METADATA_FILE, error)
 
 
 def _attempt(step: str, action) -> bool:

@@ -123,6 +123,23 @@ def test_a_failing_tracker_only_warns(run, monkeypatch, tmp_path, step, breakage
     assert len(warnings) == 1 and f"failed to {step}" in warnings[0], result.stderr
 
 
+@pytest.mark.parametrize("step", ["stop", "write"])
+def test_an_overwriting_run_whose_metadata_fails_removes_the_old_file(run, monkeypatch, tmp_path, step):
+    """The old file describes the run that was replaced (a full disk once left it beside the new run.txt)."""
+    out = tmp_path / "out"
+    assert run().exit_code == 0 and files(out) == {"run.txt", METADATA_FILE}
+    if step == "stop":
+        monkeypatch.setattr(app.metadata, "_start", lambda export: BrokenTracker())
+    else:
+        def full_disk(*args):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(app.metadata, "_write", full_disk)
+    result = run("--overwrite")
+    assert result.exit_code == 0, result.stderr
+    assert files(out) == {"run.txt"}
+    assert f"failed to {step}" in result.stderr
+
+
 def test_an_existing_file_needs_overwrite(run, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
