@@ -53,11 +53,11 @@ def given_path(value: str | Path) -> Path:
 
 
 def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "") -> Optional[Path]:
-    """The flag if given, else the first of the environment variables that is set and non-empty (/ child)."""
+    """The flag if given, else the first of the environment variables that is set and not blank (/ child)."""
     if flag is not None:
         return flag
     for name in variables:
-        if os.environ.get(name):
+        if os.environ.get(name, "").strip():
             return Path(os.environ[name]) / child
     return None
 
@@ -66,7 +66,7 @@ def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) 
     """The option to name in an error about a directory: the flag, and the variable it came from if not given."""
     if flag_value is None:
         for name in variables:
-            if os.environ.get(name):
+            if os.environ.get(name, "").strip():
                 return f"{flag} (it came from ${name})"
     return flag
 
@@ -86,6 +86,14 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
     the bundled demo input (into /out when mounted, else out/demo)."""
     input_dir = resolve_dir(input_flag, INPUT_VARIABLES)
     output_dir = resolve_dir(output_flag, OUTPUT_VARIABLES)
+    if input_dir is None:  # a TIRA job with its input variable lost must not hand TIRA the demo's run
+        empty = [name for name in INPUT_VARIABLES if name in os.environ]  # set, but empty: else it resolved
+        if empty:
+            raise ToucheError(f"${empty[0]} is set but empty: set it to the input directory, or pass -i/--input")
+        variable = next((name for name in OUTPUT_VARIABLES if os.environ.get(name, "").strip()), None)
+        if output_flag is None and variable is not None:
+            raise ToucheError(f"${variable} names the output but no input is given: set $inputDataset or pass "
+                              "-i/--input (the demo runs without either, into -o or out/demo)")
     if input_dir is None and MOUNTED_INPUT.is_dir():
         input_dir, output_dir = MOUNTED_INPUT, output_dir or MOUNTED_OUTPUT
     if input_dir is None:

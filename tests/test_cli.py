@@ -1,6 +1,7 @@
 """The CLI's own duties: where input and output come from, and one-line errors with nothing written."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from typer.testing import CliRunner
 
 import app.cli as cli
 from app.cli import INPUT_VARIABLES, OUTPUT_VARIABLES, app, main, resolve_dir, resolve_io
+from app.errors import ToucheError
 
 runner = CliRunner()
 
@@ -162,6 +164,21 @@ def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):
     monkeypatch.setenv("inputDataset", str(tmp_path / "tira"))
     monkeypatch.setenv("outputDir", str(tmp_path / "tira-out"))
     assert resolve_io(None, None, demo) == (tmp_path / "tira", tmp_path / "tira-out")  # TIRA's variables win
+
+
+@pytest.mark.parametrize("variables, error", [
+    ({"inputDataset": "", "outputDir": "o"}, "$inputDataset is set but empty"),
+    ({"TIRA_INPUT_DATASET": " "}, "$TIRA_INPUT_DATASET is set but empty"),
+    ({"outputDir": "o"}, "$outputDir names the output but no input is given"),
+])
+def test_a_tira_job_without_its_input_is_an_error_not_the_demo(tmp_path, monkeypatch, variables, error):
+    """The demo's valid run handed to TIRA as the run on its data would be the worst outcome of a lost variable."""
+    monkeypatch.setattr(cli, "MOUNTED_INPUT", tmp_path / "in")
+    (tmp_path / "in").mkdir()  # even with /in mounted
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ToucheError, match=re.escape(error)):
+        resolve_io(None, None, tmp_path / "demo")
 
 
 def test_the_demo_says_where_its_run_goes(tmp_path, monkeypatch, caplog):
