@@ -92,7 +92,9 @@ def corpus_file(path: Path) -> CorpusSource:
     """The corpus that `--corpus FILE` names, read as its file name says (CORPUS_FILES); under another name, a
     .json file as args.me and a .jsonl[.gz] file as its first record's fields say (`records_source`)."""
     if not path.is_file():
-        raise ToucheError(f"--corpus {path}: {'a directory, not a file' if path.is_dir() else 'no such file'}")
+        problem = ("a directory, not a file" if path.is_dir() else "no such file" if not path.exists()
+                   else "not a regular file (a pipe or a device; the corpus is read more than once)")
+        raise ToucheError(f"--corpus {path}: {problem}")
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
             return CorpusSource(kind, (path,), id_field, text_field)
@@ -143,7 +145,9 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
     if choice is not None:
-        source = corpus_file(choice if choice.is_file() or choice.is_absolute() else input_dir / choice)
+        if not (choice.exists() or choice.is_absolute() or (input_dir / choice).exists()):
+            raise ToucheError(f"--corpus {choice}: no such file, here or in {input_dir}")
+        source = corpus_file(choice if choice.exists() or choice.is_absolute() else input_dir / choice)
         _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
         return source
     if not found:
@@ -161,7 +165,12 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
 
 def _log_choice(source: CorpusSource, ignored: list[CorpusSource], why: str) -> None:
     if ignored:
-        log.warning("ranking %s (%s); ignoring %s", source.name, why, ", ".join(other.name for other in ignored))
+        names = [other.name for other in ignored]
+        if source.name in names:  # `--corpus passages.jsonl.gz` found beside the input's own: say which is which
+            log.warning("ranking %s (%s); ignoring %s", ", ".join(str(path.absolute()) for path in source.paths),
+                        why, ", ".join(str(path.absolute()) for other in ignored for path in other.paths))
+        else:
+            log.warning("ranking %s (%s); ignoring %s", source.name, why, ", ".join(names))
 
 
 def check_choice(backend: str, choice: Path | None) -> None:

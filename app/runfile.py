@@ -124,9 +124,9 @@ class Validation:
 def locate_run(path: Path) -> Path:
     """A run file, or the one run file (run.txt or run.txt.gz) of an output directory; else a ToucheError."""
     if not path.is_dir():
-        if not path.is_file():
+        if not path.exists():
             raise ToucheError(f"{path}: no such file or directory")
-        return path
+        return path  # a file, or a pipe read as one (`touche validate <(zcat run.gz)`)
     found = [path / name for name in RUN_FILES if (path / name).is_file()]
     if len(found) != 1:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")

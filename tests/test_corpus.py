@@ -269,11 +269,23 @@ def test_corpus_choice_wins_and_is_checked(tmp_path, caplog):
     assert (source.kind, source.id_field, source.text_field) == ("jsonl", "docno", "text")
     with pytest.raises(ToucheError, match="a directory, not a file"):
         detect_corpus(inputs, elsewhere)
-    with pytest.raises(ToucheError, match="no such file"):
+    with pytest.raises(ToucheError, match=f"--corpus documents.jsonl: no such file, here or in {inputs}"):
         detect_corpus(inputs, Path("documents.jsonl"))
     (tmp_path / "dir" / "passages.jsonl").mkdir(parents=True)
     with pytest.raises(ToucheError, match="passages.jsonl: a directory, not a file"):
         detect_corpus(inputs, tmp_path / "dir" / "passages.jsonl")
+    with pytest.raises(ToucheError, match="--corpus /dev/null: not a regular file"):
+        detect_corpus(inputs, Path("/dev/null"))
+
+
+def test_a_corpus_choice_beside_the_inputs_own_of_the_same_name_says_which_is_which(tmp_path, caplog, monkeypatch):
+    inputs = _files(tmp_path / "in", "passages.jsonl")
+    _files(tmp_path / "here", "passages.jsonl")
+    monkeypatch.chdir(tmp_path / "here")
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert detect_corpus(inputs, Path("passages.jsonl")).paths == (Path("passages.jsonl"),)
+    assert (f"ranking {tmp_path / 'here' / 'passages.jsonl'} (--corpus); ignoring {inputs / 'passages.jsonl'}"
+            in caplog.text)
 
 
 def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, caplog):

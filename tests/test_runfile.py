@@ -60,6 +60,20 @@ def test_a_truncated_gzipped_run_is_invalid_not_a_crash(tmp_path):
     assert not result.ok and "cannot read the run" in result.errors[0]
 
 
+def test_a_pipe_is_read_as_a_run_file(tmp_path):
+    """`touche validate <(zcat run.gz)`: a pipe exists, though it is no regular file."""
+    import os
+    import threading
+
+    os.mkfifo(tmp_path / "pipe")
+    writer = threading.Thread(target=(tmp_path / "pipe").write_text, args=("".join(f"{l}\n" for l in GOOD),))
+    writer.start()
+    result = validate_run(tmp_path / "pipe")
+    writer.join()
+    assert result.ok and result.lines == len(GOOD), result.errors
+    assert validate_run(tmp_path / "absent").errors == [f"{tmp_path / 'absent'}: no such file or directory"]
+
+
 def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
     (tmp_path / "run.txt").mkdir()
     with pytest.raises(ToucheError, match="is a directory"):
