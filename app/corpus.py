@@ -25,6 +25,7 @@ import ijson
 import numpy as np
 
 from .errors import ToucheError, counted
+from .files import not_a_file
 from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
@@ -92,9 +93,7 @@ def corpus_file(path: Path) -> CorpusSource:
     """The corpus that `--corpus FILE` names, read as its file name says (CORPUS_FILES); under another name, a
     .json file as args.me and a .jsonl[.gz] file as its first record's fields say (`records_source`)."""
     if not path.is_file():
-        problem = ("a directory, not a file" if path.is_dir() else "no such file" if not path.exists()
-                   else "not a regular file (a pipe or a device; the corpus is read more than once)")
-        raise ToucheError(f"--corpus {path}: {problem}")
+        raise ToucheError(f"--corpus {path}: {not_a_file(path) or 'no such file'}")
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
             return CorpusSource(kind, (path,), id_field, text_field)
@@ -191,6 +190,9 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
         return None
     source = detect_corpus(input_dir, choice)
     if source is None and not (backend == "auto" and chatnoir):
+        for path in (input_dir / name for name in CORPUS_NAMES):  # there, but unreadable as a file: say so
+            if problem := not_a_file(path):
+                raise ToucheError(f"{path}: {problem}")
         named = [path.name for path in sorted(input_dir.iterdir() if input_dir.is_dir() else ()) if _records(path)]
         hint = f"; to rank {named[0]}, pass --corpus {named[0]}" if named else ""
         raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "

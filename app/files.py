@@ -41,6 +41,17 @@ def describe_os_error(error: OSError) -> str:
     return f"{where}{os_reason(error)}"
 
 
+def not_a_file(path: Path) -> str | None:
+    """What an input path that should be a file is instead, in words; None for a file or for nothing there."""
+    if path.is_symlink() and not path.exists():
+        return f"a link to {os.readlink(path)}, which leads nowhere"
+    if path.is_dir():
+        return "a directory, not a file"
+    if path.exists() and not path.is_file():
+        return "not a regular file (a pipe or a device)"
+    return None
+
+
 def make_directory(directory: Path) -> None:
     """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists")."""
     try:

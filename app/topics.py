@@ -15,6 +15,7 @@ from lxml import etree
 
 from .corpus import Defects, json_lines
 from .errors import ToucheError
+from .files import not_a_file
 from .records import Topic, encodable, record_id, visible
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,9 @@ def find_topics_file(input_dir: Path) -> Path:
     for name in TOPIC_FILES:
         if (input_dir / name).is_file():
             return input_dir / name
+    for name in TOPIC_FILES:  # there, but unreadable as a file: say so rather than "no topics"
+        if problem := not_a_file(input_dir / name):
+            raise ToucheError(f"{input_dir / name}: {problem}")
     raise ToucheError(f"no topics in {input_dir}: expected one of {', '.join(TOPIC_FILES)}")
 
 

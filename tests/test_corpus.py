@@ -455,3 +455,9 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")
 
+
+
+def test_a_corpus_file_that_is_no_file_is_named_not_missed(tmp_path):
+    (tmp_path / "passages.jsonl.gz").symlink_to(tmp_path / "moved.jsonl.gz")
+    with pytest.raises(ToucheError, match="passages.jsonl.gz: a link to .*moved.jsonl.gz, which leads nowhere"):
+        choose_source(tmp_path, "auto", None, chatnoir=False)

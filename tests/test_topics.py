@@ -132,3 +132,13 @@ def test_a_huge_title_is_cut_and_said(tmp_path, caplog):
 def test_a_lone_surrogate_in_a_query_becomes_a_replacement_character(tmp_path):
     (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "tea \\ud800 coffee"}\n')
     assert read_topics(tmp_path)[0].title == "tea \ufffd coffee"
+
+
+@pytest.mark.parametrize("make, problem", [
+    (lambda path: path.mkdir(), "a directory, not a file"),
+    (lambda path: path.symlink_to(path.parent / "gone.xml"), "which leads nowhere"),
+])
+def test_a_topics_file_that_is_no_file_is_named(tmp_path, make, problem):
+    make(tmp_path / "topics.xml")
+    with pytest.raises(ToucheError, match=f"topics.xml: .*{problem}"):
+        read_topics(tmp_path)
