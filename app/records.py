@@ -79,6 +79,11 @@ class Topic:
     narrative: str = ""
     objects: tuple[str, str] | None = None
 
+    @property
+    def quoted(self) -> str:
+        """The title as a log line quotes it: at most 80 characters (a title may hold 5,000)."""
+        return repr(self.title if len(self.title) <= 80 else self.title[:79] + "…")
+
 
 @dataclass(frozen=True)
 class Document:

@@ -133,7 +133,9 @@ def xml_root(path: Path, data: bytes):
     try:
         return etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as error:
-        raise ToucheError(f"{path}: malformed XML: {error}") from None
+        # lxml's advice for deep documents is a parser option, which no user can pass: topics nest 3 deep
+        reason = str(error).replace(", use XML_PARSE_HUGE option", "")
+        raise ToucheError(f"{path}: malformed XML: {reason}") from None
 
 
 def element_text(element) -> str:
@@ -182,6 +184,9 @@ def _read_jsonl(path: Path) -> list[Topic]:
     for line_number, record in json_lines(path, defects):
         topic = _json_topic(record) if isinstance(record, dict) else None
         if topic is None:
+            qid = record.get("qid") if isinstance(record, dict) else None
+            if isinstance(qid, (str, int)) and str(qid).strip() and record_id(qid) is None:
+                raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
             raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
         topics.append(topic)
     defects.report()

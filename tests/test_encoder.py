@@ -49,3 +49,10 @@ def test_precision_auto_is_bf16_only_on_cpus_with_native_bf16(monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
     assert encoder.resolve_precision("auto", "cpu") == "bf16"
 
+
+
+def test_auto_and_the_device_it_resolves_to_share_one_model():
+    """The passage splitter asks for "auto", the encoder for the resolved device: one load, not two (~3 s)."""
+    from app.encoder import load_encoder, resolve_device
+
+    assert load_encoder("auto") is load_encoder(resolve_device("auto"))

@@ -254,3 +254,16 @@ def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch)
                            backend="chatnoir", candidates=300, rerank_depth=200)
     first_stage(settings, read_topics(DEMO_INPUT), _Timer())
     assert asked == {"depth": 300, "text_depth": 200}
+
+
+def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
+    """A title may hold 5,000 characters; the warning quotes its start."""
+    from types import SimpleNamespace
+
+    from app.pipeline import with_objects
+    from app.records import Topic
+
+    topic = Topic("1", "tea " * 1250)
+    assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: ([], None))) is topic
+    assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
+    assert max(len(line) for line in caplog.text.splitlines()) < 200

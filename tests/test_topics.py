@@ -48,6 +48,19 @@ def test_a_topic_number_of_two_words_is_an_error(tmp_path: Path, topic):
         read_topics(tmp_path)
 
 
+def test_a_qid_of_two_words_is_named_as_such(tmp_path: Path):
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1 2", "query": "Q?"}\n')
+    with pytest.raises(ToucheError, match=r"queries.jsonl:1: qid '1 2' is not one word"):
+        read_topics(tmp_path)
+
+
+def test_a_topics_file_nested_too_deep_gives_no_parser_advice(tmp_path: Path):
+    (tmp_path / "topics.xml").write_text("<topics>" + "<x>" * 300 + "</x>" * 300 + "</topics>")
+    with pytest.raises(ToucheError, match="malformed XML: Excessive depth") as error:
+        read_topics(tmp_path)
+    assert "XML_PARSE_HUGE" not in str(error.value)
+
+
 @pytest.mark.parametrize("title", ["&#8203;", " \u200b\ufeff ", "<i>\u2060</i>"])
 def test_a_title_of_nothing_visible_is_no_title(tmp_path: Path, title):
     """U+200B and its kin are no question: such a topic would run on an empty query."""
