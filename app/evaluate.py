@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import gzip
+import logging
 import math
 import statistics
 import zlib
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import ir_measures
 from sklearn.metrics import f1_score
 
-from .errors import ToucheError
+from .errors import ToucheError, counted
+from .files import os_reason
 from .runfile import locate_run, open_run
+
+log = logging.getLogger(__name__)
 
 MEASURES = {
     "nDCG@5 judged-only": ir_measures.nDCG(judged_only=True) @ 5,
@@ -34,18 +41,46 @@ class Evaluation:
     per_topic: dict[str, dict[str, float]]
 
 
+def open_qrels(path: Path) -> TextIO:
+    """A qrels file's text, read through gzip where its name ends in .gz; a BOM is skipped (it would make the
+    first topic "\ufeff1", unjudged)."""
+    return gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz" else open(path, encoding="utf-8-sig")
+
+
+def _unreadable(path: Path, kind: str, error: Exception) -> ToucheError:
+    """A qrels file that cannot be opened (missing, unreadable) or read as `kind`, in one line."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return ToucheError(f"{path}: {os_reason(error)}")
+    return ToucheError(f"{path}: not a {kind} file ({error or 'the gzip file ends too soon'})")
+
+
+def judged_once(path: Path, judgements: Iterable[tuple[tuple[str, str], object]]) -> dict[tuple[str, str], object]:
+    """Each (topic, document)'s last judgement, as trec_eval keeps it; a warning names documents judged otherwise
+    before (the score depends on which judgement counts)."""
+    last, conflicts = {}, set()
+    for key, value in judgements:
+        if last.get(key, value) != value:
+            conflicts.add(key)
+        last[key] = value
+    if conflicts:
+        qid, doc_id = min(conflicts)
+        log.warning("%s: %s judged twice, differently (e.g. %s for topic %s); the last judgement counts, as in "
+                    "trec_eval", path, counted(len(conflicts), "document"), doc_id, qid)
+    return last
+
+
 def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
     try:
-        with open(path, encoding="utf-8-sig") as lines:  # a BOM would make the first topic "\ufeff1", unjudged
-            qrels = [qrel._replace(relevance=max(int(qrel.relevance), 0))
-                     for qrel in ir_measures.read_trec_qrels(lines)]
-    except (OSError, ValueError, IndexError) as error:
-        raise ToucheError(f"{path}: not a TREC qrels file ({error})") from None
-    for qrel in qrels:
-        if qrel.relevance > MAX_GRADE:
-            raise ToucheError(f"{path}: grade {qrel.relevance} of topic {qrel.query_id} is beyond {MAX_GRADE}")
-    return qrels
+        with open_qrels(path) as lines:
+            grades = judged_once(path, (((qrel.query_id, qrel.doc_id), max(int(qrel.relevance), 0))
+                                        for qrel in ir_measures.read_trec_qrels(lines)))
+    except (OSError, ValueError, IndexError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
+        raise _unreadable(path, "TREC qrels", error) from None
+    for (qid, _), grade in grades.items():
+        if grade > MAX_GRADE:
+            raise ToucheError(f"{path}: grade {grade} of topic {qid} is beyond {MAX_GRADE}")
+    return [ir_measures.Qrel(qid, doc_id, grade) for (qid, doc_id), grade in grades.items()]
 
 
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
@@ -69,16 +104,12 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
 
 
 def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
-    labels = {}
     try:
-        with path.open(encoding="utf-8-sig") as lines:
-            for line in lines:
-                if line.strip():
-                    qid, _, doc_id, label = line.split()
-                    labels[(qid, doc_id)] = label
-    except (OSError, ValueError) as error:
-        raise ToucheError(f"{path}: not a stance qrels file ({error})") from None
-    return labels
+        with open_qrels(path) as lines:
+            return judged_once(path, (((qid, doc_id), label) for qid, _, doc_id, label
+                                      in (line.split() for line in lines if line.strip())))
+    except (OSError, ValueError, EOFError, zlib.error) as error:
+        raise _unreadable(path, "stance qrels", error) from None
 
 
 def evaluate_run(run: Path, qrels: Path, quality_qrels: Path | None = None,

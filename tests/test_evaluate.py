@@ -95,3 +95,26 @@ def test_a_gzipped_run_in_an_output_directory_is_read(tmp_path):
     (tmp_path / "out" / "run.txt.gz").write_bytes(gzip.compress(("\n".join(RUN) + "\n").encode()))
     plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
     assert evaluate_run(tmp_path / "out", tmp_path / "q").mean == plain.mean
+
+
+def test_gzipped_qrels_are_read_and_a_missing_one_is_named(tmp_path):
+    import gzip
+
+    plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
+                         stance_qrels=write(tmp_path, "s", STANCE))
+    for name in ("q", "s"):
+        (tmp_path / f"{name}.gz").write_bytes(gzip.compress((tmp_path / name).read_bytes()))
+    assert evaluate_run(tmp_path / "run.txt", tmp_path / "q.gz", stance_qrels=tmp_path / "s.gz").mean == plain.mean
+    with pytest.raises(ToucheError, match=r"absent.qrels: no such file or directory$"):
+        evaluate_run(tmp_path / "run.txt", tmp_path / "absent.qrels")
+
+
+def test_a_document_judged_twice_differently_keeps_its_last_grade_and_is_said(tmp_path, caplog):
+    """The score depends on which judgement counts: trec_eval keeps the last, and so does evaluate, saying so."""
+    last = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 0", *QRELS[1:]]))
+    twice = evaluate_run(tmp_path / "run.txt", write(tmp_path, "q2", [QRELS[0], "1 0 a 0", *QRELS[1:]]))
+    assert twice.mean == last.mean
+    assert "q2: 1 document judged twice, differently (e.g. a for topic 1); the last judgement counts" in caplog.text
+    caplog.clear()
+    evaluate_run(tmp_path / "run.txt", write(tmp_path, "q3", QRELS + QRELS[:1]))  # the same grade again: silent
+    assert "judged twice" not in caplog.text
