@@ -101,15 +101,15 @@ def read_questions(path: Path) -> list[str]:
         raw = path.read_bytes()
     except OSError as e:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
-    if raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
+    if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
         from app.topics import element_text, xml_root
 
         titles = [title for title in map(element_text, xml_root(path, raw).iter("title")) if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles
-    try:
-        text = raw.decode("utf-8-sig")
+    try:  # UTF-8, or UTF-16 where a BOM says so (a Windows editor's "Unicode")
+        text = raw.decode("utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
     except UnicodeDecodeError as e:
         raise ToucheError(f"{path} is not UTF-8 text") from e
     return [line.strip() for line in text.splitlines() if visible(line)]
