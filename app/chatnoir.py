@@ -19,6 +19,7 @@ import math
 import os
 import random
 import re
+import socket
 import threading
 import time
 from collections import Counter
@@ -34,11 +35,13 @@ from chatnoir_api.model import Index, SearchMethod, decode_uuid, index_id, index
 from chatnoir_api.v1.model import Request
 from requests.adapters import HTTPAdapter
 from tqdm import tqdm
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, MaxRetryError, NewConnectionError,
                                 ProtocolError, ReadTimeoutError)
 from urllib3.util.retry import Retry
 
-from app.errors import ToucheError
+from app.errors import ToucheError, counted
 from app.files import atomic_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
@@ -55,12 +58,13 @@ MAX_RETRY_AFTER_S = 60.0
 # a gzip bomb (10 MB that decode to 10 GB) or an endless answer from a misbehaving service must not fill the memory.
 MAX_BODY_BYTES = 64 << 20
 MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf overflows the clock: an internal error)
+MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a down service take about 20 minutes
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
 # failing in a row say the service is down, and the run stops instead of spending every topic's retries.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
 # Failures that no other topic's search would escape: the key, the address, the service itself.
-_SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable"])
+_SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected"])
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
@@ -107,7 +111,8 @@ class ChatNoirSettings:
             parts = urlsplit(base_url)
         except ValueError:  # "http://[bad/": an unclosed IPv6 address
             parts = None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _port_fits(parts) \
+                or any(char.isspace() for char in base_url):
             raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {base_url!r}")
         return cls(
             api_key=api_key,
@@ -116,8 +121,8 @@ class ChatNoirSettings:
             search_method=_search_method(search_method or "default"),
             cache_dir=cache_dir,
             page_text=_page_text(page_text),
-            timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float, MAX_TIMEOUT_S),
-            retries=_env_number("CHATNOIR_RETRIES", cls.retries, int),
+            timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float, MAX_TIMEOUT_S, positive=True),
+            retries=_env_number("CHATNOIR_RETRIES", cls.retries, int, MAX_RETRIES),
         )
 
 
@@ -166,8 +171,16 @@ def _page_text(name: str) -> str:
     return name
 
 
-def _env_number(name: str, default, kind, most: float | None = None):
-    """A number from the environment: `kind` (int or float), not negative; with `most`, above 0 and at most that."""
+def _port_fits(parts) -> bool:
+    """Whether a URL's port, if any, is a port (urlsplit reads ":99999" and fails only when asked)."""
+    try:
+        return parts.port is None or parts.port > 0
+    except ValueError:
+        return False
+
+
+def _env_number(name: str, default, kind, most: float, positive: bool = False):
+    """A number from the environment: `kind` (int or float), not negative (`positive`: above 0), at most `most`."""
     value = os.environ.get(name)
     if value is None or value == "":
         return default
@@ -177,8 +190,8 @@ def _env_number(name: str, default, kind, most: float | None = None):
         raise ToucheError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}") from None
     if not math.isfinite(number) or number < 0:
         raise ToucheError(f"{name} must be a finite number, not negative, got {value!r}")
-    if most is not None and not 0 < number <= most:
-        raise ToucheError(f"{name} must be above 0 and at most {most:g}, got {value!r}")
+    if number > most or (positive and number == 0):
+        raise ToucheError(f"{name} must be {'above' if positive else 'at least'} 0 and at most {most:g}, got {value!r}")
     return number
 
 
@@ -303,13 +316,69 @@ class _Retry(Retry):
         time.sleep(delay)
 
 
+class _HeadersByDeadline:
+    """A connection whose answer's status line and headers must arrive within its (read) timeout in all: urllib3
+    bounds each read alone, so a server sending a byte a second would hold the run for ever. At the deadline a
+    watchdog shuts the socket down, and the wait ends as a read time-out (retried as one)."""
+
+    def getresponse(self):
+        seconds, sock, fired = self.timeout, self.sock, threading.Event()
+        if not isinstance(seconds, (int, float)) or sock is None:  # no time-out asked for
+            return super().getresponse()
+
+        def cut() -> None:
+            fired.set()
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # closed meanwhile
+                pass
+
+        watchdog = threading.Timer(seconds, cut)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            return super().getresponse()
+        except Exception:
+            if fired.is_set():
+                raise TimeoutError(f"no status and headers within {seconds:g} s") from None
+            raise
+        finally:
+            watchdog.cancel()
+
+
+class _HTTPConnection(_HeadersByDeadline, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_HeadersByDeadline, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class _Adapter(HTTPAdapter):
+    """requests' adapter over connections that wait for an answer's headers by a deadline (`_HeadersByDeadline`)."""
+
+    def init_poolmanager(self, *args, **kwargs) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
 class ChatNoirClient:
     """The two HTTP calls this project needs (`_search`, `cache`) with one retry policy, urllib3's `Retry`.
 
     Retried: 429, 5xx (504 = server time-out), client time-outs and broken connections, searches (POST) too. The
     wait is the server's Retry-After (at most MAX_RETRY_AFTER_S), else urllib3's backoff: none before the first
-    retry, then `backoff_s` x 2, 4, 8, ... plus up to `backoff_s` of jitter. Not retried: 401 (bad key), 403 (IP
-    blocked), other 4xx, and a connection that breaks while the body is read (urllib3 retries up to the headers).
+    retry, then `backoff_s` x 2, 4, 8, ... plus up to `backoff_s` of jitter. urllib3 retries up to the headers,
+    `_send` an answer whose body breaks off or trickles in. Not retried: 401 (bad key), 403 (IP blocked), other
+    4xx. Not followed: redirects (the key would go wherever they point). The status line and headers must arrive
+    within the time-out (`_HeadersByDeadline`), and so must the body after them (`_read_body`).
     """
 
     def __init__(self, settings: ChatNoirSettings, stats: ChatNoirStats):
@@ -370,12 +439,11 @@ class ChatNoirClient:
                 "apikey": self.settings.api_key,
             },
         )
+        response.encoding = _page_encoding(response)
         not_text = _not_text(response)
         if not_text:
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with {not_text}, not a text page", NOT_TEXT)
         content_type = response.headers.get("Content-Type", "").lower()
-        if "charset" not in content_type:
-            response.encoding = "utf-8"  # requests would assume ISO-8859-1 for text/* without a charset
         # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed. A
         # longer page first loses what holds no text (scripts, inline images), so a megabyte of it cannot push the
         # text past the bound.
@@ -390,7 +458,8 @@ class ChatNoirClient:
         """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first
         retry, then `backoff_s` x 2, 4, ... plus jitter), counted and logged as _Retry does."""
         settings = self.settings
-        delay = 0.0 if retry == 1 else settings.backoff_s * 2 ** (retry - 1) + random.uniform(0, settings.backoff_s)
+        delay = 0.0 if retry == 1 else min(settings.backoff_s * 2 ** (retry - 1), Retry.DEFAULT_BACKOFF_MAX) \
+            + random.uniform(0, settings.backoff_s)
         logger.log(logging.WARNING if what == "search" else logging.DEBUG,
                    "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, settings.retries, delay)
         self.stats.add("retries")
@@ -407,7 +476,7 @@ class ChatNoirClient:
                 problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
                            if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
                 if attempt == settings.retries:
-                    attempts = f" after {attempt + 1} attempts" if attempt else ""
+                    attempts = f" after {counted(attempt + 1, 'attempt')}" if attempt else ""
                     raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}",
                                                "cut answer") from None
                 self._pause(what, problem, attempt + 1)
@@ -416,9 +485,17 @@ class ChatNoirClient:
             raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
         if status == 403:
             raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
+        if response.is_redirect:
+            target = urlsplit(urljoin(url, response.headers["Location"]))  # without its query: it may hold the key
+            raise ChatNoirRequestError(
+                f"ChatNoir's address redirects (HTTP {status}) to {target.scheme}://{target.netloc}{target.path}: "
+                f"set CHATNOIR_BASE_URL to the address it names (redirects are not followed, for the key's sake)",
+                "redirected",
+            )
         if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
             raise ChatNoirRequestError(
-                f"ChatNoir {what} request failed after {settings.retries + 1} attempts: HTTP {status}", f"HTTP {status}"
+                f"ChatNoir {what} request failed after {counted(settings.retries + 1, 'attempt')}: HTTP {status}",
+                f"HTTP {status}"
             )
         if not response.ok:
             raise ChatNoirRequestError(
@@ -432,12 +509,14 @@ class ChatNoirClient:
         settings = self.settings
         self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
         try:
-            return self._session(what).request(method, url, timeout=settings.timeout_s, stream=True, **kwargs)
+            # No redirect is followed: the key would go wherever it points, and a 301 turns a search into a GET.
+            return self._session(what).request(method, url, timeout=settings.timeout_s, stream=True,
+                                               allow_redirects=False, **kwargs)
         except requests.RequestException as error:
             cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
             retried = isinstance(cause, MaxRetryError)
             problem, reason = _failure(cause.reason if retried else cause, settings)
-            attempts = f" after {settings.retries + 1} attempts" if retried else ""
+            attempts = f" after {counted(settings.retries + 1, 'attempt')}" if retried else ""
             # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
             raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
 
@@ -447,7 +526,7 @@ class ChatNoirClient:
         session = getattr(self._local, what, None)
         if session is None:
             session = requests.Session()
-            adapter = HTTPAdapter(max_retries=_Retry.policy(what, self.settings, self.stats))
+            adapter = _Adapter(max_retries=_Retry.policy(what, self.settings, self.stats))
             session.mount("http://", adapter)
             session.mount("https://", adapter)
             setattr(self._local, what, session)
@@ -476,16 +555,31 @@ _MAX_BINARY_SHARE = 0.3
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f]")
 
 
+# Byte order marks, which decide a page's encoding before any header does (as browsers sniff it).
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def _page_encoding(response: requests.Response) -> str:
+    """How a page's bytes decode: by its byte order mark, else the header's charset, else UTF-8 (requests would
+    assume ISO-8859-1 for text/* without a charset)."""
+    for bom, encoding in _BOMS:
+        if response.content.startswith(bom):
+            return encoding
+    if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
+        return response.encoding
+    return "utf-8"
+
+
 def _not_text(response: requests.Response) -> str | None:
     """What a cache answer is when it is not a text page: its binary content type ("application/pdf"), or
-    "undecodable bytes" when most of its first bytes are not text; None for a text page."""
+    "undecodable bytes" when most of its first bytes are not text in its encoding (`_page_encoding`); None for a
+    text page."""
     content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if content_type.startswith(_BINARY_TYPES) and content_type not in _TEXT_APPLICATIONS \
             and not content_type.endswith("+xml"):
         return content_type
-    declared = response.encoding if "charset" in response.headers.get("Content-Type", "").lower() else None
     try:
-        sample = response.content[:_SAMPLE_BYTES].decode(declared or "utf-8", errors="replace")
+        sample = response.content[:_SAMPLE_BYTES].decode(response.encoding or "utf-8", errors="replace")
     except LookupError:  # a charset Python does not know
         sample = response.content[:_SAMPLE_BYTES].decode("utf-8", errors="replace")
     if sample and len(_BINARY_CHARACTERS.findall(sample)) > _MAX_BINARY_SHARE * len(sample):

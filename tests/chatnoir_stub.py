@@ -9,7 +9,10 @@ requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no an
 application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
 json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
-body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long).
+body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
+"trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "redirect" (307 to the same path on
+"localhost", another host name, with the query), "utf16" (the page as UTF-16 with a byte order mark, as text/html
+without a charset).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -29,14 +32,24 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb")
+          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "redirect", "utf16")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
-PAGE_FAULTS = ("pdf", "binary", "gzip-bomb")
+PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
 MAX_HITS = 10_000
 _WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^>]+>")
 _INVISIBLE = re.compile(r"<(script|style|head)\b.*?</\1>", re.S | re.I)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gives up (a time-out test) breaks the pipe; that is no error of the stub's to print."""
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 @dataclass(frozen=True)
@@ -86,7 +99,7 @@ class ChatNoirStub:
         self._lock = threading.Lock()
         self._failing_queries: dict[str, str] = {}
         self.stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = _QuietServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
@@ -243,6 +256,8 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 return self._json(401, {"error": "API key invalid or missing"})
             if not has_page:
                 return self._send(404, b"Document not found", "text/plain")
+            if self._pending_result_fault == "utf16":
+                return self._send(200, document.html.encode("utf-16"), "text/html")
             self._send(200, document.html.encode("utf-8"), "text/html; charset=utf-8")
 
         _pending_result_fault: str | None = None
@@ -254,6 +269,7 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
 
         def _fault(self, endpoint: str, has_page: bool = True) -> bool:
             """Serve the next queued fault; True when it answered the request."""
+            self._pending_result_fault = None  # a kept-alive connection's handler serves many requests
             return self._serve(stub.next_fault(endpoint, has_page))
 
         def _serve(self, fault: str | None) -> bool:
@@ -269,6 +285,16 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
             elif fault == "trickle":  # every read gets a byte within any time-out; the whole answer never comes
                 self._send(200, b'{"meta": {}, "results": []}', "application/json", pause=stub.hang_s / 20)
+            elif fault == "trickle-status":  # each read gets a byte in time; the headers never come
+                for byte in b"HTTP/1.1 200 OK\r\n":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    if stub.stopping.wait(stub.hang_s / 20):
+                        break
+                self.close_connection = True
+            elif fault == "redirect":
+                location = f"http://localhost:{self.server.server_address[1]}{self.path}"
+                self._send(307, b"", "text/plain", {"Location": location})
             elif fault == "cut":
                 self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
                 self.close_connection = True

@@ -167,7 +167,9 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     ("CHATNOIR_TIMEOUT_S", "inf", "a finite number"), ("CHATNOIR_TIMEOUT_S", "1e999", "a finite number"),
     ("CHATNOIR_TIMEOUT_S", "-1", "not negative"), ("CHATNOIR_RETRIES", "1.5", "must be an integer"),
     ("CHATNOIR_BASE_URL", "http://[bad/", "must be an http(s) URL"), ("CHATNOIR_BASE_URL", "ftp://x/", "http(s)"),
-    ("CHATNOIR_BASE_URL", "http://", "http(s) URL"),
+    ("CHATNOIR_BASE_URL", "http://", "http(s) URL"), ("CHATNOIR_BASE_URL", "http://127.0.0.1:99999/", "http(s) URL"),
+    ("CHATNOIR_BASE_URL", "http://exa mple.com/", "http(s) URL"),
+    ("CHATNOIR_RETRIES", "1000000", "at least 0 and at most 10"),  # a down service would hold the run for ever
 ])
 def test_settings_from_the_environment_are_checked_before_any_request(tmp_path, monkeypatch, variable, value, says):
     monkeypatch.setenv("CHATNOIR_API_KEY", KEY)
@@ -378,6 +380,36 @@ def test_an_answer_that_trickles_in_fails_by_the_time_out_not_per_read(stub, set
     with pytest.raises(ToucheError, match=r"did not arrive within 0\.3 s"):
         ChatNoirBackend(replace(settings, retries=0)).retrieve(TOPICS[:1], depth=5)
     assert time.monotonic() - started < 2.0
+
+
+def test_headers_that_trickle_in_fail_by_the_time_out_not_per_read(stub, settings):
+    """The status line one byte per 0.2 s: each read in time, the headers never within the 0.3 s time-out."""
+    stub.hang_s = 4.0
+    stub.fail_query(TOPICS[0].title, "trickle-status")
+    started = time.monotonic()
+    with pytest.raises(ToucheError, match=r"search request failed after 1 attempt: no answer within 0\.3 s"):
+        ChatNoirBackend(replace(settings, retries=0)).retrieve(TOPICS[:1], depth=5)
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_redirect_is_not_followed_and_says_where_it_points(stub, settings):
+    """Followed, it would send the key to whatever host it names (and a 301 turns the search into a GET)."""
+    stub.fail("search", "redirect")
+    with pytest.raises(ToucheError, match=r"topic 1: ChatNoir's address redirects \(HTTP 307\) to "
+                                          rf"http://localhost:{stub.base_url.rsplit(':', 1)[1].rstrip('/')}/api/v1/_search: set "
+                                          r"CHATNOIR_BASE_URL") as error:
+        ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    assert stub.count("search") == 1
+    assert_key_absent(str(error.value))
+
+
+def test_a_page_with_a_byte_order_mark_is_read_by_it(stub, settings):
+    """A UTF-16 page served as text/html without a charset was 'not text': its BOM says how to read it."""
+    plain = {c.doc.doc_id: c.doc.text for c in ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]}
+    stub.fail("cache", "utf16", times=10)
+    backend = ChatNoirBackend(replace(settings, cache_dir=settings.cache_dir.with_name("cache-utf16")))
+    assert {c.doc.doc_id: c.doc.text for c in backend.retrieve(TOPICS[:1], depth=5)["1"]} == plain
+    assert not backend.stats.fallbacks
 
 
 def test_an_answer_that_breaks_off_is_asked_again(stub, settings, caplog):
