@@ -46,9 +46,12 @@ ClassifierMethod = Literal["model", "rules"]
 
 def given_path(value: str | Path) -> Path:
     """A path from the command line; an empty one is a usage error. `-o "$outputDir"` with the variable unset
-    passes '', which a Path would take for the current directory and the run would write there."""
+    passes '', which a Path would take for the current directory and the run would write there; TIRA's unquoted
+    `-i $inputDataset -o $outputDir` with the first unset passes "-o" as the input."""
     if not str(value).strip():
         raise typer.BadParameter("an empty path (an unset variable in quotes?)")
+    if str(value).startswith("-"):
+        raise typer.BadParameter(f"{str(value)!r} is an option, not a path (an unset variable before it?)")
     return Path(value)
 
 

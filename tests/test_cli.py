@@ -236,6 +236,8 @@ def test_counts_are_printed_as_counts(tmp_path):
                                         (["validate"], "Missing argument 'path'"),
                                         (["run", "-i", "", "-o", "out"], "Invalid value for '-i' / '--input'"),
                                         (["run", "-o", " "], "Invalid value for '-o' / '--output': an empty path"),
+                                        # TIRA's unquoted `-i $inputDataset -o $outputDir`, the first unset
+                                        (["run", "-i", "-o", "/out"], "'-o' is an option, not a path"),
                                         (["evaluate", "run.txt", "--qrels", ""], "Invalid value for '--qrels'"),
                                         (["report", "a", "", "--qrels", "q"], "Invalid value for 'RUN...'"),
                                         # a value outside an option's choices, as an unknown option

@@ -87,7 +87,8 @@ def test_read_questions_reads_a_topics_xml_with_a_bom_and_markup_in_a_title(tmp_
 def test_read_questions_reads_utf16_as_touche_run_does(tmp_path):
     """A Windows editor's "Unicode": UTF-16 with a BOM, a topics.xml that `touche run` reads, or plain lines."""
     (tmp_path / "topics.xml").write_text("<?xml version='1.0' encoding='UTF-16'?><topics><topic><number>1</number>"
-                                         "<title>Is tea better than coffee?</title></topic></topics>", encoding="utf-16")
+                                         "<title>Is tea better than coffee?</title></topic></topics>",
+                                         encoding="utf-16")
     (tmp_path / "questions.txt").write_text("Is tea good?\nIs coffee good?\n", encoding="utf-16")
     assert read_questions(tmp_path / "topics.xml") == ["Is tea better than coffee?"]
     assert read_questions(tmp_path / "questions.txt") == ["Is tea good?", "Is coffee good?"]
