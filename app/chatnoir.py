@@ -38,7 +38,7 @@ from tqdm import tqdm
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, MaxRetryError, NewConnectionError,
-                                ProtocolError, ReadTimeoutError)
+                                ProtocolError, ProxyError, ReadTimeoutError)
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
@@ -323,13 +323,13 @@ class _HeadersByDeadline:
 
     def getresponse(self):
         seconds, sock, fired = self.timeout, self.sock, threading.Event()
-        if not isinstance(seconds, (int, float)) or sock is None:  # no time-out asked for
+        if not isinstance(seconds, (int, float)) or not isinstance(sock, socket.socket):  # no time-out asked for
             return super().getresponse()
 
         def cut() -> None:
             fired.set()
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
+            try:  # the plain socket's shutdown: a TLS socket's own would also drop its state under the reader
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
             except OSError:  # closed meanwhile
                 pass
 
@@ -337,13 +337,17 @@ class _HeadersByDeadline:
         watchdog.daemon = True
         watchdog.start()
         try:
-            return super().getresponse()
+            response = super().getresponse()
         except Exception:
             if fired.is_set():
                 raise TimeoutError(f"no status and headers within {seconds:g} s") from None
             raise
         finally:
             watchdog.cancel()
+        if fired.is_set():  # the cut can end the headers quietly: what arrived is no answer
+            response.close()
+            raise TimeoutError(f"no status and headers within {seconds:g} s")
+        return response
 
 
 class _HTTPConnection(_HeadersByDeadline, HTTPConnection):
@@ -362,12 +366,22 @@ class _HTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
 
 
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
 class _Adapter(HTTPAdapter):
-    """requests' adapter over connections that wait for an answer's headers by a deadline (`_HeadersByDeadline`)."""
+    """requests' adapter over connections that wait for an answer's headers by a deadline (`_HeadersByDeadline`),
+    directly or through an HTTP(S) proxy (a SOCKS proxy keeps its own connections, and urllib3's per-read bound)."""
 
     def init_poolmanager(self, *args, **kwargs) -> None:
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if not proxy.lower().startswith("socks"):
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
 
 
 class ChatNoirClient:
@@ -486,12 +500,10 @@ class ChatNoirClient:
         if status == 403:
             raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
         if response.is_redirect:
-            target = urlsplit(urljoin(url, response.headers["Location"]))  # without its query: it may hold the key
-            raise ChatNoirRequestError(
-                f"ChatNoir's address redirects (HTTP {status}) to {target.scheme}://{target.netloc}{target.path}: "
-                f"set CHATNOIR_BASE_URL to the address it names (redirects are not followed, for the key's sake)",
-                "redirected",
-            )
+            raise ChatNoirRequestError(_redirected(url, response, settings.base_url), "redirected")
+        if status == 407:
+            raise ChatNoirRequestError("the HTTP proxy asks for credentials (HTTP 407): check HTTPS_PROXY / "
+                                       "HTTP_PROXY", "unreachable")
         if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed after {counted(settings.retries + 1, 'attempt')}: HTTP {status}",
@@ -534,6 +546,19 @@ class ChatNoirClient:
 
     def _excerpt(self, text: str) -> str:
         return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
+
+
+def _redirected(url: str, response: requests.Response, base_url: str) -> str:
+    """A redirect in words: where it points (without its query, which may hold the key) and, where it keeps the
+    request's path below the base URL, the base URL to set instead."""
+    target = urlsplit(urljoin(url, response.headers["Location"]))
+    shown = f"{target.scheme}://{target.netloc}{target.path}"
+    below = url[len(base_url):]  # "api/v1/_search", "cache"
+    advice = ""
+    if shown.endswith(below) and shown[:len(shown) - len(below)] != base_url:
+        advice = f": set CHATNOIR_BASE_URL to {shown[:len(shown) - len(below)]}"
+    return (f"ChatNoir's address redirects (HTTP {response.status_code}) to {shown}{advice} (redirects are not "
+            "followed, for the key's sake)")
 
 
 def _json_answer(response: requests.Response) -> object | None:
@@ -610,6 +635,8 @@ def _read_body(response: requests.Response, deadline: float) -> None:
 
 def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str]:
     """An attempt that got no answer: what went wrong, in words and as a short label."""
+    if isinstance(error, ProxyError):  # the proxy's failure, whatever its cause: not ChatNoir's address
+        return "cannot reach ChatNoir through the HTTP proxy (HTTPS_PROXY / HTTP_PROXY)", "unreachable"
     if isinstance(error, (ReadTimeoutError, ConnectTimeoutError, TimeoutError)) and not isinstance(
         error, NewConnectionError  # urllib3 files a refused connection under connect time-outs
     ):

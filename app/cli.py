@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -50,7 +51,7 @@ def given_path(value: str | Path) -> Path:
     `-i $inputDataset -o $outputDir` with the first unset passes "-o" as the input."""
     if not str(value).strip():
         raise typer.BadParameter("an empty path (an unset variable in quotes?)")
-    if str(value).startswith("-"):
+    if re.fullmatch(r"--?[A-Za-z][\w-]*", str(value)) and not Path(value).exists():
         raise typer.BadParameter(f"{str(value)!r} is an option, not a path (an unset variable before it?)")
     return Path(value)
 

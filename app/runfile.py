@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .errors import ToucheError
+from .errors import ToucheError, counted
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, RunRow, record_id
 
@@ -243,18 +243,18 @@ def foreseen_problems(topics: int, per_topic: int) -> dict[str, str]:
     `topics` topics with at most `per_topic` documents each, known before any work."""
     problems = {}
     if topics * per_topic < MIN_LINES:
-        problems["lines"] = (f"{topics} topics of at most {per_topic} documents give at most {topics * per_topic} "
-                             f"lines; at least {MIN_LINES} are required")
+        problems["lines"] = (f"{counted(topics, 'topic')} of at most {counted(per_topic, 'document')} each: at most "
+                             f"{counted(topics * per_topic, 'line')}; at least {MIN_LINES} are required")
     if topics < MIN_TOPICS:
-        problems["topics"] = f"the input has {topics} topics; at least {MIN_TOPICS} are required"
+        problems["topics"] = f"the input has {counted(topics, 'topic')}; at least {MIN_TOPICS} are required"
     return problems
 
 
 def _check_run(result, by_topic, tags, stances, task) -> None:
     if result.lines < MIN_LINES:
-        result.short["lines"] = f"the run has {result.lines} lines; at least {MIN_LINES} are required"
+        result.short["lines"] = f"the run has {counted(result.lines, 'line')}; at least {MIN_LINES} are required"
     if len(by_topic) < MIN_TOPICS:
-        result.short["topics"] = f"the run has {len(by_topic)} topics; at least {MIN_TOPICS} are required"
+        result.short["topics"] = f"the run has {counted(len(by_topic), 'topic')}; at least {MIN_TOPICS} are required"
     for problem in result.short.values():
         result.errors.append(problem)
     if len(tags) > 1:

@@ -10,7 +10,8 @@ application/pdf), "binary" (the same bytes as text/html), "missing-fields" (resu
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
 json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
-"trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "redirect" (307 to the same path on
+"trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
+status line at once, then the headers so), "redirect" (307 to the same path on
 "localhost", another host name, with the query), "utf16" (the page as UTF-16 with a byte order mark, as text/html
 without a charset).
 
@@ -32,7 +33,8 @@ from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "redirect", "utf16")
+          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
+          "utf16")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -285,8 +287,10 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"meta": {"query_time": 1}, "results": [{"uuid": "abc", "sco', "application/json")
             elif fault == "trickle":  # every read gets a byte within any time-out; the whole answer never comes
                 self._send(200, b'{"meta": {}, "results": []}', "application/json", pause=stub.hang_s / 20)
-            elif fault == "trickle-status":  # each read gets a byte in time; the headers never come
-                for byte in b"HTTP/1.1 200 OK\r\n":
+            elif fault in ("trickle-status", "trickle-headers"):  # each read gets a byte in time; the headers never
+                status = b"HTTP/1.1 200 OK\r\n"           # come
+                self.wfile.write(status if fault == "trickle-headers" else b"")
+                for byte in (b"" if fault == "trickle-headers" else status) + b"Content-Type: application/json\r\n":
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     if stub.stopping.wait(stub.hang_s / 20):

@@ -382,10 +382,12 @@ def test_an_answer_that_trickles_in_fails_by_the_time_out_not_per_read(stub, set
     assert time.monotonic() - started < 2.0
 
 
-def test_headers_that_trickle_in_fail_by_the_time_out_not_per_read(stub, settings):
-    """The status line one byte per 0.2 s: each read in time, the headers never within the 0.3 s time-out."""
+@pytest.mark.parametrize("fault", ["trickle-status", "trickle-headers"])
+def test_headers_that_trickle_in_fail_by_the_time_out_not_per_read(stub, settings, fault):
+    """A byte every 0.2 s: each read in time, the headers never within the 0.3 s time-out. Cut off amid the
+    headers, http.client may end them quietly: that is no answer either."""
     stub.hang_s = 4.0
-    stub.fail_query(TOPICS[0].title, "trickle-status")
+    stub.fail_query(TOPICS[0].title, fault)
     started = time.monotonic()
     with pytest.raises(ToucheError, match=r"search request failed after 1 attempt: no answer within 0\.3 s"):
         ChatNoirBackend(replace(settings, retries=0)).retrieve(TOPICS[:1], depth=5)
@@ -397,10 +399,27 @@ def test_a_redirect_is_not_followed_and_says_where_it_points(stub, settings):
     stub.fail("search", "redirect")
     port = stub.base_url.rstrip("/").rsplit(":", 1)[1]
     with pytest.raises(ToucheError, match=r"topic 1: ChatNoir's address redirects \(HTTP 307\) to "
-                                          rf"http://localhost:{port}/api/v1/_search: set CHATNOIR_BASE_URL") as error:
+                                          rf"http://localhost:{port}/api/v1/_search: set CHATNOIR_BASE_URL to "
+                                          rf"http://localhost:{port}/ \(redirects are not followed") as error:
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     assert stub.count("search") == 1
     assert_key_absent(str(error.value))
+
+
+def test_the_header_deadline_holds_through_an_http_proxy_too():
+    from app.chatnoir import _POOLS, _Adapter
+
+    assert _Adapter().proxy_manager_for("http://127.0.0.1:9").pool_classes_by_scheme == _POOLS
+    assert _Adapter().poolmanager.pool_classes_by_scheme == _POOLS
+
+
+def test_a_proxy_that_fails_is_named_not_chatnoir(monkeypatch):
+    from urllib3.exceptions import ProxyError
+
+    from app.chatnoir import _failure
+
+    problem, reason = _failure(ProxyError("Unable to connect to proxy", OSError("refused")), ChatNoirSettings(KEY))
+    assert "through the HTTP proxy" in problem and reason == "unreachable"
 
 
 def test_a_page_with_a_byte_order_mark_is_read_by_it(stub, settings):

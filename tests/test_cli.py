@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 import app.cli as cli
@@ -310,3 +311,13 @@ def test_every_command_gives_the_traceback_its_internal_errors_point_to(monkeypa
                                      "traceback)")
     result = CliRunner().invoke(app, [*command, "--debug"])
     assert isinstance(result.exception, RuntimeError)
+
+
+def test_a_path_that_starts_with_a_dash_is_a_path_when_it_exists(tmp_path, monkeypatch):
+    from app.cli import given_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-data").mkdir()
+    assert given_path("-data") == Path("-data")
+    with pytest.raises(typer.BadParameter, match="'-o' is an option, not a path"):
+        given_path("-o")

@@ -111,8 +111,8 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
     assert done.returncode == 0, done.stderr
     # Said before the work, from the topics and --candidates, and not again after it.
     assert [line[line.find("TIRA"):] for line in done.stderr.splitlines() if "TIRA will reject" in line] == [
-        "TIRA will reject this run: 1 topics of at most 2 documents give at most 2 lines; at least 5 are required",
-        "TIRA will reject this run: the input has 1 topics; at least 3 are required"], done.stderr
+        "TIRA will reject this run: 1 topic of at most 2 documents each: at most 2 lines; at least 5 are required",
+        "TIRA will reject this run: the input has 1 topic; at least 3 are required"], done.stderr
     assert not tira_accepts(output)
     # What only the run file shows (a corpus of one passage for 3 topics) is said after the work.
     (inputs / "topics.xml").write_text("<topics>" + "".join(

@@ -200,7 +200,7 @@ def test_validate_never_passes_what_tira_rejects(tmp_path, lines):
 
 def test_foreseen_problems_are_tiras_size_checks_before_the_work():
     assert runfile.foreseen_problems(3, 2) == {}
-    assert runfile.foreseen_problems(3, 1) == {"lines": "3 topics of at most 1 documents give at most 3 lines; at "
+    assert runfile.foreseen_problems(3, 1) == {"lines": "3 topics of at most 1 document each: at most 3 lines; at "
                                                         "least 5 are required"}
     assert runfile.foreseen_problems(2, 1000) == {"topics": "the input has 2 topics; at least 3 are required"}
 
