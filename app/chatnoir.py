@@ -42,7 +42,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
-from app.files import atomic_file, os_reason
+from app.files import atomic_file, decoded, not_a_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
@@ -127,16 +127,20 @@ class ChatNoirSettings:
 
 
 def has_credentials(input_dir: Path) -> bool:
-    """Whether the input dir carries a ChatNoir credentials file (TIRA mounts one for web-corpus tasks)."""
-    return (Path(input_dir) / CREDENTIALS_FILE).is_file()
+    """Whether the input dir carries a ChatNoir credentials file (TIRA mounts one for web-corpus tasks); anything
+    of that name counts, so that reading it says what is wrong with it."""
+    path = Path(input_dir) / CREDENTIALS_FILE
+    return path.exists() or path.is_symlink()
 
 
 def _read_credentials(input_dir: Path) -> dict:
     path = Path(input_dir) / CREDENTIALS_FILE
     if not path.is_file():
+        if problem := not_a_file(path):  # there, but no file: say so rather than "no API key"
+            raise ToucheError(f"{path}: {problem}")
         return {}
     try:
-        credentials = json.loads(path.read_text(encoding="utf-8-sig"))  # a BOM, as an editor may write
+        credentials = json.loads(decoded(path.read_bytes()))
     except RecursionError:
         raise ToucheError(f"{path} is not a credentials file (JSON nested too deep)") from None
     except ValueError as error:  # not JSON, not UTF-8, an integer past Python's 4,300 digits

@@ -41,6 +41,12 @@ def describe_os_error(error: OSError) -> str:
     return f"{where}{os_reason(error)}"
 
 
+def decoded(data: bytes) -> str:
+    """A small text file's bytes as text: UTF-16 where a byte order mark says so (a Windows editor's "Unicode"),
+    else UTF-8, a BOM skipped; a UnicodeDecodeError otherwise."""
+    return data.decode("utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
+
+
 def not_a_file(path: Path) -> str | None:
     """What an input path that should be a file is instead, in words; None for a file or for nothing there."""
     if path.is_symlink() and not path.exists():

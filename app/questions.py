@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from app.errors import ToucheError
+from app.files import decoded
 from app.records import visible
 
 log = logging.getLogger(__name__)
@@ -108,8 +109,8 @@ def read_questions(path: Path) -> list[str]:
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles
-    try:  # UTF-8, or UTF-16 where a BOM says so (a Windows editor's "Unicode")
-        text = raw.decode("utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
+    try:
+        text = decoded(raw)
     except UnicodeDecodeError as e:
         raise ToucheError(f"{path} is not UTF-8 text") from e
     return [line.strip() for line in text.splitlines() if visible(line)]

@@ -178,6 +178,15 @@ def test_settings_from_the_environment_are_checked_before_any_request(tmp_path, 
         ChatNoirSettings.resolve(tmp_path)
 
 
+def test_credentials_in_utf16_are_read_and_a_credentials_directory_is_named(tmp_path):
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}), encoding="utf-16")
+    assert ChatNoirSettings.resolve(tmp_path).api_key == KEY
+    (tmp_path / CREDENTIALS_FILE).unlink()
+    (tmp_path / CREDENTIALS_FILE).mkdir()
+    with pytest.raises(ToucheError, match=f"{CREDENTIALS_FILE}: a directory, not a file"):
+        ChatNoirSettings.resolve(tmp_path)
+
+
 def test_credentials_values_must_be_strings_and_may_follow_a_bom(tmp_path, monkeypatch):
     monkeypatch.setenv("CHATNOIR_BASE_URL", " http://127.0.0.1:9/ ")  # pasted with spaces
     (tmp_path / CREDENTIALS_FILE).write_bytes(b"\xef\xbb\xbf" + json.dumps({"apikey": KEY}).encode())
