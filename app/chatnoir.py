@@ -58,6 +58,7 @@ MAX_RETRY_AFTER_S = 60.0
 # a gzip bomb (10 MB that decode to 10 GB) or an endless answer from a misbehaving service must not fill the memory.
 MAX_BODY_BYTES = 64 << 20
 MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf overflows the clock: an internal error)
+MAX_REDIRECTS = 5  # followed where the key may go (`_redirect_target`)
 MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a down service take about 20 minutes
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
@@ -185,8 +186,8 @@ def _port_fits(parts) -> bool:
 
 def _env_number(name: str, default, kind, most: float, positive: bool = False):
     """A number from the environment: `kind` (int or float), not negative (`positive`: above 0), at most `most`."""
-    value = os.environ.get(name)
-    if value is None or value == "":
+    value = os.environ.get(name, "").strip()
+    if not value:  # unset or blank
         return default
     try:
         number = kind(value)
@@ -326,12 +327,16 @@ class _HeadersByDeadline:
     watchdog shuts the socket down, and the wait ends as a read time-out (retried as one)."""
 
     def getresponse(self):
-        seconds, sock, fired = self.timeout, self.sock, threading.Event()
+        seconds, sock = self.timeout, self.sock
         if not isinstance(seconds, (int, float)) or not isinstance(sock, socket.socket):  # no time-out asked for
             return super().getresponse()
+        lock, fired, done = threading.Lock(), threading.Event(), threading.Event()
 
         def cut() -> None:
-            fired.set()
+            with lock:  # never once the headers are in: the body is read from the same socket
+                if done.is_set():
+                    return
+                fired.set()
             try:  # the plain socket's shutdown: a TLS socket's own would also drop its state under the reader
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
             except OSError:  # closed meanwhile
@@ -347,8 +352,10 @@ class _HeadersByDeadline:
                 raise TimeoutError(f"no status and headers within {seconds:g} s") from None
             raise
         finally:
+            with lock:
+                done.set()
             watchdog.cancel()
-        if fired.is_set():  # the cut can end the headers quietly: what arrived is no answer
+        if fired.is_set():  # cut amid the headers (which it can end quietly) or just after: no answer to read
             response.close()
             raise TimeoutError(f"no status and headers within {seconds:g} s")
         return response
@@ -394,9 +401,10 @@ class ChatNoirClient:
     Retried: 429, 5xx (504 = server time-out), client time-outs and broken connections, searches (POST) too. The
     wait is the server's Retry-After (at most MAX_RETRY_AFTER_S), else urllib3's backoff: none before the first
     retry, then `backoff_s` x 2, 4, 8, ... plus up to `backoff_s` of jitter. urllib3 retries up to the headers,
-    `_send` an answer whose body breaks off or trickles in. Not retried: 401 (bad key), 403 (IP blocked), other
-    4xx. Not followed: redirects (the key would go wherever they point). The status line and headers must arrive
-    within the time-out (`_HeadersByDeadline`), and so must the body after them (`_read_body`).
+    `_answer` an answer whose body breaks off or trickles in. Not retried: 401 (bad key), 403 (IP blocked), other
+    4xx. Redirects are followed to the same host or one below it only (`_redirect_target`): the key goes along.
+    The status line and headers must arrive within the time-out (`_HeadersByDeadline`), and so must the body after
+    them (`_read_body`).
     """
 
     def __init__(self, settings: ChatNoirSettings, stats: ChatNoirStats):
@@ -433,7 +441,7 @@ class ChatNoirClient:
         if payload is None:
             raise ChatNoirRequestError(
                 f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes) "
-                f"{self.settings.retries + 1} times",
+                f"{counted(self.settings.retries + 1, 'time')}",
                 "malformed JSON",
             )
         results = payload.get("results") if isinstance(payload, dict) else None
@@ -484,27 +492,23 @@ class ChatNoirClient:
         time.sleep(delay)
 
     def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+        """The answer to a request, its body read; a redirect is followed only where `_redirect_target` trusts it
+        (method and body kept), anything but a 2xx is a ChatNoirRequestError."""
         settings = self.settings
-        for attempt in range(settings.retries + 1):
-            response = self._request(what, method, url, **kwargs)
-            try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
-                _read_body(response, time.monotonic() + settings.timeout_s)
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._answer(what, method, url, **kwargs)
+            if not response.is_redirect:
                 break
-            except (_BodyTimeout, HTTPError) as error:
-                problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
-                           if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
-                if attempt == settings.retries:
-                    attempts = f" after {counted(attempt + 1, 'attempt')}" if attempt else ""
-                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}",
-                                               "cut answer") from None
-                self._pause(what, problem, attempt + 1)
+            url = _redirect_target(url, response, settings)
+            if urlsplit(url).query:  # the address names the whole request
+                kwargs.pop("params", None)
+        else:
+            raise ChatNoirRequestError(f"ChatNoir's address redirects more than {MAX_REDIRECTS} times", "redirected")
         status = response.status_code
         if status == 401:
             raise ChatNoirRequestError("ChatNoir rejected the API key (HTTP 401): check the apikey", "HTTP 401")
         if status == 403:
             raise ChatNoirRequestError("ChatNoir blocked this IP address (HTTP 403)", "HTTP 403")
-        if response.is_redirect:
-            raise ChatNoirRequestError(_redirected(url, response, settings.base_url), "redirected")
         if status == 407:
             raise ChatNoirRequestError("the HTTP proxy asks for credentials (HTTP 407): check HTTPS_PROXY / "
                                        "HTTP_PROXY", "unreachable")
@@ -520,12 +524,31 @@ class ChatNoirClient:
             )
         return response
 
+    def _answer(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+        """One request's answer with its body read, retried while the body breaks off or trickles in."""
+        settings = self.settings
+        for attempt in range(settings.retries + 1):
+            response = self._request(what, method, url, **kwargs)
+            try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
+                _read_body(response, time.monotonic() + settings.timeout_s)
+                break
+            except (_BodyTimeout, HTTPError) as error:
+                problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
+                           if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
+                if attempt == settings.retries:
+                    attempts = f" after {counted(attempt + 1, 'attempt')}" if attempt else ""
+                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}",
+                                               "cut answer") from None
+                self._pause(what, problem, attempt + 1)
+        return response
+
     def _request(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         """The answer's status and headers (urllib3 retrying by `_Retry`); its body is still to be read."""
         settings = self.settings
         self.stats.add(f"{what}_requests")  # each retry counts its own request (_Retry.sleep)
         try:
-            # No redirect is followed: the key would go wherever it points, and a 301 turns a search into a GET.
+            # Redirects are `_send`'s to follow or refuse: requests' would take the key anywhere and turn a POST
+            # answered by a 301 into a GET.
             return self._session(what).request(method, url, timeout=settings.timeout_s, stream=True,
                                                allow_redirects=False, **kwargs)
         except requests.RequestException as error:
@@ -535,6 +558,8 @@ class ChatNoirClient:
             attempts = f" after {counted(settings.retries + 1, 'attempt')}" if retried else ""
             # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
             raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
+        except ValueError:  # requests reads a redirect's address even when not following it: "http://[bad/"
+            raise ChatNoirRequestError("ChatNoir's address redirects to an unreadable address", "redirected") from None
 
     def _session(self, what: str) -> requests.Session:
         """One session per thread and request kind: connection reuse without sharing a Session across threads, and
@@ -552,17 +577,30 @@ class ChatNoirClient:
         return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
 
 
-def _redirected(url: str, response: requests.Response, base_url: str) -> str:
-    """A redirect in words: where it points (without its query, which may hold the key) and, where it keeps the
-    request's path below the base URL, the base URL to set instead."""
-    target = urlsplit(urljoin(url, response.headers["Location"]))
-    shown = f"{target.scheme}://{target.netloc}{target.path}"
-    below = url[len(base_url):]  # "api/v1/_search", "cache"
+def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSettings) -> str:
+    """Where a redirect leads, when the key may follow it: the same host or one below it (chatnoir.eu to
+    webcontent.chatnoir.eu), never from https to http. Else a ChatNoirRequestError saying where it points (without
+    its query or credentials, which may hold the key) and, where it keeps the request's path below the base URL, the
+    base URL to set instead."""
+    status = response.status_code
+    try:
+        target = urljoin(url, response.headers["Location"])
+        parts, origin = urlsplit(target), urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:  # "http://[bad/"
+        raise ChatNoirRequestError(f"ChatNoir's address redirects (HTTP {status}) to an unreadable address",
+                                   "redirected") from None
+    if host and origin.hostname and (host == origin.hostname or host.endswith("." + origin.hostname)) \
+            and parts.scheme in ("http", "https") and not (origin.scheme == "https" and parts.scheme == "http"):
+        return target
+    shown = f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
+    shown = shown.replace(settings.api_key, "***")
+    below = url[len(settings.base_url):]  # "api/v1/_search", "cache"
     advice = ""
-    if shown.endswith(below) and shown[:len(shown) - len(below)] != base_url:
+    if shown.endswith(below) and shown[:len(shown) - len(below)] != settings.base_url:
         advice = f": set CHATNOIR_BASE_URL to {shown[:len(shown) - len(below)]}"
-    return (f"ChatNoir's address redirects (HTTP {response.status_code}) to {shown}{advice} (redirects are not "
-            "followed, for the key's sake)")
+    raise ChatNoirRequestError(f"ChatNoir's address redirects (HTTP {status}) to {shown}{advice} (a redirect to "
+                               "another host is not followed, for the key's sake)", "redirected")
 
 
 def _json_answer(response: requests.Response) -> object | None:
@@ -727,6 +765,7 @@ class ChatNoirBackend:
         self._failures_in_a_row = 0
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
+        self._redirect_said = threading.Event()  # a redirected page is said once, in words
 
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
         """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
@@ -876,6 +915,9 @@ class ChatNoirBackend:
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
             self._failed(error.reason not in ("HTTP 404", NOT_TEXT))  # a page's own defect says nothing of the service
+            if error.reason == "redirected" and not self._redirect_said.is_set():  # the summary counts them only
+                self._redirect_said.set()
+                logger.warning("ChatNoir's cache: %s; pages keep title + snippet", error)
             return None
         self._failed(False)
         if not text:

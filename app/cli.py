@@ -52,7 +52,8 @@ def given_path(value: str | Path) -> Path:
     if not str(value).strip():
         raise typer.BadParameter("an empty path (an unset variable in quotes?)")
     if re.fullmatch(r"--?[A-Za-z][\w-]*", str(value)) and not Path(value).exists():
-        raise typer.BadParameter(f"{str(value)!r} is an option, not a path (an unset variable before it?)")
+        raise typer.BadParameter(f"{str(value)!r} is an option, not a path (an unset variable before it? a file "
+                                 f"of that name: ./{value})")
     return Path(value)
 
 
@@ -90,17 +91,16 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
     the bundled demo input (into /out when mounted, else out/demo)."""
     input_dir = resolve_dir(input_flag, INPUT_VARIABLES)
     output_dir = resolve_dir(output_flag, OUTPUT_VARIABLES)
-    if input_dir is None:  # a TIRA job with its input variable lost must not hand TIRA the demo's run
-        empty = [name for name in INPUT_VARIABLES if name in os.environ]  # set, but empty: else it resolved
+    if input_dir is None and MOUNTED_INPUT.is_dir():
+        input_dir, output_dir = MOUNTED_INPUT, output_dir or MOUNTED_OUTPUT
+    if input_dir is None:  # the demo, unless a TIRA job lost its input variable: TIRA must not get the demo's run
+        empty = [name for name in INPUT_VARIABLES if name in os.environ]  # set, but blank: else it resolved
         if empty:
             raise ToucheError(f"${empty[0]} is set but empty: set it to the input directory, or pass -i/--input")
         variable = next((name for name in OUTPUT_VARIABLES if os.environ.get(name, "").strip()), None)
         if output_flag is None and variable is not None:
             raise ToucheError(f"${variable} names the output but no input is given: set $inputDataset or pass "
                               "-i/--input (the demo runs without either, into -o or out/demo)")
-    if input_dir is None and MOUNTED_INPUT.is_dir():
-        input_dir, output_dir = MOUNTED_INPUT, output_dir or MOUNTED_OUTPUT
-    if input_dir is None:
         input_dir = demo
         output_dir = output_dir or (MOUNTED_OUTPUT if MOUNTED_OUTPUT.is_dir() else Path("out/demo"))
         log.warning("no input given (no -i, no $inputDataset, nothing mounted at %s): running the bundled demo "

@@ -144,9 +144,10 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
     if choice is not None:
-        if not (choice.exists() or choice.is_absolute() or (input_dir / choice).exists()):
+        if not (choice.exists() or choice.is_symlink() or choice.is_absolute() or (input_dir / choice).exists()):
             raise ToucheError(f"--corpus {choice}: no such file, here or in {input_dir}")
-        source = corpus_file(choice if choice.exists() or choice.is_absolute() else input_dir / choice)
+        here = choice.exists() or choice.is_symlink() or choice.is_absolute()
+        source = corpus_file(choice if here else input_dir / choice)
         _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
         return source
     if not found:
@@ -346,8 +347,8 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
             if line.count(b"[") + line.count(b"{") > MAX_LINE_CONTAINERS:
                 yield number, None
                 continue
-            try:
-                record = json.loads(line)
+            try:  # strict=False: a raw control character in a string (a tab in a text) costs no record
+                record = json.loads(line, strict=False)
             except (ValueError, RecursionError):  # not JSON, an integer past Python's 4,300 digits, nested too deep
                 record = None
             yield number, record

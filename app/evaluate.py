@@ -73,14 +73,14 @@ def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
     try:
         with open_qrels(path) as lines:
-            grades = judged_once(path, (((qrel.query_id, qrel.doc_id), max(int(qrel.relevance), 0))
-                                        for qrel in ir_measures.read_trec_qrels(lines)))
+            judgements = [((qrel.query_id, qrel.doc_id), max(int(qrel.relevance), 0))
+                          for qrel in ir_measures.read_trec_qrels(lines)]
     except (OSError, ValueError, IndexError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise _unreadable(path, "TREC qrels", error) from None
-    for (qid, _), grade in grades.items():
+    for (qid, _), grade in judgements:
         if grade > MAX_GRADE:
             raise ToucheError(f"{path}: grade {grade} of topic {qid} is beyond {MAX_GRADE}")
-    return [ir_measures.Qrel(qid, doc_id, grade) for (qid, doc_id), grade in grades.items()]
+    return [ir_measures.Qrel(qid, doc_id, grade) for (qid, doc_id), grade in judged_once(path, judgements).items()]
 
 
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:

@@ -12,7 +12,7 @@ json writes it), "trickle" (status and headers at once, then the body one byte p
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
 "trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
 status line at once, then the headers so), "redirect" (307 to the same path on
-"localhost", another host name, with the query), "utf16" (the page as UTF-16 with a byte order mark, as text/html
+"localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad"), "utf16" (the page as UTF-16 with a byte order mark, as text/html
 without a charset).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
@@ -34,7 +34,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "utf16")
+          "redirect-same", "redirect-bad", "utf16")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -296,9 +296,11 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                     if stub.stopping.wait(stub.hang_s / 20):
                         break
                 self.close_connection = True
-            elif fault == "redirect":
-                location = f"http://localhost:{self.server.server_address[1]}{self.path}"
-                self._send(307, b"", "text/plain", {"Location": location})
+            elif fault in ("redirect", "redirect-same", "redirect-bad"):
+                port = self.server.server_address[1]
+                host = {"redirect": f"http://localhost:{port}", "redirect-same": f"http://127.0.0.1:{port}",
+                        "redirect-bad": "http://[bad"}[fault]
+                self._send(307, b"", "text/plain", {"Location": f"{host}{self.path}"})
             elif fault == "cut":
                 self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
                 self.close_connection = True

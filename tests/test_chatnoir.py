@@ -403,16 +403,33 @@ def test_headers_that_trickle_in_fail_by_the_time_out_not_per_read(stub, setting
     assert time.monotonic() - started < 2.0
 
 
-def test_a_redirect_is_not_followed_and_says_where_it_points(stub, settings):
+def test_a_redirect_to_another_host_is_not_followed_and_says_where_it_points(stub, settings):
     """Followed, it would send the key to whatever host it names (and a 301 turns the search into a GET)."""
     stub.fail("search", "redirect")
     port = stub.base_url.rstrip("/").rsplit(":", 1)[1]
     with pytest.raises(ToucheError, match=r"topic 1: ChatNoir's address redirects \(HTTP 307\) to "
                                           rf"http://localhost:{port}/api/v1/_search: set CHATNOIR_BASE_URL to "
-                                          rf"http://localhost:{port}/ \(redirects are not followed") as error:
+                                          rf"http://localhost:{port}/ \(a redirect to another host is not") as error:
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     assert stub.count("search") == 1
     assert_key_absent(str(error.value))
+    stub.fail("search", "redirect-bad")
+    with pytest.raises(ToucheError, match=r"ChatNoir's address redirects to an unreadable address"):
+        ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+
+
+def test_a_redirect_on_the_same_host_is_followed_with_the_search_body(stub, settings):
+    stub.fail("search", "redirect-same")
+    assert len(ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]) == 3
+    assert stub.count("search") == 2
+
+
+def test_pages_redirected_elsewhere_keep_their_snippets_and_are_said_once(stub, settings, caplog):
+    stub.fail("cache", "redirect", times=100)
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
+    assert all(c.doc.text for c in candidates) and backend.stats.fallbacks["redirected"] == stub.count("cache")
+    assert caplog.text.count("ChatNoir's cache: ChatNoir's address redirects (HTTP 307) to http://localhost:") == 1
 
 
 def test_the_header_deadline_holds_through_an_http_proxy_too():

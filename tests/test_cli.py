@@ -175,11 +175,12 @@ def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):
 def test_a_tira_job_without_its_input_is_an_error_not_the_demo(tmp_path, monkeypatch, variables, error):
     """The demo's valid run handed to TIRA as the run on its data would be the worst outcome of a lost variable."""
     monkeypatch.setattr(cli, "MOUNTED_INPUT", tmp_path / "in")
-    (tmp_path / "in").mkdir()  # even with /in mounted
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     with pytest.raises(ToucheError, match=re.escape(error)):
         resolve_io(None, None, tmp_path / "demo")
+    (tmp_path / "in").mkdir()  # a mounted /in is an input, as before
+    assert resolve_io(None, None, tmp_path / "demo")[0] == tmp_path / "in"
 
 
 def test_the_demo_says_where_its_run_goes(tmp_path, monkeypatch, caplog):

@@ -456,8 +456,13 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")
 
 
-
 def test_a_corpus_file_that_is_no_file_is_named_not_missed(tmp_path):
     (tmp_path / "passages.jsonl.gz").symlink_to(tmp_path / "moved.jsonl.gz")
     with pytest.raises(ToucheError, match="passages.jsonl.gz: a link to .*moved.jsonl.gz, which leads nowhere"):
         choose_source(tmp_path, "auto", None, chatnoir=False)
+
+
+def test_a_raw_control_character_in_a_json_line_costs_no_record(tmp_path):
+    """JSON forbids a raw tab in a string, yet an exporter writes one: it costs no record (args.me: a space)."""
+    (tmp_path / "passages.jsonl").write_bytes(b'{"id": "a", "contents": "tab\there"}\n{"id": "b", "contents": "ok"}\n')
+    assert [(d.doc_id, d.text) for d in read_documents(detect_corpus(tmp_path))] == [("a", "tab\there"), ("b", "ok")]

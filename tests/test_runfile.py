@@ -66,10 +66,11 @@ def test_a_pipe_is_read_as_a_run_file(tmp_path):
     import threading
 
     os.mkfifo(tmp_path / "pipe")
-    writer = threading.Thread(target=(tmp_path / "pipe").write_text, args=("".join(f"{l}\n" for l in GOOD),))
+    writer = threading.Thread(target=(tmp_path / "pipe").write_text, args=("".join(f"{l}\n" for l in GOOD),),
+                              daemon=True)  # it waits for a reader for ever where none opens the pipe
     writer.start()
     result = validate_run(tmp_path / "pipe")
-    writer.join()
+    writer.join(timeout=5)
     assert result.ok and result.lines == len(GOOD), result.errors
     assert validate_run(tmp_path / "absent").errors == [f"{tmp_path / 'absent'}: no such file or directory"]
 
