@@ -407,6 +407,8 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
                         last = document.doc_id
                         yield document
         except ijson.JSONError as error:
+            if last is None and path.stat().st_size == 0:
+                raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
             raise ToucheError(f"{path}: {_json_problem(error, last)}") from None
 
 

@@ -125,6 +125,12 @@ def test_broken_argsme_json_is_an_error(tmp_path):
         list(read_documents(detect_corpus(tmp_path)))
 
 
+def test_an_empty_argsme_file_is_named_empty_not_truncated(tmp_path):
+    (tmp_path / "args-me.json").write_text("")
+    with pytest.raises(ToucheError, match="args-me.json: an empty file, not args.me JSON"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
 def test_a_raw_control_character_in_an_argsme_string_costs_nothing(tmp_path):
     """JSON forbids them raw in a string; a careless exporter writes them, and one must not cost the corpus."""
     (tmp_path / "args-me.json").write_bytes(b'{"arguments": [{"id": "a", "conclusion": "c", "premises": '
