@@ -42,7 +42,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
-from app.files import atomic_file, decoded, not_a_file, os_reason
+from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
 from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
 
@@ -622,16 +622,11 @@ _MAX_BINARY_SHARE = 0.3
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f]")
 
 
-# Byte order marks, which decide a page's encoding before any header does (as browsers sniff it).
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
-
-
 def _page_encoding(response: requests.Response) -> str:
-    """How a page's bytes decode: by its byte order mark, else the header's charset, else UTF-8 (requests would
-    assume ISO-8859-1 for text/* without a charset)."""
-    for bom, encoding in _BOMS:
-        if response.content.startswith(bom):
-            return encoding
+    """How a page's bytes decode: by its byte order mark (before any header, as browsers sniff it), else the
+    header's charset, else UTF-8 (requests would assume ISO-8859-1 for text/* without a charset)."""
+    if encoding := bom_encoding(response.content):
+        return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
         return response.encoding
     return "utf-8"

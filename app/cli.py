@@ -57,23 +57,23 @@ def given_path(value: str | Path) -> Path:
     return Path(value)
 
 
+def first_set(variables: tuple[str, ...]) -> Optional[str]:
+    """The first of the environment variables that is set and not blank (a blank one counts as unset)."""
+    return next((name for name in variables if os.environ.get(name, "").strip()), None)
+
+
 def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "") -> Optional[Path]:
     """The flag if given, else the first of the environment variables that is set and not blank (/ child)."""
     if flag is not None:
         return flag
-    for name in variables:
-        if os.environ.get(name, "").strip():
-            return Path(os.environ[name]) / child
-    return None
+    name = first_set(variables)
+    return Path(os.environ[name]) / child if name is not None else None
 
 
 def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) -> str:
     """The option to name in an error about a directory: the flag, and the variable it came from if not given."""
-    if flag_value is None:
-        for name in variables:
-            if os.environ.get(name, "").strip():
-                return f"{flag} (it came from ${name})"
-    return flag
+    name = first_set(variables) if flag_value is None else None
+    return f"{flag} (it came from ${name})" if name is not None else flag
 
 
 def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
@@ -97,7 +97,7 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
         empty = [name for name in INPUT_VARIABLES if name in os.environ]  # set, but blank: else it resolved
         if empty:
             raise ToucheError(f"${empty[0]} is set but empty: set it to the input directory, or pass -i/--input")
-        variable = next((name for name in OUTPUT_VARIABLES if os.environ.get(name, "").strip()), None)
+        variable = first_set(OUTPUT_VARIABLES)
         if output_flag is None and variable is not None:
             raise ToucheError(f"${variable} names the output but no input is given: set $inputDataset or pass "
                               "-i/--input (the demo runs without either, into -o or out/demo)")

@@ -144,9 +144,9 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
     if choice is not None:
-        if not (choice.exists() or choice.is_symlink() or choice.is_absolute() or (input_dir / choice).exists()):
+        here = choice.exists() or choice.is_symlink() or choice.is_absolute()  # else relative to the input
+        if not (here or (input_dir / choice).exists()):
             raise ToucheError(f"--corpus {choice}: no such file, here or in {input_dir}")
-        here = choice.exists() or choice.is_symlink() or choice.is_absolute()
         source = corpus_file(choice if here else input_dir / choice)
         _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
         return source

@@ -41,10 +41,17 @@ def describe_os_error(error: OSError) -> str:
     return f"{where}{os_reason(error)}"
 
 
+def bom_encoding(data: bytes) -> str | None:
+    """The encoding a byte order mark at the start of `data` names (it decodes the mark away), else None."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else None
+
+
 def decoded(data: bytes) -> str:
     """A small text file's bytes as text: UTF-16 where a byte order mark says so (a Windows editor's "Unicode"),
     else UTF-8, a BOM skipped; a UnicodeDecodeError otherwise."""
-    return data.decode("utf-16" if data.startswith((b"\xff\xfe", b"\xfe\xff")) else "utf-8-sig")
+    return data.decode(bom_encoding(data) or "utf-8")
 
 
 def not_a_file(path: Path) -> str | None:
