@@ -295,37 +295,40 @@ def _reranked_texts(run_path: Path, input_dir: Path, depth: int) -> list[str]:
 
 
 def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), lengths: tuple[int, ...] = (256, 128),
-                  device: str = "auto") -> list[dict]:
-    """Judged-only relevance and quality nDCG@5 on the 25 dev topics per re-rank depth and max_seq_length."""
-    import statistics
+                  device: str = "auto", topic_numbers: set[str] | None = None) -> list[dict]:
+    """Judged-only relevance and quality nDCG@5 on the dev topics (or `topic_numbers` of them) per re-rank depth
+    and max_seq_length: each topic ranked as a run ranks it, scored as `touche evaluate` scores it."""
+    import ir_measures
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import RunSettings, _Timer, first_stage, score_candidates
-    from .topics import read_topics
-    from .training.fusion import per_topic_ndcg
+    from .pipeline import RunSettings, _Timer, first_stage, rank, score_candidates
+    from .runfile import ranked_rows
+    from .training.common import TASK, read_dev_topics
 
-    task = data / "touche-2022-task2"
-    dev = set(task.joinpath("dev-topics.txt").read_text().replace(",", " ").split())
-    qrels = {name: read_qrels(task / f"touche-task2-2022-{name}-dev.qrels") for name in ("relevance", "quality")}
+    measure = ir_measures.nDCG(judged_only=True) @ 5
+    topics = [topic for topic in read_dev_topics(data) if topic_numbers is None or topic.number in topic_numbers]
+    numbers = {topic.number for topic in topics}
+    qrels = {name: [qrel for qrel in read_qrels(data / TASK / f"touche-task2-2022-{name}-dev.qrels")
+                    if qrel.query_id in numbers] for name in ("relevance", "quality")}
     rows = []
     for length in lengths:
-        settings = RunSettings(input_dir=task / "tira-input", output_dir=Path("/nonexistent"), device=device,
+        settings = RunSettings(input_dir=data / TASK / "tira-input", output_dir=Path("/nonexistent"), device=device,
                                progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
                                cache_dir=BENCH / "work" / "cache")
-        topics = [topic for topic in read_topics(settings.input_dir) if topic.number in dev]
         candidates, _, cache = first_stage(settings, topics, _Timer())
-        ids = {qid: [candidate.doc.doc_id for candidate in found] for qid, found in candidates.items()}
         full = {qid: topic.features for qid, topic in score_candidates(topics, candidates, settings, cache)[2].items()}
         for depth in depths:
-            features = {qid: {name: np.concatenate([values[:depth], np.full(max(len(values) - depth, 0),
-                                                                             values[:depth].min())])
-                              if name != "lexical" else values for name, values in topic.items()}
-                        for qid, topic in full.items()}
+            run = []
+            for qid, features in full.items():  # the head of each feature as a run of this depth reads it
+                cut = {name: values if name == "lexical" else fusion.padded(values[:depth], len(values))
+                       for name, values in features.items()}
+                lines = ranked_rows(qid, *rank(candidates[qid], fusion.fuse(cut), settings.depth), None, "bench",
+                                    settings.depth)  # scores as the run file prints them: ties broken by rank
+                run += [ir_measures.ScoredDoc(line.qid, line.doc_id, line.score) for line in lines]
             row = {"max_seq_length": length, "rerank_depth": depth}
             for name, judged in qrels.items():
-                row[f"{name} nDCG@5 judged-only"] = round(statistics.fmean(
-                    per_topic_ndcg(ids, features, fusion.WEIGHTS, judged).values()), 4)
+                row[f"{name} nDCG@5 judged-only"] = round(ir_measures.calc_aggregate([measure], judged, run)[measure], 4)
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows

@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 DEMO_INPUT = Path(__file__).parent / "demo"
 # Which of a topic's encoded relevance queries is the title: the dense feature's query.
 TITLE = QUERY_NAMES.index("title")
+
+
 @dataclass
 class RunReport:
     """What a run did: where the run is, how big it is (`topics`: those it holds, `passages`: the distinct passages

@@ -147,3 +147,35 @@ def test_args_me_input_states_each_arguments_stance_toward_a_key_point_of_its_mo
 
     assert [topic.title for topic in read_topics(target)] == [motion]
     assert bench.parse_size(bench.ARGS_ME) is None
+
+
+def test_effectiveness_scores_each_rerank_depth_as_touche_evaluate_scores_such_a_run(data, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.cli import app
+    from app.evaluate import evaluate_run
+    from app.settings import MAX_SEQ_LENGTH
+
+    task = data / "touche-2022-task2"
+    (task / "tira-input" / "topics.xml").write_text(
+        "<topics>" + "".join(f"<topic><number>{n}</number><title>{title}</title><objects>{objects}</objects></topic>"
+                             for n, title, objects in (("1", "Python or Java for beginners?", "Python, Java"),
+                                                       ("2", "Are cats or dogs better pets?", "cats, dogs"),
+                                                       ("3", "Cats or dogs?", "cats, dogs"))) + "</topics>")
+    (task / "dev-topics.txt").write_text("1,2\n")
+    rng = np.random.default_rng(1)
+    for name in ("relevance", "quality"):
+        (task / f"touche-task2-2022-{name}-dev.qrels").write_text("".join(
+            f"{qid} 0 p{i} {rng.integers(0, 3)}\n" for qid in "12" for i in range(0, 60, 2)))
+    monkeypatch.setattr(bench, "BENCH", tmp_path / "bench")
+    rows = bench.effectiveness(data, depths=(4, 60), lengths=(MAX_SEQ_LENGTH,), device="cpu")
+    assert [row["rerank_depth"] for row in rows] == [4, 60]
+    for row in rows:
+        out = tmp_path / f"run-{row['rerank_depth']}"
+        result = CliRunner().invoke(app, ["run", "-i", str(task / "tira-input"), "-o", str(out), "--quiet",
+                                          "--rerank-depth", str(row["rerank_depth"]), "--no-stance",
+                                          "--device", "cpu"])
+        assert result.exit_code == 0, result.output
+        for name in ("relevance", "quality"):
+            mean = evaluate_run(out / "run.txt", task / f"touche-task2-2022-{name}-dev.qrels").mean
+            assert row[f"{name} nDCG@5 judged-only"] == round(mean["relevance nDCG@5 judged-only"], 4)

@@ -50,7 +50,6 @@ def test_precision_auto_is_bf16_only_on_cpus_with_native_bf16(monkeypatch):
     assert encoder.resolve_precision("auto", "cpu") == "bf16"
 
 
-
 def test_auto_and_the_device_it_resolves_to_share_one_model():
     """The passage splitter asks for "auto", the encoder for the resolved device: one load, not two (~3 s)."""
     from app.encoder import load_encoder, resolve_device
