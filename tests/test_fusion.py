@@ -106,14 +106,16 @@ def test_cross_validation_finds_the_informative_features(capsys):
     assert printed.count("after\tfold") == 5 and "after\tmean" in printed
 
 
-def test_per_topic_ndcg_matches_ir_measures_with_ties():
+def test_vectorised_judged_ndcg_matches_ir_measures_with_ties():
+    """The grid search's judged_ndcg equals per_topic_ndcg (ir_measures) once columns are in trec_eval's tie order."""
     rng = np.random.default_rng(5)
     qids = [str(1 + i % 3) for i in range(30)]
     doc_ids = [f"d{i:02d}" for i in range(30)]
     grades = rng.integers(0, 3, size=30).tolist()
-    scores = rng.integers(0, 4, size=30).astype(float)  # many ties: trec_eval breaks them by doc id
-    qrels = [ir_measures.Qrel(q, d, g) for q, d, g in zip(qids, doc_ids, grades)]
-    run = [ir_measures.ScoredDoc(q, d, s) for q, d, s in zip(qids, doc_ids, scores)]
-    expected = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.nDCG(judged_only=True) @ 5],
-                                                                    qrels, run)}
-    assert per_topic_ndcg(qids, doc_ids, grades, scores) == pytest.approx(expected)
+    scores = rng.integers(0, 4, size=30).astype(float)  # many ties: trec_eval breaks them by doc id, descending
+    expected = per_topic_ndcg(qids, doc_ids, grades, scores)
+    for qid in "123":
+        rows = sorted((i for i, q in enumerate(qids) if q == qid), key=lambda i: doc_ids[i], reverse=True)
+        gains = np.array([grades[i] for i in rows], dtype=float)
+        assert judged_ndcg(scores[None, rows], gains, ideal_dcg(gains))[0] == pytest.approx(expected[qid])
+    assert set(expected) == {"1", "2", "3"}

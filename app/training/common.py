@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 
 from app.corpus import detect_corpus, read_documents
@@ -128,14 +129,10 @@ def ideal_dcg(grades, k: int = 5) -> float:
 def per_topic_ndcg(qids: Sequence[str], doc_ids: Sequence[str], grades: Sequence[float], scores: np.ndarray,
                    k: int = 5) -> dict[str, float]:
     """Judged-only nDCG@k per topic of ranking its judged documents by `scores`, the ideal from those documents:
-    what ir_measures' nDCG(judged_only=True)@k gives, ties broken by doc id as trec_eval does."""
-    result = {}
-    for qid in sorted(set(qids)):
-        rows = sorted((i for i, q in enumerate(qids) if q == qid), key=lambda i: doc_ids[i], reverse=True)
-        gains = np.array([grades[i] for i in rows], dtype=np.float64)
-        result[qid] = float(judged_ndcg(np.asarray(scores, dtype=np.float64)[None, rows], gains,
-                                        ideal_dcg(gains, k), k)[0])
-    return result
+    ir_measures' nDCG(judged_only=True)@k, as `touche evaluate` scores a run (ties broken by doc id)."""
+    qrels = [ir_measures.Qrel(qid, doc_id, int(grade)) for qid, doc_id, grade in zip(qids, doc_ids, grades)]
+    run = [ir_measures.ScoredDoc(qid, doc_id, float(score)) for qid, doc_id, score in zip(qids, doc_ids, scores)]
+    return {result.query_id: result.value for result in (ir_measures.nDCG(judged_only=True) @ k).iter_calc(qrels, run)}
 
 
 def mean_ndcg(qids: Sequence[str], doc_ids: Sequence[str], grades: Sequence[float], scores: np.ndarray,
