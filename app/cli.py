@@ -249,6 +249,8 @@ def run(
                               f"{output_origin}")
         check_choice(backend, corpus)
         check_tag(tag)
+        if balance_stance and not stance:  # it would quietly reorder nothing
+            raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
         if device == "cuda":
             check_cuda()
         cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)

@@ -104,6 +104,7 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
 
 
 def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
+    """{(qid, doc_id): stance label} of a stance qrels file (`qid 0 doc_id LABEL`), a label judged twice its last."""
     try:
         with open_qrels(path) as lines:
             return judged_once(path, (((qid, doc_id), label) for qid, _, doc_id, label

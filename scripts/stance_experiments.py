@@ -220,7 +220,7 @@ from app.stance_cross import StanceCrossEncoder
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
 from app.stance_side import SideModel, within
 from app.training import common
-from app.training.stance import (COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
+from app.training.stance import (BASELINE_C, BASELINE_DEV_WEIGHT, COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS,
                                  SIDE_C, SIDE_EMPHASIS, SPLITS, ComparativeExample, ControversialExample,
                                  EmbeddingCache, _without_topics, comparative_matrix, cross_validate_dev, fit_head,
                                  load_argq, load_compsent, load_dev_passages, load_ibm_claims, load_ibm_targets,
@@ -285,9 +285,9 @@ def query_cosines(qa, dev, embed) -> dict:
                 held = [i for i, e in enumerate(dev) if e.group in fold]
                 train = qa + [e for e in dev if e.group not in fold]
                 train = train + [swap(e) for e in train]
-                weights = np.asarray([ISSUE_12_DEV_WEIGHT if e.group != "qa" else 1.0 for e in train])
+                weights = np.asarray([BASELINE_DEV_WEIGHT if e.group != "qa" else 1.0 for e in train])
                 head = fit_head(comparative_matrix(train, embed)[:, keep], [e.label for e in train],
-                                COMPARATIVE_LABELS, ISSUE_12_C, SEED, weights)
+                                COMPARATIVE_LABELS, BASELINE_C, SEED, weights)
                 gold += [dev[i].label for i in held]
                 predicted += decode(head, features[held])
             scores.append(label_scores(gold, predicted, LABELS)["macro_f1"])

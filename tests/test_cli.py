@@ -101,7 +101,8 @@ def test_missing_input_directory_and_bad_options(tmp_path):
 
 
 def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
-    """A bad tag, a CUDA device torch cannot see, a cache that is a file or lies in the output: one line, at once."""
+    """A bad tag, a CUDA device torch cannot see, a cache that is a file or lies in the output, balancing labels
+    left out: one line, at once."""
     import app.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
@@ -112,7 +113,8 @@ def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
     for flags, message in ((["--tag", "my tag"], "must be one word"),
                            (["--device", "cuda"], "sees no CUDA device"),
                            (["--cache-dir", str(tmp_path / "a-file")], "is a file"),
-                           (["--cache-dir", str(tmp_path / "out" / "cache")], "lies in the output")):
+                           (["--cache-dir", str(tmp_path / "out" / "cache")], "lies in the output"),
+                           (["--balance-stance", "--no-stance"], "which --no-stance leaves out")):
         result = runner.invoke(app, base + flags)
         assert result.exit_code == 1 and message in result.stderr, flags
         assert len(result.stderr.strip().splitlines()) == 1

@@ -72,8 +72,8 @@ FOLDS = 5
 SPLITS = 5
 # Issue 12 chose C and the dev passages' weight by leave-topics-out CV on the fold split of seed 13 (C in 0.001-0.01,
 # dev weight 1 or 3); its head, without side features, is still the baseline of the cross-encoder experiments.
-ISSUE_12_C = 0.001
-ISSUE_12_DEV_WEIGHT = 3.0
+BASELINE_C = 0.001
+BASELINE_DEV_WEIGHT = 3.0
 # With the side features (issue 20), re-chosen by the mean over the SPLITS fold splits (so that mean is optimistic
 # too): C, the dev passages' weight, and SIDE_EMPHASIS, by which the side model's columns are scaled up after
 # standardising so that the L2 penalty holds them back less than the 384 embedding columns. Grid C 0.0005 / 0.001 /

@@ -40,7 +40,7 @@ from app.stance import average_orders, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
-from app.training.stance import (EXTRA_SETS, FOLDS, ISSUE_12_C, ISSUE_12_DEV_WEIGHT, SWAPPED,
+from app.training.stance import (BASELINE_C, BASELINE_DEV_WEIGHT, EXTRA_SETS, FOLDS, SWAPPED,
                                  ComparativeExample, ControversialExample, EmbeddingCache, _without_topics,
                                  comparative_matrix, load_argkp, load_argq, load_dev_passages, load_extra_sets,
                                  load_ibm_claims, load_ibm_targets, load_perspectrum, load_qa_pairs, load_vast, swap,
@@ -439,7 +439,7 @@ def comparative_predictions(model: StanceCrossEncoder, recipe: Recipe, pair, qa,
                       + [SWAPPED[dev[i].label] for i in train])
             seconds.append(fit(model, states, labels, recipe, seed)["seconds"])
             cross.append(_swap_average(model, [dev_states[i] for i in held], [dev_swapped[i] for i in held]))
-            fold_head = train_comparative(qa, [dev[i] for i in train], embed, ISSUE_12_C, ISSUE_12_DEV_WEIGHT,
+            fold_head = train_comparative(qa, [dev[i] for i in train], embed, BASELINE_C, BASELINE_DEV_WEIGHT,
                                           seed)
             head.append(fold_head.probabilities(head_features[held]))
             gold += [dev[i].label for i in held]
