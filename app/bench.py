@@ -317,7 +317,8 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
                                progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
                                cache_dir=BENCH / "work" / "cache")
         candidates, _, cache = first_stage(settings, topics, _Timer())
-        full = {qid: topic.features for qid, topic in score_candidates(topics, candidates, settings, cache)[2].items()}
+        reranked = score_candidates(topics, candidates, settings, cache)
+        full = {qid: topic.features for qid, topic in reranked.scored.items()}
         for depth in depths:
             run = []
             for qid, features in full.items():  # the head of each feature as a run of this depth reads it
@@ -328,7 +329,8 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
                 run += [ir_measures.ScoredDoc(line.qid, line.doc_id, line.score) for line in lines]
             row = {"max_seq_length": length, "rerank_depth": depth}
             for name, judged in qrels.items():
-                row[f"{name} nDCG@5 judged-only"] = round(ir_measures.calc_aggregate([measure], judged, run)[measure], 4)
+                mean = ir_measures.calc_aggregate([measure], judged, run)[measure]
+                row[f"{name} nDCG@5 judged-only"] = round(mean, 4)
             print(json.dumps(row), flush=True)
             rows.append(row)
     return rows

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,8 +38,8 @@ TITLE = QUERY_NAMES.index("title")
 
 @dataclass
 class RunReport:
-    """What a run did: where the run is, how big it is (`topics`: those it holds, `passages`: the distinct passages
-    encoded), and seconds per stage."""
+    """What a run did: where the run is, how big it is (`topics`: those it holds; `documents`: as `FirstStage`
+    counts them; `passages`: the distinct passages encoded), and seconds per stage."""
 
     run_path: Path
     topics: int
@@ -61,6 +62,7 @@ class _Timer:
 
 
 def run(settings: RunSettings) -> RunReport:
+    """Write the run of `settings.input_dir`'s topics to `settings.output_dir`/run.txt and say what it took."""
     if settings.cache_dir is None:
         # No cache directory: caches live for this run only, and never in the output, which TIRA keeps whole.
         # A cleanup error (a ChatNoir page written as a stopped run removes it) must not turn a stop into an error.
@@ -124,10 +126,17 @@ def with_objects(topic: Topic, questions) -> Topic:
     return replace(topic, objects=(objects[0], objects[1]))
 
 
-def first_stage(settings: RunSettings, topics: list[Topic],
-                timer: _Timer) -> tuple[dict[str, list[Candidate]], int, CorpusCache | None]:
-    """Candidates per topic (from ChatNoir, a re-rank file as given, or BM25 over the local corpus), the number of
-    documents they came from, and the local corpus's cache (None for ChatNoir)."""
+class FirstStage(NamedTuple):
+    """Candidates per topic, the number of documents they came from (the corpus's size; for ChatNoir and re-rank
+    files the candidates counted per topic) and the local corpus's cache (None for ChatNoir)."""
+
+    candidates: dict[str, list[Candidate]]
+    documents: int
+    cache: CorpusCache | None
+
+
+def first_stage(settings: RunSettings, topics: list[Topic], timer: _Timer) -> FirstStage:
+    """Candidates per topic: from ChatNoir, a re-rank file as given, or BM25 over the local corpus."""
     source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
     if source is not None and settings.index is not None:
         log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
@@ -139,11 +148,11 @@ def first_stage(settings: RunSettings, topics: list[Topic],
             # title + snippet.
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
                                                             text_depth=settings.rerank_depth)
-        return candidates, sum(len(found) for found in candidates.values()), None
+        return FirstStage(candidates, sum(len(found) for found in candidates.values()), None)
     if source.kind == "rerank":
         with timer.stage("corpus read"):
             candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)
-        return candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source)
+        return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source))
     # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
     # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
     store = corpus_cache(settings, source)
@@ -174,7 +183,7 @@ def first_stage(settings: RunSettings, topics: list[Topic],
                        for row, score in zip(rows, scores)]
         for topic, (rows, scores) in zip(topics, hits)
     }
-    return candidates, len(doc_ids), store
+    return FirstStage(candidates, len(doc_ids), store)
 
 
 def corpus_cache(settings: RunSettings, source) -> CorpusCache:
@@ -182,9 +191,16 @@ def corpus_cache(settings: RunSettings, source) -> CorpusCache:
     return CorpusCache(settings.cache_dir, fingerprint(source))
 
 
+class Reranked(NamedTuple):
+    """The rerank's reading: the passages encoded, each topic's encoded queries and each topic's scores."""
+
+    encoded: Encoded
+    queries: dict[str, np.ndarray]
+    scored: dict[str, TopicScores]
+
+
 def score_candidates(topics: list[Topic], candidates: dict[str, list[Candidate]], settings: RunSettings,
-                     cache: CorpusCache | None, timer: _Timer | None = None
-                     ) -> tuple[Encoded, dict[str, np.ndarray], dict[str, TopicScores]]:
+                     cache: CorpusCache | None, timer: _Timer | None = None) -> Reranked:
     """The rerank: the passages each topic reads of its top `rerank_depth` candidates, their embeddings (and the
     topics' queries'), and per topic the fusion features of its candidates."""
     timer = timer or _Timer()
@@ -198,7 +214,7 @@ def score_candidates(topics: list[Topic], candidates: dict[str, list[Candidate]]
     with timer.stage("fusion"):
         queries = encode_queries(topics, settings)
         scored = score_features(topics, candidates, passages, encoded, quality, queries, settings)
-    return encoded, queries, scored
+    return Reranked(encoded, queries, scored)
 
 
 def choose_passages(topics: list[Topic], candidates: dict[str, list[Candidate]],
