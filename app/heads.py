@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 
 from .errors import ToucheError
 
@@ -52,7 +53,7 @@ class LinearHead:
 
     @staticmethod
     def squash(logits: np.ndarray) -> np.ndarray:
-        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+        return expit(logits).astype(np.float32)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 
 from app.errors import ToucheError
 from app.files import decoded
@@ -388,8 +389,7 @@ class HashedHead:
 
     def probability(self, indices: np.ndarray) -> float:
         """P(positive class) of a binary head."""
-        with np.errstate(over="ignore"):  # exp(1000) is inf, and the probability 0 as it should be
-            return float(1.0 / (1.0 + np.exp(-self.scores(indices)[0])))
+        return float(expit(self.scores(indices)[0]))
 
 
 class Tagger:

@@ -36,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit, softmax
 
 from app import debates
 from app.errors import ToucheError
@@ -322,10 +323,7 @@ class SoftmaxHead:
         self.mean, self.scale, self.weights, self.bias = mean, scale, weights, bias
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        logits = ((features - self.mean) / self.scale) @ self.weights + self.bias
-        logits -= logits.max(axis=1, keepdims=True)
-        exp = np.exp(logits)
-        return exp / exp.sum(axis=1, keepdims=True)
+        return softmax(((features - self.mean) / self.scale) @ self.weights + self.bias, axis=1)
 
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
         return {f"{prefix}_{name}": getattr(self, name) for name in ("mean", "scale", "weights", "bias")}
@@ -655,7 +653,7 @@ def _pro_or_con(pro: float, con: float) -> StancePrediction:
 
 def _as_sides(odds: np.ndarray) -> np.ndarray:
     """Rows of P(PRO), P(CON) of PRO vs CON log-odds."""
-    pro = 1.0 / (1.0 + np.exp(-np.clip(np.asarray(odds, dtype=np.float64), -30.0, 30.0)))
+    pro = expit(np.clip(np.asarray(odds, dtype=np.float64), -30.0, 30.0))
     return np.stack([pro, 1.0 - pro], axis=1).astype(np.float32)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from functools import cached_property
 
 import numpy as np
+from scipy.special import softmax
 
 from app.passages import sentence_spans
 
@@ -107,10 +108,7 @@ class SideModel:
         return (self._softmax(sentences) + self._softmax(mirrored)[:, [1, 0, 2]]) / 2
 
     def _softmax(self, sentences: Sequence[str]) -> np.ndarray:
-        logits = np.asarray(self.vectorizer.transform(sentences) @ self.weights) + self.bias
-        logits -= logits.max(axis=1, keepdims=True)
-        exp = np.exp(logits)
-        return exp / exp.sum(axis=1, keepdims=True)
+        return softmax(np.asarray(self.vectorizer.transform(sentences) @ self.weights) + self.bias, axis=1)
 
     def passage_features(self, sentences: Sequence[Sequence[str]]) -> np.ndarray:
         """Per passage (its masked sentences naming both objects): the sum (log1p) and the maximum of the

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 from scipy.optimize import minimize
 
 from app.quality import DEFAULT_MODEL_PATH, FEATURE_NAMES, QualityModel, text_features
@@ -142,7 +143,7 @@ class HeadTrainer:
         def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
             w, b = theta[:-1], theta[-1]
             z = points @ w + b
-            p = 1.0 / (1.0 + np.exp(-z))
+            p = expit(z)
             value = np.mean(np.logaddexp(0.0, z) - targets * z) + 0.5 * w @ (l2 * w)
             grad_w = points.T @ (p - targets) / n_point + l2 * w
             grad_b = np.mean(p - targets)
