@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted
-from .files import describe_os_error, prepare_output
+from .files import describe_os_error, mount_point, os_reason, prepare_output
 from .encoder import PRECISIONS
 from .html import PAGE_TEXTS
 from .settings import STANCE_DEPTH, RunSettings
@@ -76,6 +77,40 @@ def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) 
     return f"{flag} (it came from ${name})" if name is not None else flag
 
 
+def mounted(directory: Path) -> bool:
+    """Whether `directory` is a mount into the image (a plain directory there dies with the container)."""
+    return directory.is_dir() and mount_point(directory)
+
+
+def check_temporary_directory() -> None:
+    """Before any work: Python, torch and the run's caches need a temporary directory they can write."""
+    try:
+        tempfile.gettempdir()
+    except FileNotFoundError:  # what tempfile raises when none of its candidates takes a file
+        raise ToucheError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, /usr/tmp and the working "
+                          "directory were tried): set TMPDIR to one") from None
+
+
+def identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` now (device, inode, modification time), None for none: a replaced file differs."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino, status.st_mtime_ns
+
+
+def withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
+    """Remove what a stopped run put into the output (its run.txt, its ir-metadata.yml) and, where it replaced the
+    old run (--overwrite), the old files that described it."""
+    replaced = any(identity(output_dir / name) != was for name, was in before.items())
+    for name in before if replaced else ():
+        try:
+            (output_dir / name).unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))
+
+
 def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
     """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
     if cache_dir.exists() and not cache_dir.is_dir():
@@ -92,6 +127,10 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
     input_dir = resolve_dir(input_flag, INPUT_VARIABLES)
     output_dir = resolve_dir(output_flag, OUTPUT_VARIABLES)
     if input_dir is None and MOUNTED_INPUT.is_dir():
+        if output_dir is None and not mounted(MOUNTED_OUTPUT):  # written inside the container, lost with it
+            raise ToucheError(f"the input is the mounted {MOUNTED_INPUT}, but nothing is mounted at {MOUNTED_OUTPUT} "
+                              f"to keep the run: mount an output directory there (docker run -v DIR:"
+                              f"{MOUNTED_OUTPUT}) or pass -o/--output")
         input_dir, output_dir = MOUNTED_INPUT, output_dir or MOUNTED_OUTPUT
     if input_dir is None:  # the demo, unless a TIRA job lost its input variable: TIRA must not get the demo's run
         empty = [name for name in INPUT_VARIABLES if name in os.environ]  # set, but blank: else it resolved
@@ -102,7 +141,7 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
             raise ToucheError(f"${variable} names the output but no input is given: set $inputDataset or pass "
                               "-i/--input (the demo runs without either, into -o or out/demo)")
         input_dir = demo
-        output_dir = output_dir or (MOUNTED_OUTPUT if MOUNTED_OUTPUT.is_dir() else Path("out/demo"))
+        output_dir = output_dir or (MOUNTED_OUTPUT if mounted(MOUNTED_OUTPUT) else Path("out/demo"))
         log.warning("no input given (no -i, no $inputDataset, nothing mounted at %s): running the bundled demo "
                     "input %s into %s", MOUNTED_INPUT, demo, output_dir)
     if output_dir is None:
@@ -136,18 +175,25 @@ def _disable_imported_bars() -> None:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (a batch system's stop, `docker stop`), raised where the run is so that its temporary caches and
-    files are removed on the way out, as after Ctrl-C."""
+    """SIGTERM (a batch system's stop, `docker stop`) or SIGHUP (the terminal or ssh session closed), raised where
+    the run is so that its temporary caches and files are removed on the way out, as after Ctrl-C."""
+
+    def __init__(self, signum: int = signal.SIGTERM):
+        super().__init__()
+        self.signum = signum
 
 
 def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
+    raise Terminated(signum)
+
+
+STOPS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
 def _errors(debug: bool):
     """Turn failures into one line on stderr and a non-zero exit; tracebacks only with --debug."""
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if _main_thread() else None
+    previous = {stop: signal.signal(stop, _raise_terminated) for stop in STOPS} if _main_thread() else {}
     try:
         yield
     except ToucheError as error:
@@ -156,9 +202,9 @@ def _errors(debug: bool):
         typer.echo(f"touche: error: {' '.join(str(error).split())}", err=True)  # one line, whatever it quotes
         raise typer.Exit(1) from None
     except KeyboardInterrupt as error:
-        terminated = isinstance(error, Terminated)
-        typer.echo("touche: terminated" if terminated else "touche: interrupted", err=True)
-        raise typer.Exit(143 if terminated else 130) from None
+        signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
+        typer.echo(f"touche: {_STOPPED.get(signum, 'terminated')}", err=True)
+        raise typer.Exit(128 + signum) from None
     except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
         if debug:
             raise
@@ -167,13 +213,31 @@ def _errors(debug: bool):
     except Exception as error:  # noqa: BLE001 - the last line of defence of a batch job
         if debug:
             raise
+        known = _known_failure(error)
+        if known is not None:
+            typer.echo(f"touche: error: {known}", err=True)
+            raise typer.Exit(1) from None
         message = " ".join(str(error).split()) or "no message"
         typer.echo(f"touche: internal error: {type(error).__name__}: {message} (run with --debug for the "
                    "traceback)", err=True)
         raise typer.Exit(1) from None
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
+
+
+_STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+
+
+def _known_failure(error: Exception) -> str | None:
+    """A failure of the machine or the environment that a library raised as a plain exception, in words."""
+    text = " ".join(str(error).split())
+    if isinstance(error, RuntimeError) and text.startswith("Symlink loop from "):  # pathlib's resolve()
+        return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
+    if isinstance(error, MemoryError) or "can't allocate memory" in text or "not enough memory" in text:
+        return ("out of memory (a memory limit such as ulimit -v, or the machine's): allow more, or lower "
+                "--rerank-depth")
+    return None
 
 
 def _main_thread() -> bool:
@@ -253,6 +317,7 @@ def run(
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
         if device == "cuda":
             check_cuda()
+        check_temporary_directory()
         cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
@@ -265,8 +330,13 @@ def run(
                                cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                stance_model=stance_model, stance_depth=stance_depth, task=task,
                                balance_stance=balance_stance, corpus=corpus)
-        with recorded(settings, enabled=metadata):
-            report = run_pipeline(settings)
+        before = {name: identity(output_dir / name) for name in RUN_FILES + (METADATA_FILE,)}
+        try:
+            with recorded(settings, enabled=metadata):
+                report = run_pipeline(settings)
+        except KeyboardInterrupt:  # stopped, maybe after run.txt was in place: a stopped run leaves no run
+            withdraw(output_dir, before)
+            raise
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         log.info("wrote %s: %d lines for %d topics from %d documents (%s)", report.run_path, report.rows,
                  report.topics, report.documents, stages)
@@ -421,6 +491,37 @@ for _name, _help in TRAINED_MODELS.items():
     train_app.command(_name)(_train_command(_name, _help))
 
 
+class LogStream:
+    """stderr for logs and progress bars: a line that cannot be written (stderr closed, on a full disk, a pipe
+    whose reader left) is dropped, and never ends the run; a progress bar's write raised and lost the run."""
+
+    def __init__(self, stream):
+        self.stream = stream if stream is not None else open(os.devnull, "w")  # `2>&-`: Python's stderr is None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError):  # ValueError: the stream was closed
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is left cannot fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(args: list[str] | None = None) -> None:
     """The `touche` command. A usage error (an unknown option, a value out of range) is one line on stderr with
     click's exit status 2, as every other error is one line (`_errors`); no arguments at all show the help."""
@@ -429,8 +530,11 @@ def main(args: list[str] | None = None) -> None:
     except FileNotFoundError:  # torch's MKL would abort at load with a message of its own
         typer.echo("touche: error: the working directory no longer exists: run touche from one that does", err=True)
         sys.exit(1)
+    if not isinstance(sys.stderr, LogStream):
+        sys.stderr = LogStream(sys.stderr)
     try:
         status = app(args=args, prog_name="touche", standalone_mode=False)
+        sys.stdout.flush()  # here, not at exit: a full disk under stdout is an error like any other
     except TyperException as error:  # click's errors (typer vendors click): usage errors above all
         code = getattr(error, "exit_code", 1)
         if type(error).__name__ == "NoArgsIsHelpError":  # its message is the help, unless rich has shown it
@@ -445,8 +549,13 @@ def main(args: list[str] | None = None) -> None:
     except Abort:  # end of input at a prompt, as click says "Aborted!"
         typer.echo("touche: aborted", err=True)
         sys.exit(1)
+    except OSError as error:  # printing the results (validate, evaluate, classify): they did not get out
+        _drop_stdout()
+        if not isinstance(error, BrokenPipeError):  # the reader has all it wanted (`| head`)
+            typer.echo(f"touche: error: cannot write the output: {os_reason(error)}", err=True)
+        sys.exit(1)
     status = status if isinstance(status, int) else 0
-    if status in (130, 143) and threading.active_count() > 1:
+    if status in (129, 130, 143) and threading.active_count() > 1:
         # Stopped, its cleanup done: worker threads still inside a request (ChatNoir pages) would hold the exit for
         # their time-outs and retries, past `docker stop`'s 10 s.
         sys.stdout.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -63,6 +64,19 @@ def not_a_file(path: Path) -> str | None:
     if path.exists() and not path.is_file():
         return "not a regular file (a pipe or a device)"
     return None
+
+
+def mount_point(path: Path) -> bool:
+    """Whether something is mounted at `path` (`docker run -v DIR:/out`). /proc/self/mountinfo lists bind mounts
+    within one file system too, which os.path.ismount (a device change) misses; without procfs, that is the test."""
+    where = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as lines:
+            # The mount point is the 5th field, with space, tab, newline and backslash as octal escapes.
+            return any(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) == where
+                       for line in lines if len(line.split()) > 4)
+    except OSError:
+        return os.path.ismount(where)
 
 
 def make_directory(directory: Path) -> None:

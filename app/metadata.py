@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,8 @@ def _warn(step: str, error: Exception) -> None:
 
 def _start(export: Path):
     """Start tirex-tracker exporting ir_metadata to `export` (imported here: its native library may not load)."""
+    if not _command_line_is_utf8():  # e.g. a Latin-1 path in -o: the native code would end the process (abort)
+        raise ValueError("the command line holds bytes that are not UTF-8, on which it aborts")
     import tirex_tracker
     from tirex_tracker import _LIBRARY
 
@@ -97,6 +100,19 @@ def _start(export: Path):
         measures = {measure for measure in measures if not measure.name.startswith("GIT_")}
     return tirex_tracker.start_tracking(measures, poll_intervall_ms=POLL_MS, export_file_path=export,
                                         export_format=tirex_tracker.ExportFormat.IR_METADATA)
+
+
+def _command_line_is_utf8() -> bool:
+    """Whether this process's command line (which the tracker records) is UTF-8."""
+    try:
+        raw = Path("/proc/self/cmdline").read_bytes()
+    except OSError:  # no procfs: the command line as Python has it
+        raw = b"\0".join(os.fsencode(arg) for arg in sys.argv)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # Starts and stops tirex-tracker with its git measures in a child process (argv[1]: a scratch export file).

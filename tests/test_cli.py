@@ -158,6 +158,7 @@ def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):
     mounted_in, mounted_out, demo = tmp_path / "in", tmp_path / "out", tmp_path / "demo"
     monkeypatch.setattr(cli, "MOUNTED_INPUT", mounted_in)
     monkeypatch.setattr(cli, "MOUNTED_OUTPUT", mounted_out)
+    monkeypatch.setattr(cli, "mount_point", lambda path: True)  # these directories stand for mounts
     assert resolve_io(None, None, demo) == (demo, Path("out/demo"))  # nothing mounted: the demo
     mounted_out.mkdir()
     assert resolve_io(None, None, demo) == (demo, mounted_out)  # only /out: the demo's run goes there
@@ -167,6 +168,24 @@ def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):
     monkeypatch.setenv("inputDataset", str(tmp_path / "tira"))
     monkeypatch.setenv("outputDir", str(tmp_path / "tira-out"))
     assert resolve_io(None, None, demo) == (tmp_path / "tira", tmp_path / "tira-out")  # TIRA's variables win
+
+
+def test_a_mounted_in_without_a_mounted_out_is_an_error_not_a_run_lost_with_the_container(tmp_path, monkeypatch):
+    """`docker run -v input:/in IMAGE` wrote the run into the container's own /out, gone with `--rm`."""
+    from app.files import mount_point
+
+    monkeypatch.setattr(cli, "MOUNTED_INPUT", tmp_path / "in")
+    monkeypatch.setattr(cli, "MOUNTED_OUTPUT", tmp_path / "out")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()  # a directory of the image, nothing mounted on it
+    assert mount_point(Path("/")) and not mount_point(tmp_path / "out")
+    with pytest.raises(ToucheError, match=re.escape(f"nothing is mounted at {tmp_path / 'out'} to keep the run")):
+        resolve_io(None, None, tmp_path / "demo")
+    assert resolve_io(None, tmp_path / "o", tmp_path / "demo") == (tmp_path / "in", tmp_path / "o")
+    (tmp_path / "in").rmdir()  # the demo goes to out/demo, not to an unmounted /out
+    assert resolve_io(None, None, tmp_path / "demo") == (tmp_path / "demo", Path("out/demo"))
+    monkeypatch.setattr(cli, "mount_point", lambda path: path == tmp_path / "out")
+    assert resolve_io(None, None, tmp_path / "demo") == (tmp_path / "demo", tmp_path / "out")
 
 
 @pytest.mark.parametrize("variables, error", [
@@ -182,6 +201,9 @@ def test_a_tira_job_without_its_input_is_an_error_not_the_demo(tmp_path, monkeyp
     with pytest.raises(ToucheError, match=re.escape(error)):
         resolve_io(None, None, tmp_path / "demo")
     (tmp_path / "in").mkdir()  # a mounted /in is an input, as before
+    (tmp_path / "out").mkdir()
+    monkeypatch.setattr(cli, "MOUNTED_OUTPUT", tmp_path / "out")
+    monkeypatch.setattr(cli, "mount_point", lambda path: True)
     assert resolve_io(None, None, tmp_path / "demo")[0] == tmp_path / "in"
 
 
@@ -324,3 +346,39 @@ def test_a_path_that_starts_with_a_dash_is_a_path_when_it_exists(tmp_path, monke
     assert given_path("-data") == Path("-data")
     with pytest.raises(typer.BadParameter, match="'-o' is an option, not a path"):
         given_path("-o")
+
+
+def test_no_writable_temporary_directory_is_one_line_before_the_work(tmp_path, monkeypatch):
+    """With /tmp, /var/tmp and the working directory read-only it was "no such file or directory", and with
+    --cache-dir only after the BM25 index was built (torch's import needs one)."""
+    import tempfile
+
+    import app.pipeline as pipeline
+
+    def none_usable():
+        raise FileNotFoundError(2, "No usable temporary directory found in ['/tmp', '/var/tmp']")
+
+    monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
+    monkeypatch.setattr(tempfile, "gettempdir", none_usable)
+    (tmp_path / "in").mkdir()
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "no writable temporary directory" in result.stderr
+    assert "set TMPDIR to one" in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_a_symbolic_link_loop_and_running_out_of_memory_are_errors_not_internal_ones(tmp_path, monkeypatch):
+    import app.pipeline as pipeline
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "loop")])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("touche: error: ") and "symbolic link loop" in result.stderr
+    for failure in (MemoryError(), RuntimeError("[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: "
+                                                "can't allocate memory: you tried to allocate 1048576 bytes.")):
+        def out_of_memory(settings, failure=failure):
+            raise failure
+
+        monkeypatch.setattr(pipeline, "run", out_of_memory)
+        result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
+        assert result.exit_code == 1 and result.stderr.startswith("touche: error: out of memory"), result.stderr

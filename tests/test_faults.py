@@ -326,9 +326,10 @@ def test_a_killed_run_leaves_no_run_and_the_next_run_is_the_same(tmp_path, point
     assert sorted(path.name for path in output.iterdir()) == ["ir-metadata.yml", "run.txt"]  # no leftovers
 
 
-def test_sigterm_stops_the_run_in_one_line_and_removes_its_temporary_files(tmp_path):
-    """`docker stop` and batch systems send SIGTERM: the run's temporary cache (index, embeddings) and metadata
-    directories go with it, as after Ctrl-C, and no run is left."""
+@pytest.mark.parametrize("stop, status, said", [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")])
+def test_a_stop_ends_the_run_in_one_line_and_removes_its_temporary_files(tmp_path, stop, status, said):
+    """`docker stop` and batch systems send SIGTERM, a closed terminal or ssh session SIGHUP: the run's temporary
+    cache (index, embeddings) and metadata directories go with it, as after Ctrl-C, and no run is left."""
     scratch, output = tmp_path / "tmp", tmp_path / "out"
     scratch.mkdir()
     running = subprocess.Popen([TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
@@ -338,9 +339,67 @@ def test_sigterm_stops_the_run_in_one_line_and_removes_its_temporary_files(tmp_p
         if "topics from" in line:
             break
     assert list(scratch.glob("touche-cache-*"))
-    running.send_signal(signal.SIGTERM)
+    running.send_signal(stop)
     rest = running.stderr.read()
-    assert running.wait(timeout=120) == 143, rest
-    assert rest.strip().splitlines()[-1] == "touche: terminated"
+    assert running.wait(timeout=120) == status, rest
+    assert rest.strip().splitlines()[-1] == f"touche: {said}"
     # Only the run's own temporaries: torch may leave its compiler cache (torchinductor_USER) in TMPDIR.
     assert not list(scratch.glob("touche-*")) and not (output / "run.txt").exists()
+
+
+# A child process whose pipeline writes a valid run.txt and is then stopped, as a stop in the second or two after the
+# write (validation, the tracker's stop, ir-metadata.yml) arrives.
+STOPPED_AFTER_THE_WRITE = """
+import os, signal, sys
+import app.pipeline
+from app.pipeline import RunReport
+from app.records import RunRow
+from app.runfile import write_run
+
+def stopped_after_the_write(settings):
+    rows = [RunRow(qid, "Q0", f"new{rank}", rank, 3.0 - rank, "new") for qid in "123" for rank in (1, 2)]
+    path = write_run(rows, settings.output_dir, settings.overwrite)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return RunReport(path, 3, len(rows), 2)
+
+app.pipeline.run = stopped_after_the_write
+from app.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_run_stopped_after_its_write_leaves_no_run(tmp_path, overwrite):
+    """A stop just after run.txt was in place left it there, under --overwrite beside the old ir-metadata.yml that
+    describes another run. A stopped run leaves no run; one that replaced the old run leaves neither old file."""
+    output = tmp_path / "out"
+    if overwrite:
+        output.mkdir()
+        (output / "run.txt").write_text("old run\n")
+        (output / "ir-metadata.yml").write_text("old: run\n")
+    command = ["run", "-i", str(FIXTURES / "passages"), "-o", str(output), "--quiet"] + ["--overwrite"] * overwrite
+    done = subprocess.run([sys.executable, "-c", STOPPED_AFTER_THE_WRITE, *command], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).parents[1])
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "touche: terminated"
+    assert not (output / "run.txt").exists() and not (output / "ir-metadata.yml").exists()
+
+
+def test_a_run_whose_stderr_cannot_be_written_still_writes_its_run(tmp_path):
+    """Its first progress bar's write raised (stderr closed, on a full disk, a pipe whose reader left) and the run
+    ended at once with no message and no run; --quiet, writing no bar, ran."""
+    output = tmp_path / "out"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
+                              stdout=subprocess.PIPE, stderr=full, timeout=600)
+    assert done.returncode == 0 and tira_accepts(output)
+
+
+def test_results_that_cannot_be_printed_are_an_error(tmp_path):
+    """validate, evaluate and classify print their results: to a full disk that is one line and exit 1, not a
+    traceback."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([TOUCHE, "classify", "Is tea better than coffee?"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "touche: error: cannot write the output: no space left on device"

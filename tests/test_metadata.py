@@ -171,3 +171,18 @@ def test_a_run_started_from_the_root_directory_keeps_its_metadata(fixtures, tmp_
                            cwd="/", capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-2000:]
     assert files(tmp_path / "out") == {"run.txt", METADATA_FILE}
+
+
+def test_a_command_line_that_is_not_utf8_costs_only_the_metadata(fixtures, tmp_path):
+    """tirex-tracker's native code aborted the process (exit 134, before the run) on a Latin-1 byte in -o's path.
+    A child process: a crash fails the test instead of ending the test run."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[2]); import app.pipeline; "
+              "from test_metadata import fake_pipeline; app.pipeline.run = fake_pipeline; "
+              "from app.cli import main; main(sys.argv[3:])")
+    here = Path(__file__).resolve().parent
+    out = tmp_path / "out-\udcff"  # the byte 0xFF in the path, as Python holds it
+    child = subprocess.run([sys.executable, "-c", script, str(here.parent), str(here), "run", "-i",
+                            str(fixtures / "passages"), "-o", str(out), "--quiet"],
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert files(out) == {"run.txt"} and "not UTF-8" in child.stderr
