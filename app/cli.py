@@ -234,7 +234,8 @@ def _known_failure(error: Exception) -> str | None:
     text = " ".join(str(error).split())
     if isinstance(error, RuntimeError) and text.startswith("Symlink loop from "):  # pathlib's resolve()
         return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
-    if isinstance(error, MemoryError) or "can't allocate memory" in text or "not enough memory" in text:
+    if isinstance(error, MemoryError) or any(words in text.lower() for words in (
+            "can't allocate memory", "not enough memory", "out of memory")):  # torch's, on CPU and CUDA
         return ("out of memory (a memory limit such as ulimit -v, or the machine's): allow more, or lower "
                 "--rerank-depth")
     return None
