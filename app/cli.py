@@ -438,7 +438,9 @@ def classify(
     from .topics import MAX_TOPIC_CHARS
 
     with _errors(debug):
-        texts = list(questions or []) + (read_questions(file) if file else [])
+        # Under a C locale without UTF-8 mode, Python holds an argument's UTF-8 bytes as surrogate escapes.
+        texts = [os.fsencode(question).decode("utf-8", "replace") for question in questions or []]
+        texts += read_questions(file) if file else []
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
         if not all(map(visible, texts)):  # nothing but spaces, or U+200B

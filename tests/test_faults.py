@@ -403,3 +403,13 @@ def test_results_that_cannot_be_printed_are_an_error(tmp_path):
                               text=True, timeout=300)
     assert done.returncode == 1
     assert done.stderr.strip() == "touche: error: cannot write the output: no space left on device"
+
+
+def test_classify_reads_utf8_arguments_under_a_c_locale():
+    """Without UTF-8 mode a C locale hands Python an argument's UTF-8 bytes as surrogate escapes: the objects read
+    "caf | th"."""
+    done = touche("classify", "--json", "Is café better than thé for breakfast?",
+                  env={"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0",
+                       "PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["objects"] == ["café", "thé"]
