@@ -193,7 +193,9 @@ STOPS = (signal.SIGTERM, signal.SIGHUP)
 @contextmanager
 def _errors(debug: bool):
     """Turn failures into one line on stderr and a non-zero exit; tracebacks only with --debug."""
-    previous = {stop: signal.signal(stop, _raise_terminated) for stop in STOPS} if _main_thread() else {}
+    # A stop that is ignored stays ignored: `nohup touche run …` must outlive its terminal.
+    previous = {stop: signal.signal(stop, _raise_terminated) for stop in STOPS
+                if _main_thread() and signal.getsignal(stop) != signal.SIG_IGN}
     try:
         yield
     except ToucheError as error:

@@ -347,6 +347,21 @@ def test_a_stop_ends_the_run_in_one_line_and_removes_its_temporary_files(tmp_pat
     assert not list(scratch.glob("touche-*")) and not (output / "run.txt").exists()
 
 
+def test_a_run_under_nohup_outlives_its_terminal(tmp_path):
+    """nohup ignores SIGHUP; the handler that makes SIGHUP a stop must not undo that."""
+    output = tmp_path / "out"
+    running = subprocess.Popen(["nohup", TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "TQDM_DISABLE": "1"})
+    for line in running.stderr:
+        if "topics from" in line:
+            break
+    running.send_signal(signal.SIGHUP)
+    rest = running.stderr.read()
+    assert running.wait(timeout=300) == 0, rest
+    assert tira_accepts(output)
+
+
 # A child process whose pipeline writes a valid run.txt and is then stopped, as a stop in the second or two after the
 # write (validation, the tracker's stop, ir-metadata.yml) arrives.
 STOPPED_AFTER_THE_WRITE = """
