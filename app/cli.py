@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +16,9 @@ from typing import Literal, Optional
 import typer
 from typer.exceptions import Abort, TyperException
 
-from .errors import ToucheError, counted
-from .files import describe_os_error, mount_point, os_reason, prepare_output
+from .errors import ToucheError, counted, environment_failure
+from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
+                    prepare_output, withdraw)
 from .encoder import PRECISIONS
 from .html import PAGE_TEXTS
 from .settings import STANCE_DEPTH, RunSettings
@@ -80,35 +80,6 @@ def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) 
 def mounted(directory: Path) -> bool:
     """Whether `directory` is a mount into the image (a plain directory there dies with the container)."""
     return directory.is_dir() and mount_point(directory)
-
-
-def check_temporary_directory() -> None:
-    """Before any work: Python, torch and the run's caches need a temporary directory they can write."""
-    try:
-        tempfile.gettempdir()
-    except FileNotFoundError:  # what tempfile raises when none of its candidates takes a file
-        raise ToucheError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, /usr/tmp and the working "
-                          "directory were tried): set TMPDIR to one") from None
-
-
-def identity(path: Path) -> tuple[int, int, int] | None:
-    """Which file is at `path` now (device, inode, modification time), None for none: a replaced file differs."""
-    try:
-        status = path.stat()
-    except OSError:
-        return None
-    return status.st_dev, status.st_ino, status.st_mtime_ns
-
-
-def withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
-    """Remove what a stopped run put into the output (its run.txt, its ir-metadata.yml) and, where it replaced the
-    old run (--overwrite), the old files that described it."""
-    replaced = any(identity(output_dir / name) != was for name, was in before.items())
-    for name in before if replaced else ():
-        try:
-            (output_dir / name).unlink(missing_ok=True)
-        except OSError as error:
-            log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))
 
 
 def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
@@ -184,6 +155,8 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum, frame) -> None:
+    for stop in STOPS:  # one stop is enough: a second must not cut short the cleanup on the way out
+        signal.signal(stop, signal.SIG_IGN)
     raise Terminated(signum)
 
 
@@ -215,7 +188,7 @@ def _errors(debug: bool):
     except Exception as error:  # noqa: BLE001 - the last line of defence of a batch job
         if debug:
             raise
-        known = _known_failure(error)
+        known = environment_failure(error)
         if known is not None:
             typer.echo(f"touche: error: {known}", err=True)
             raise typer.Exit(1) from None
@@ -231,20 +204,24 @@ def _errors(debug: bool):
 _STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
 
-def _known_failure(error: Exception) -> str | None:
-    """A failure of the machine or the environment that a library raised as a plain exception, in words."""
-    text = " ".join(str(error).split())
-    if isinstance(error, RuntimeError) and text.startswith("Symlink loop from "):  # pathlib's resolve()
-        return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
-    if isinstance(error, MemoryError) or any(words in text.lower() for words in (
-            "can't allocate memory", "not enough memory", "out of memory")):  # torch's, on CPU and CUDA
-        return ("out of memory (a memory limit such as ulimit -v, or the machine's): allow more, or lower "
-                "--rerank-depth")
-    return None
-
-
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
+
+
+class OutputLost(Exception):
+    """The results could not be written to stdout (a full disk under it, a reader that left)."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def say(text: str) -> None:
+    """Print a result line to stdout; a failure is `OutputLost`, which `main` reports as such."""
+    try:
+        typer.echo(text)
+    except OSError as error:
+        raise OutputLost(error) from None
 
 
 @app.command()
@@ -318,9 +295,9 @@ def run(
         check_tag(tag)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
+        check_temporary_directory()  # before torch's import too
         if device == "cuda":
             check_cuda()
-        check_temporary_directory()
         cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
@@ -362,13 +339,13 @@ def validate(
         result = validate_run(path, task)
     for kind, problems in (("warning", result.warnings), ("error", result.errors)):
         for problem in problems:
-            typer.echo(f"{kind}: {problem}")
+            say(f"{kind}: {problem}")
         if problems.more:
-            typer.echo(f"{kind}: ... and {problems.more} more")
+            say(f"{kind}: ... and {problems.more} more")
     if not result.ok:
-        typer.echo(f"invalid: {counted(result.errors.count, 'problem')} in {result.path or path}")
+        say(f"invalid: {counted(result.errors.count, 'problem')} in {result.path or path}")
         raise typer.Exit(1)
-    typer.echo(f"valid: {result.path} ({counted(result.lines, 'line')}, {counted(result.topics, 'topic')})")
+    say(f"valid: {result.path} ({counted(result.lines, 'line')}, {counted(result.topics, 'topic')})")
 
 
 @app.command()
@@ -391,14 +368,14 @@ def evaluate(
         payload = {"mean": result.mean}
         if per_topic:
             payload["per_topic"] = result.per_topic
-        typer.echo(json.dumps(payload, indent=2, sort_keys=True))
+        say(json.dumps(payload, indent=2, sort_keys=True))
         return
     if per_topic:
         for qid in sorted(result.per_topic, key=topic_order):
             for name, value in sorted(result.per_topic[qid].items()):
-                typer.echo(f"{qid}\t{name}\t{value:.4f}")
+                say(f"{qid}\t{name}\t{value:.4f}")
     for name, value in result.mean.items():  # a count as a count ("stance judged documents")
-        typer.echo(f"all\t{name}\t{value:.0f}" if name.endswith("documents") else f"all\t{name}\t{value:.4f}")
+        say(f"all\t{name}\t{value:.0f}" if name.endswith("documents") else f"all\t{name}\t{value:.4f}")
 
 
 @app.command()
@@ -441,7 +418,7 @@ def classify(
 
     with _errors(debug):
         # Under a C locale without UTF-8 mode, Python holds an argument's UTF-8 bytes as surrogate escapes.
-        texts = [os.fsencode(question).decode("utf-8", "replace") for question in questions or []]
+        texts = [question.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for question in questions or []]
         texts += read_questions(file) if file else []
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
@@ -451,7 +428,7 @@ def classify(
             log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)
         results = load_classifier(method).analyze_many([text[:MAX_TOPIC_CHARS] for text in texts])
     for result in results:
-        typer.echo(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
+        say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 
 
 train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from a data folder (fixed seeds; "
@@ -539,7 +516,11 @@ def main(args: list[str] | None = None) -> None:
         sys.stderr = LogStream(sys.stderr)
     try:
         status = app(args=args, prog_name="touche", standalone_mode=False)
-        sys.stdout.flush()  # here, not at exit: a full disk under stdout is an error like any other
+        if sys.stdout is not None:  # `>&-`: Python's stdout is None
+            try:
+                sys.stdout.flush()  # here, not at exit: a full disk under stdout is an error like any other
+            except OSError as error:
+                raise OutputLost(error) from None
     except TyperException as error:  # click's errors (typer vendors click): usage errors above all
         code = getattr(error, "exit_code", 1)
         if type(error).__name__ == "NoArgsIsHelpError":  # its message is the help, unless rich has shown it
@@ -554,13 +535,17 @@ def main(args: list[str] | None = None) -> None:
     except Abort:  # end of input at a prompt, as click says "Aborted!"
         typer.echo("touche: aborted", err=True)
         sys.exit(1)
-    except OSError as error:  # printing the results (validate, evaluate, classify): they did not get out
+    except OutputLost as lost:  # the results (validate, evaluate, classify) did not get out
         _drop_stdout()
-        if not isinstance(error, BrokenPipeError):  # the reader has all it wanted (`| head`)
-            typer.echo(f"touche: error: cannot write the output: {os_reason(error)}", err=True)
+        if not isinstance(lost.error, BrokenPipeError):  # the reader has all it wanted (`| head`)
+            typer.echo(f"touche: error: cannot write the output: {os_reason(lost.error)}", err=True)
         sys.exit(1)
     status = status if isinstance(status, int) else 0
-    if status in (129, 130, 143) and threading.active_count() > 1:
+    if status == 0 and args is None and _main_thread():  # the command is done: a stop in the interpreter's
+        # teardown (a second after torch) is moot. Not for a caller from Python, which goes on (ignoring is inherited).
+        for stop in (*STOPS, signal.SIGINT):
+            signal.signal(stop, signal.SIG_IGN)
+    if status in {128 + stop for stop in (*STOPS, signal.SIGINT)} and threading.active_count() > 1:
         # Stopped, its cleanup done: worker threads still inside a request (ChatNoir pages) would hold the exit for
         # their time-outs and retries, past `docker stop`'s 10 s.
         sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""The one exception the CLI turns into a one-line message and a non-zero exit, and how messages count."""
+"""The one exception the CLI turns into a one-line message and a non-zero exit, the environment's failures that
+libraries raise as plain exceptions, in words, and how messages count."""
 
 
 class ToucheError(Exception):
@@ -11,3 +12,14 @@ def counted(count: int, noun: str) -> str:
         return f"{count} {noun}"
     first, _, rest = noun.partition(" without ")
     return f"{count} {first}s" + (f" without {rest}" if rest else "")
+
+
+def environment_failure(error: Exception) -> str | None:
+    """A failure of the machine or the environment that a library raised as a plain exception, in words."""
+    text = " ".join(str(error).split())
+    if isinstance(error, RuntimeError) and text.startswith("Symlink loop from "):  # pathlib's resolve()
+        return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
+    if isinstance(error, MemoryError) or any(words in text.lower() for words in (
+            "can't allocate memory", "not enough memory", "out of memory")):  # torch's, on CPU and CUDA
+        return "out of memory (a memory limit such as ulimit -v, or the machine's)"
+    return None

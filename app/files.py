@@ -4,6 +4,7 @@ before any work, and the one mapping of OS errors to the words a user reads."""
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import tempfile
@@ -13,6 +14,11 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from .errors import ToucheError
+
+log = logging.getLogger(__name__)
+
+# The identity of each output this process has put in place (atomic_file), by absolute path.
+_PLACED: dict[str, tuple[int, int, int] | None] = {}
 
 TEMPORARY_SUFFIX = ".tmp"
 _PROBE_PREFIX = ".touche-probe."
@@ -114,10 +120,11 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
 
 
 @contextmanager
-def atomic_file(path: Path, prefix: str, binary: bool = False) -> Iterator[TextIO | BinaryIO]:
+def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = False) -> Iterator[TextIO | BinaryIO]:
     """A UTF-8 text file (or a `binary` one) written beside `path` (named `prefix...TEMPORARY_SUFFIX`) and renamed
     onto it when the block ends without error, so readers see the whole file or none; on error (a full disk,
-    Ctrl-C) the temporary file is removed.
+    Ctrl-C) the temporary file is removed. An `output` (run.txt, ir-metadata.yml) is remembered as this process's
+    (`placed_here`), so that a stopped run can take back what it put in place and nothing else.
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
@@ -126,7 +133,46 @@ def atomic_file(path: Path, prefix: str, binary: bool = False) -> Iterator[TextI
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
         os.chmod(temporary, 0o644)
+        if output:  # before the rename: a stop right after it still finds the file remembered
+            _PLACED[os.path.abspath(path)] = identity(Path(temporary))
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def check_temporary_directory() -> None:
+    """Before any work: Python, torch and the run's caches need a temporary directory they can write."""
+    try:
+        tempfile.gettempdir()
+    except FileNotFoundError:  # what tempfile raises when none of its candidates takes a file
+        raise ToucheError("no writable temporary directory ($TMPDIR, /tmp, /var/tmp, /usr/tmp and the working "
+                          "directory were tried): set TMPDIR to one") from None
+
+
+def identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` now (device, inode, modification time), None for none: a replaced file differs."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino, status.st_mtime_ns
+
+
+def placed_here(path: Path) -> bool:
+    """Whether the file at `path` is the output this process last put there (`atomic_file(output=True)`)."""
+    now = identity(path)
+    return now is not None and now == _PLACED.get(os.path.abspath(path))
+
+
+def withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
+    """Remove the outputs a stopped run put into `output_dir` and, where it did, the old ones still there, which
+    describe the run it replaced (`before`: each output's `identity` at the run's start). Another process's files
+    stay: a run that wrote nothing removes nothing."""
+    ours = [name for name in before if placed_here(output_dir / name)]
+    old = [name for name, was in before.items() if was is not None and identity(output_dir / name) == was]
+    for name in ours + old if ours else ():
+        try:
+            (output_dir / name).unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))

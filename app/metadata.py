@@ -150,7 +150,7 @@ def _write(export: Path, settings, target: Path) -> None:
     for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
         source.pop(scratch_only, None)
     data.update(product_facts(settings))
-    with atomic_file(target, ".ir-metadata.") as out:
+    with atomic_file(target, ".ir-metadata.", output=True) as out:
         yaml.safe_dump(data, out, allow_unicode=True)
 
 

@@ -69,7 +69,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     try:
         for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
             stale.unlink(missing_ok=True)
-        with atomic_file(target, _TEMPORARY_PREFIX) as out:
+        with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None

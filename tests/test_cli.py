@@ -2,6 +2,7 @@
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -382,3 +383,40 @@ def test_a_symbolic_link_loop_and_running_out_of_memory_are_errors_not_internal_
         monkeypatch.setattr(pipeline, "run", out_of_memory)
         result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
         assert result.exit_code == 1 and result.stderr.startswith("touche: error: out of memory"), result.stderr
+
+
+def test_an_os_error_of_the_run_is_not_the_outputs_and_debug_shows_it(tmp_path, monkeypatch):
+    """main() reports results that cannot be printed; an OSError of the run itself must reach --debug's traceback."""
+    import errno
+
+    import app.pipeline as pipeline
+
+    def full_disk(settings):
+        raise OSError(errno.ENOSPC, "No space left on device", str(settings.output_dir / "run.txt"))
+
+    monkeypatch.setattr(pipeline, "run", full_disk)
+    (tmp_path / "in").mkdir()
+    with pytest.raises(OSError, match="No space left"):
+        main(["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata", "--debug"])
+
+
+def test_stops_after_success_and_after_the_first_stop_are_ignored(monkeypatch):
+    """A finished command's teardown (a second after torch) is no time to be stopped: a stop then left a complete
+    run with exit 143. A second SIGTERM or SIGHUP must not cut short the cleanup of the first."""
+    import signal
+
+    saved = {stop: signal.getsignal(stop) for stop in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
+    try:
+        with pytest.raises(cli.Terminated):
+            cli._raise_terminated(signal.SIGHUP, None)
+        assert signal.getsignal(signal.SIGTERM) == signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        for stop, handler in saved.items():
+            signal.signal(stop, handler)
+        monkeypatch.setattr(sys, "argv", ["touche", "classify", "Is tea better than coffee?"])  # as the command
+        with pytest.raises(SystemExit) as done:
+            main()
+        assert done.value.code == 0
+        assert all(signal.getsignal(stop) == signal.SIG_IGN for stop in saved)
+    finally:
+        for stop, handler in saved.items():
+            signal.signal(stop, handler)

@@ -242,8 +242,8 @@ def test_a_write_that_fails_mid_file_is_one_line_and_leaves_no_file(tmp_path, mo
     real = runfile.atomic_file
 
     @contextmanager
-    def onto_a_full_disk(path, prefix):
-        with real(path, prefix) as out:
+    def onto_a_full_disk(path, prefix, **options):
+        with real(path, prefix, **options) as out:
             full = os.open("/dev/full", os.O_WRONLY)
             os.dup2(full, out.fileno())
             os.close(full)
@@ -377,7 +377,12 @@ def stopped_after_the_write(settings):
     os.kill(os.getpid(), signal.SIGTERM)
     return RunReport(path, 3, len(rows), 2)
 
-app.pipeline.run = stopped_after_the_write
+def stopped_beside_another_run(settings):  # another process's run lands in the output; this one is stopped
+    (settings.output_dir / "run.txt").write_text("another run\\n")
+    (settings.output_dir / "ir-metadata.yml").write_text("another: run\\n")
+    os.kill(os.getpid(), signal.SIGTERM)
+
+app.pipeline.run = stopped_beside_another_run if os.environ.get("BESIDE") else stopped_after_the_write
 from app.cli import main
 main(sys.argv[1:])
 """
@@ -398,6 +403,17 @@ def test_a_run_stopped_after_its_write_leaves_no_run(tmp_path, overwrite):
     assert done.returncode == 143, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "touche: terminated"
     assert not (output / "run.txt").exists() and not (output / "ir-metadata.yml").exists()
+
+
+def test_a_stopped_run_that_wrote_nothing_removes_nothing(tmp_path):
+    """Removing whatever changed in the output took another process's finished run with it."""
+    output = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", STOPPED_AFTER_THE_WRITE, "run", "-i", str(FIXTURES / "passages"),
+                           "-o", str(output), "--quiet"], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parents[1], env={**os.environ, "BESIDE": "1"})
+    assert done.returncode == 143, done.stderr
+    assert (output / "run.txt").read_text() == "another run\n"
+    assert (output / "ir-metadata.yml").read_text() == "another: run\n"
 
 
 def test_a_run_whose_stderr_cannot_be_written_still_writes_its_run(tmp_path):
@@ -428,3 +444,11 @@ def test_classify_reads_utf8_arguments_under_a_c_locale():
                        "PYTHONIOENCODING": "utf-8"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["objects"] == ["café", "thé"]
+
+
+def test_a_closed_stdout_is_no_concern_of_a_run(tmp_path):
+    """With `>&-` Python's stdout is None: the final flush must not fail a run that wrote its run.txt."""
+    output = tmp_path / "out"
+    done = subprocess.run([TOUCHE, "run", "-o", str(output), "--quiet"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, timeout=600, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0 and tira_accepts(output), done.stderr
