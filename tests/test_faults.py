@@ -334,7 +334,8 @@ def test_a_stop_ends_the_run_in_one_line_and_removes_its_temporary_files(tmp_pat
     scratch.mkdir()
     running = subprocess.Popen([TOUCHE, "run", "-i", str(passages_input(tmp_path, [])), "-o", str(output)],
                                stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "TQDM_DISABLE": "1", "TMPDIR": str(scratch)})
+                               env={**os.environ, "TQDM_DISABLE": "1", "TMPDIR": str(scratch)},
+                               preexec_fn=lambda: signal.signal(stop, signal.SIG_DFL))  # the tests' own nohup aside
     for line in running.stderr:  # the run's temporary cache is made before its topics are read
         if "topics from" in line:
             break
