@@ -20,6 +20,7 @@ def environment_failure(error: Exception) -> str | None:
     if isinstance(error, RuntimeError) and text.startswith("Symlink loop from "):  # pathlib's resolve()
         return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
     if isinstance(error, MemoryError) or any(words in text.lower() for words in (
-            "can't allocate memory", "not enough memory", "out of memory")):  # torch's, on CPU and CUDA
+            "can't allocate memory", "not enough memory", "out of memory",  # torch's, on CPU and CUDA
+            "failed to map segment from shared object")):  # the loader's, a library too big for the limit
         return "out of memory (a memory limit such as ulimit -v, or the machine's)"
     return None
