@@ -1,5 +1,6 @@
-"""Output files written whole or not at all (the run, its ir_metadata, a report), the output directory checked
-before any work, and the one mapping of OS errors to the words a user reads."""
+"""Output files written whole or not at all (the run, its ir_metadata, a report) and taken back by a stopped run,
+the output and temporary directories checked before any work, and the one mapping of OS errors to the words a user
+reads."""
 
 from __future__ import annotations
 
