@@ -131,7 +131,7 @@ def has_credentials(input_dir: Path) -> bool:
     """Whether the input dir carries a ChatNoir credentials file (TIRA mounts one for web-corpus tasks); anything
     of that name counts, so that reading it says what is wrong with it."""
     path = Path(input_dir) / CREDENTIALS_FILE
-    return path.exists() or path.is_symlink()
+    return os.path.lexists(path)
 
 
 def _read_credentials(input_dir: Path) -> dict:

@@ -149,7 +149,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a batch system's stop, `docker stop`) or SIGHUP (the terminal or ssh session closed), raised where
     the run is so that its temporary caches and files are removed on the way out, as after Ctrl-C."""
 
-    def __init__(self, signum: int = signal.SIGTERM):
+    def __init__(self, signum: int):
         super().__init__()
         self.signum = signum
 
@@ -160,6 +160,8 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
+# The stops a command ends on, in words; SIGINT is Python's KeyboardInterrupt, the others `Terminated`.
+STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 STOPS = (signal.SIGTERM, signal.SIGHUP)
 
 
@@ -178,7 +180,7 @@ def _errors(debug: bool):
         raise typer.Exit(1) from None
     except KeyboardInterrupt as error:
         signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
-        typer.echo(f"touche: {_STOPPED.get(signum, 'terminated')}", err=True)
+        typer.echo(f"touche: {STOPPED[signum]}", err=True)
         raise typer.Exit(128 + signum) from None
     except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
         if debug:
@@ -199,9 +201,6 @@ def _errors(debug: bool):
     finally:
         for stop, handler in previous.items():
             signal.signal(stop, handler)
-
-
-_STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 
 
 def _main_thread() -> bool:
@@ -543,9 +542,9 @@ def main(args: list[str] | None = None) -> None:
     status = status if isinstance(status, int) else 0
     if status == 0 and args is None and _main_thread():  # the command is done: a stop in the interpreter's
         # teardown (a second after torch) is moot. Not for a caller from Python, which goes on (ignoring is inherited).
-        for stop in (*STOPS, signal.SIGINT):
+        for stop in STOPPED:
             signal.signal(stop, signal.SIG_IGN)
-    if status in {128 + stop for stop in (*STOPS, signal.SIGINT)} and threading.active_count() > 1:
+    if status in {128 + stop for stop in STOPPED} and threading.active_count() > 1:
         # Stopped, its cleanup done: worker threads still inside a request (ChatNoir pages) would hold the exit for
         # their time-outs and retries, past `docker stop`'s 10 s.
         sys.stdout.flush()

@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import re
 import zlib
 from collections import Counter
@@ -144,7 +145,7 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
     if choice is not None:
-        here = choice.exists() or choice.is_symlink() or choice.is_absolute()  # else relative to the input
+        here = os.path.lexists(choice) or choice.is_absolute()  # else relative to the input
         if not (here or (input_dir / choice).exists()):
             raise ToucheError(f"--corpus {choice}: no such file, here or in {input_dir}")
         source = corpus_file(choice if here else input_dir / choice)

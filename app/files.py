@@ -80,8 +80,8 @@ def mount_point(path: Path) -> bool:
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as lines:
             # The mount point is the 5th field, with space, tab, newline and backslash as octal escapes.
-            return any(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4]) == where
-                       for line in lines if len(line.split()) > 4)
+            points = (fields[4] for fields in map(str.split, lines) if len(fields) > 4)
+            return any(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), point) == where for point in points)
     except OSError:
         return os.path.ismount(where)
 
@@ -171,8 +171,10 @@ def withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -
     describe the run it replaced (`before`: each output's `identity` at the run's start). Another process's files
     stay: a run that wrote nothing removes nothing."""
     ours = [name for name in before if placed_here(output_dir / name)]
+    if not ours:
+        return
     old = [name for name, was in before.items() if was is not None and identity(output_dir / name) == was]
-    for name in ours + old if ours else ():
+    for name in ours + old:
         try:
             (output_dir / name).unlink(missing_ok=True)
         except OSError as error:
