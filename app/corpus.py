@@ -1,7 +1,8 @@
 """Find and stream the corpus in an input directory: args.me JSON, passages/documents JSONL, or a re-rank file.
 
 Readers are generators, so a 1.6 GB args.me file or a 938 MB passage file is never held as one JSON value.
-Unusable records (duplicate ids, empty text, broken lines) are skipped and reported once with their count.
+Unusable records (duplicate ids, empty text, broken lines, damaged args.me arguments) are skipped and reported
+once with their count.
 """
 
 from __future__ import annotations
@@ -397,20 +398,138 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
     """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
     conclusion."""
     for path in source.paths:
-        last = None  # the id of the last argument read: where a damaged file can be looked at
-        try:
-            with open_text(path, defects, JsonGuard(path)) as stream:
-                for argument in ijson.items(stream, "arguments.item"):
+        yield from _argsme_file(path, defects)
+
+
+def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
+    """One args.me file's arguments. A damaged argument (invalid JSON after the first argument read) is skipped:
+    the parse resumes at the next argument's start (`_Resumable`). A file cut short, or invalid before its first
+    argument, is an error: what it holds cannot be told."""
+    last, warned = None, False  # the id of the last argument read: where a damaged file can be looked at
+    with open_text(path, defects, JsonGuard(path)) as text:
+        stream = _Resumable(text)
+        while True:
+            try:
+                for argument in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
+                    if not stream.read_anew(argument):
+                        continue
                     document = _argument_document(argument)
                     if document is None:
                         defects.add("malformed argument")
                     else:
                         last = document.doc_id
                         yield document
-        except ijson.JSONError as error:
-            if last is None and path.stat().st_size == 0:
-                raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
-            raise ToucheError(f"{path}: {_json_problem(error, last)}") from None
+                return
+            except ijson.JSONError as error:
+                if last is None and path.stat().st_size == 0:
+                    raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
+                problem = _json_problem(error, last)
+                if last is None or problem.startswith("truncated"):
+                    raise ToucheError(f"{path}: {problem}") from None
+                # Trailing garbage follows a whole file (two joined): nothing of it lost.
+                if stream.lost() and "trailing garbage" not in problem:
+                    defects.add("invalid JSON argument")
+                if not warned:
+                    log.warning("%s: %s; skipped to the next argument", path, problem)
+                    warned = True
+                if not stream.resume():
+                    return
+
+
+class _Resumable:
+    """The guarded args.me text as ijson reads it, able to start over at a later argument (`resume`).
+
+    The last few MB that ijson read are kept, so that after a damaged argument the parse resumes at the next
+    argument's start, `{"arguments": [` put before it. Arguments read again there are passed over by id
+    (`read_anew`). Each resume starts further on, so a file of damage ends.
+    """
+
+    BUFFER = 1 << 16  # ijson's read size: an argument ends less than this before the position where ijson gave it
+    KEEP = 4 << 20  # how much is kept at least (at most twice this)
+    # An argument's first key: a premise's or a context's never is one of these, and a key in a string is escaped.
+    _START = re.compile(rb'\{\s*"(?:premises|context|id|conclusion)"\s*:')
+    _HEAD = b'{"arguments": ['
+
+    def __init__(self, stream: io.BufferedReader):
+        self.stream = stream
+        self.kept, self.kept_from = bytearray(), 0  # the stream's bytes from position kept_from on
+        self.position = 0  # how far into the stream ijson has read
+        self.head = b""  # what a resumed parse reads before the kept bytes
+        self.start: int | None = None  # where the current parse began: None for the file's start
+        self.given_at: int | None = None  # the position where the current parse gave its last argument
+        self.given_new = False  # whether the current parse gave an argument not given before
+        self.failed_at_start = 0  # parses since the last new damage that failed at their own start
+        self.recent: dict[str, int] = {}  # ids given, by position, while kept: passed over when read again
+
+    def read(self, size: int = -1) -> bytes:
+        if self.head:
+            data, self.head = self.head[:size], self.head[size:]
+            return data
+        offset = self.position - self.kept_from
+        if offset < len(self.kept):  # read again, after a resume
+            data = bytes(self.kept[offset:offset + size])
+        else:
+            data = self.stream.read(size)
+            self.kept += data
+            if len(self.kept) > 2 * self.KEEP:
+                self._drop_before(self.position - self.KEEP)
+        self.position += len(data)
+        return data
+
+    def _drop_before(self, position: int) -> None:
+        if position > self.kept_from:
+            del self.kept[:position - self.kept_from]
+            self.kept_from = position
+            self.recent = {key: at for key, at in self.recent.items() if at >= position}
+
+    def read_anew(self, argument) -> bool:
+        """Note that ijson gave `argument`; False where a resumed parse reads one given before."""
+        self.given_at = self.position
+        key = argument.get("id") if isinstance(argument, dict) else None
+        if isinstance(key, str):
+            if self.start is not None and key in self.recent:
+                return False
+            self.recent[key] = self.position
+        self.given_new = True
+        return True
+
+    def lost(self) -> bool:
+        """Whether the parse that just failed shows one more argument lost.
+
+        A parse that gave a new argument, or the file's first, failed at a damaged argument no parse reached
+        before: one. The parses after it start at the arguments before that one and fail at it again; the first
+        that fails at its own start is that argument, any later one another damaged argument."""
+        if self.start is None or self.given_new:
+            self.failed_at_start = 0
+            return True
+        if self.given_at is None:
+            self.failed_at_start += 1
+            return self.failed_at_start > 1
+        return False
+
+    def resume(self) -> bool:
+        """Start the parse over at the next argument's start; False where no argument starts further on."""
+        # The damage lies after the end of the last argument given, less than BUFFER before where it was given; a
+        # parse that gave none failed at its own start.
+        after = -1 if self.given_at is None else self.given_at - self.BUFFER
+        if self.start is not None:
+            after = max(after, self.start)
+        at = self._next_start(after)
+        if at is None:
+            return False
+        self.start = self.position = at
+        self.head, self.given_at, self.given_new = self._HEAD, None, False
+        return True
+
+    def _next_start(self, after: int) -> int | None:
+        """The position of the first argument start after `after`, reading on where the kept bytes hold none."""
+        while (found := self._START.search(self.kept, max(0, after + 1 - self.kept_from))) is None:
+            data = self.stream.read(self.BUFFER)
+            if not data:
+                return None
+            self._drop_before(self.kept_from + len(self.kept) - 64)  # a start can only begin in the last bytes
+            self.kept += data
+        return self.kept_from + found.start()
 
 
 def _json_problem(error: ijson.JSONError, last: str | None) -> str:
@@ -420,7 +539,7 @@ def _json_problem(error: ijson.JSONError, last: str | None) -> str:
     if "premature EOF" in reason:
         return f"truncated: the JSON ends {where}"
     # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
-    lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason else ""
+    lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason and last is None else ""
     unknown = "" if last is not None else ", or not an args.me JSON file"
     return f"invalid JSON {where}{unknown} ({reason}){lines}"
 

@@ -140,11 +140,64 @@ def test_a_raw_control_character_in_an_argsme_string_costs_nothing(tmp_path):
     assert [(d.doc_id, d.text) for d in documents] == [("a", "c tab here nul  cr"), ("b", "d fine")]
 
 
-def test_invalid_argsme_json_names_the_last_argument_read(tmp_path):
-    (tmp_path / "args-me.json").write_text('{"arguments": [{"id": "a", "conclusion": "c"}, '
-                                           '{"id": "b", "conclusion": "d", "score": NaN}]}')
-    with pytest.raises(ToucheError, match=r"args-me.json: invalid JSON after argument 'a' \(lexical error"):
-        list(read_documents(detect_corpus(tmp_path)))
+def _argsme(arguments: list[str]) -> bytes:
+    return ('{"arguments": [' + ",\n".join(arguments) + "]}").encode()
+
+
+def _argument(number: int, extra: str = "") -> str:
+    """An args.me argument as the real files write one (premises, context, id, conclusion), JSON text."""
+    return (f'{{"premises": [{{"text": "premise {number} {extra and "pad " * 40}", "stance": "PRO"}}], '
+            f'"context": {{"sourceId": "s{number}", "previousArgumentInSourceId": "a{number - 1}"}}, '
+            f'"id": "a{number}", "conclusion": "conclusion {number}"{extra}}}')
+
+
+def _read_ids(tmp_path, raw: bytes) -> list[str]:
+    (tmp_path / "args-me.json").write_bytes(raw)
+    return [document.doc_id for document in read_documents(detect_corpus(tmp_path))]
+
+
+@pytest.mark.parametrize("damage, lost", [
+    ({3: ', "score": NaN'}, {3}),  # a value JSON has not
+    ({3: ', "score": NaN', 4: ', "x": tru'}, {3, 4}),  # two in a row
+    ({19: ', "score": NaN'}, {19}),  # the last
+    ({3: ', "text": "a "quote" in it"'}, {3}),  # an unescaped quote
+    ({3: ', "stance" "PRO"'}, {3}),  # a colon missing
+    ({3: ', "stance": "PRO"}]'}, set()),  # closed early: the arguments after it read as another file's
+])
+def test_a_damaged_argsme_argument_costs_that_argument_not_the_corpus(tmp_path, caplog, damage, lost):
+    """The parse resumes at the next argument's start; the arguments read again from there are not read twice."""
+    arguments = [_argument(number, damage.get(number, ', "pad": 1')) for number in range(20)]
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, _argsme(arguments))
+    assert ids == [f"a{number}" for number in range(20) if number not in lost]
+    assert f"args-me.json: invalid JSON after argument 'a{min(lost or {4}) - 1}' (" in caplog.text
+    assert (f"skipped {len(lost)} record" in caplog.text) == bool(lost)
+
+
+def test_a_damaged_argsme_argument_is_skipped_far_into_a_large_file(tmp_path, caplog):
+    """Past the bytes ijson reads at once (64 kB) and those kept to resume (4 MB), damage in a 10 MB argument."""
+    arguments = [_argument(number, f', "pad": "{"x" * 2_000}"') for number in range(3_000)]
+    arguments[1_000] = arguments[1_000].replace('"stance": "PRO"', '"stance": PRO')
+    arguments[2_000] = arguments[2_000].replace('"conclusion"', f'"conclusion" "{"y" * 10_000_000}"')
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, _argsme(arguments))
+    assert ids == [f"a{number}" for number in range(3_000) if number not in (1_000, 2_000)]
+    assert "skipped 2 records (2 invalid JSON arguments)" in caplog.text
+
+
+def test_argsme_files_joined_are_read_whole(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, _argsme([_argument(0), _argument(1)]) + b"\n" + _argsme([_argument(2)]) + b"\n")
+    assert ids == ["a0", "a1", "a2"]
+    assert "trailing garbage); skipped to the next argument" in caplog.text and "skipped 1 record" not in caplog.text
+
+
+def test_argsme_damaged_before_its_first_argument_is_an_error(tmp_path):
+    """Nothing read yet, the file may be anything: what it holds cannot be told."""
+    arguments = [_argument(0, ', "score": NaN'), _argument(1)]
+    with pytest.raises(ToucheError, match=r"args-me.json: invalid JSON before its first argument, or not an args.me "
+                                          r"JSON file \(lexical error"):
+        _read_ids(tmp_path, _argsme(arguments))
 
 
 def test_argsme_json_nested_past_the_limit_is_an_error_before_ijson_spends_the_memory(tmp_path):
