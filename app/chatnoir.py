@@ -604,8 +604,11 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
 
 
 def _json_answer(response: requests.Response) -> object | None:
-    """The answer's JSON, None when it is not JSON (an HTML error page, a cut body, nesting too deep to parse)."""
+    """The answer's JSON, None when it is not JSON (an HTML error page, a cut body, nesting too deep to parse).
+    A byte order mark decodes the rest (RFC 8259 lets a reader ignore it; requests' `.json()` chokes on it)."""
     try:
+        if encoding := bom_encoding(response.content):
+            return json.loads(response.content.decode(encoding, "replace"))
         return response.json()
     except (ValueError, RecursionError):
         return None

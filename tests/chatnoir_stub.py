@@ -13,7 +13,7 @@ body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sen
 "trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
 status line at once, then the headers so), "redirect" (307 to the same path on
 "localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad"), "utf16" (the page as UTF-16 with a byte order mark, as text/html
-without a charset).
+without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -34,7 +34,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "utf16")
+          "redirect-same", "redirect-bad", "utf16", "bom")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -242,6 +242,9 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 results[0]["score"] = float("nan")
             meta = {"query_time": 3, "total_results": total, "indices": [stub.index],
                     "search_method": body.get("search_method", "default")}
+            if fault == "bom":
+                return self._send(200, json.dumps({"meta": meta, "results": results}).encode("utf-8-sig"),
+                                  "application/json; charset=utf-8")
             self._json(200, {"meta": meta, "results": results})
 
         def do_GET(self):

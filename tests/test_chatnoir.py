@@ -503,6 +503,16 @@ def test_a_result_scored_nan_is_dropped_not_ranked(stub, settings):
     assert all(math.isfinite(candidate.score) for candidate in candidates["1"]) and candidates["1"]
 
 
+def test_a_search_answer_after_a_byte_order_mark_is_read(stub, settings):
+    """JSON after a UTF-8 byte order mark is JSON still (RFC 8259 lets a reader ignore the mark); requests' .json()
+    called it malformed, so the search was retried and the topic lost."""
+    stub.fail("search", "bom")
+    backend = ChatNoirBackend(settings)
+    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.retries == 0 and candidates["1"]
+    assert candidates == ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
+
+
 def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings):
     stub.fail("cache", "500")
     stub.fail("cache", "hang")
