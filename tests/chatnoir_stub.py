@@ -6,7 +6,8 @@ chatnoir-api 3.4.2 models require (short uuids, <em> highlights). `GET /cache?uu
 answers the page's HTML. Both check the API key (401). Faults are queued per endpoint and served to the next
 requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no answer for `hang_s`),
 "malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
-application/pdf), "binary" (the same bytes as text/html), "missing-fields" (results without lang and cache_uri),
+application/pdf), "binary" (the same bytes as text/html), "binary-latin1" / "binary-utf16" (random bytes as ISO-8859-1 / after
+a UTF-16 byte order mark), "missing-fields" (results without lang and cache_uri),
 "missing-id" (the first result without uuid and trec_id), "nan-score" (the first result scored NaN, as Python's
 json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
@@ -23,6 +24,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import random
 import re
 import threading
 from collections import Counter, deque
@@ -34,10 +36,11 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "utf16", "bom")
+          "redirect-same", "redirect-bad", "utf16", "bom", "binary-latin1", "binary-utf16")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
-PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16")
+PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
+RANDOM_BYTES = random.Random(13).randbytes(10_000)  # compressed or encrypted data looks so
 MAX_HITS = 10_000
 _WORD = re.compile(r"\w+")
 _TAG = re.compile(r"<[^>]+>")
@@ -314,6 +317,10 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._send(200, gzip.compress(page, 9), "text/html; charset=utf-8", {"Content-Encoding": "gzip"})
             elif fault in ("pdf", "binary"):  # a PDF as served, or the same bytes claiming to be a page
                 self._send(200, PDF_BYTES, "application/pdf" if fault == "pdf" else "text/html; charset=utf-8")
+            elif fault == "binary-latin1":  # every byte is a Latin-1 character
+                self._send(200, RANDOM_BYTES, "text/html; charset=iso-8859-1")
+            elif fault == "binary-utf16":  # bytes that open as a UTF-16 byte order mark do
+                self._send(200, b"\xff\xfe" + RANDOM_BYTES, "text/html")
             else:
                 self._pending_result_fault = fault
                 return False

@@ -527,7 +527,8 @@ def test_document_faults_are_retried_or_fall_back_to_the_snippet(stub, settings)
     assert all(c.doc.text for c in candidates["2"])
 
 
-@pytest.mark.parametrize("fault", ["pdf", "binary"])  # by its content type, or by its bytes
+# By its content type, or by its bytes: where every byte is a character (Latin-1), or two are (UTF-16)
+@pytest.mark.parametrize("fault", ["pdf", "binary", "binary-latin1", "binary-utf16"])
 def test_a_page_that_is_not_text_keeps_title_and_snippet_and_is_counted(stub, settings, caplog, fault):
     stub.fail("cache", fault, times=10)
     backend = ChatNoirBackend(settings)
