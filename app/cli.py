@@ -19,7 +19,7 @@ from typer.exceptions import Abort, TyperException
 from .errors import ToucheError, counted, environment_failure
 from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
                     prepare_output, withdraw)
-from .encoder import PRECISIONS
+from .encoder import PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .settings import STANCE_DEPTH, RunSettings
 
@@ -274,7 +274,6 @@ def run(
     from .metadata import METADATA_FILE, recorded
     from .corpus import check_choice
     from .pipeline import DEMO_INPUT, run as run_pipeline
-    from .encoder import check_cuda
     from .runfile import RUN_FILES, check_tag
 
     with _errors(debug):
@@ -294,6 +293,7 @@ def run(
         check_tag(tag)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
+        check_interpreter()
         check_temporary_directory()  # before torch's import too
         if device == "cuda":
             check_cuda()
@@ -421,6 +421,8 @@ def classify(
         texts += read_questions(file) if file else []
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
+        if method == "model":
+            check_interpreter()
         if not all(map(visible, texts)):  # nothing but spaces, or U+200B
             raise ToucheError("empty question: every question needs some text")
         if any(len(text) > MAX_TOPIC_CHARS for text in texts):  # as a run cuts a title: the analysis is quadratic

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from contextlib import nullcontext
 from functools import lru_cache
 
@@ -28,6 +29,15 @@ def resolve_device(device: str = "auto") -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_interpreter() -> None:
+    """Before any work: transformers reads its classes' docstrings at import, which `python -OO` strips."""
+    from .errors import ToucheError
+
+    if sys.flags.optimize >= 2:
+        raise ToucheError("python -OO (PYTHONOPTIMIZE=2) strips the docstrings transformers reads at import: unset "
+                          "PYTHONOPTIMIZE or set it to 1")
 
 
 def check_cuda() -> None:

@@ -326,6 +326,16 @@ def test_a_killed_run_leaves_no_run_and_the_next_run_is_the_same(tmp_path, point
     assert sorted(path.name for path in output.iterdir()) == ["ir-metadata.yml", "run.txt"]  # no leftovers
 
 
+def test_python_dash_oo_is_one_line_before_the_work(tmp_path):
+    """transformers reads its classes' docstrings at import: under -OO the run failed after the BM25 index."""
+    output = tmp_path / "out"
+    done = touche("run", "-i", str(passages_input(tmp_path, [])), "-o", str(output), env={"PYTHONOPTIMIZE": "2"})
+    assert_one_line_error(done, output, "python -OO (PYTHONOPTIMIZE=2)", "unset PYTHONOPTIMIZE or set it to 1")
+    assert not output.exists()
+    done = touche("classify", "Is tea better than coffee?", env={"PYTHONOPTIMIZE": "2"})
+    assert done.returncode == 1 and "python -OO" in done.stderr and not done.stdout
+
+
 @pytest.mark.parametrize("stop, status, said", [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")])
 def test_a_stop_ends_the_run_in_one_line_and_removes_its_temporary_files(tmp_path, stop, status, said):
     """`docker stop` and batch systems send SIGTERM, a closed terminal or ssh session SIGHUP: the run's temporary
