@@ -47,6 +47,9 @@ MAX_LINE_CONTAINERS = 100_000
 _ENCODED_FFFD = "\ufffd".encode("utf-8")
 # Other names --corpus reads as JSON lines (`records_source`), in any case.
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+# Where an args.me argument starts: "{" and a key of an argument's own, which none of its premises or its context
+# begins with (a key in a string has its quotes escaped).
+ARGUMENT_START = re.compile(rb'\{\s*"(?:premises|context|id|conclusion)"\s*:')
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
 
@@ -265,6 +268,10 @@ class JsonGuard:
     def _count_depth(self, chunk: bytes) -> int:
         data = self._ESCAPE.sub(b"", self._backslash + chunk)
         self._backslash = b"\\" if data.endswith(b"\\") else b""  # its escaped byte is in the next chunk
+        # Each chunk is counted from its last argument start on, which lies outside strings at depth 2: damage
+        # before it (a stray quote turns what is in a string and what is not) counts no further.
+        if starts := list(ARGUMENT_START.finditer(data)):
+            data, self.depth, self._in_string = data[starts[-1].start():], 2, 0
         marks = np.frombuffer(data.translate(None, self._OTHER_BYTES), np.uint8)
         if not marks.size:
             return self.deepest
@@ -403,52 +410,64 @@ def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Docume
 
 def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
     """One args.me file's arguments. A damaged argument (invalid JSON after the first argument read) is skipped:
-    the parse resumes at the next argument's start (`_Resumable`). A file cut short, or invalid before its first
-    argument, is an error: what it holds cannot be told."""
+    the parse resumes at the next argument's start (`_Resumable`). A file cut short, invalid before its first
+    argument or after its last argument start, or damaged where the parse cannot tell what it lost, is an error."""
     last, warned = None, False  # the id of the last argument read: where a damaged file can be looked at
     with open_text(path, defects, JsonGuard(path)) as text:
         stream = _Resumable(text)
         while True:
             try:
-                for argument in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
-                    if not stream.read_anew(argument):
-                        continue
-                    document = _argument_document(argument)
-                    if document is None:
-                        defects.add("malformed argument")
-                    else:
-                        last = document.doc_id
-                        yield document
+                for item in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
+                    # A list of arguments among them is damage too ("[" one more, and "]" later): read its arguments.
+                    for argument in item if isinstance(item, list) and item else (item,):
+                        if not stream.read_anew(argument):
+                            continue
+                        document = _argument_document(argument)
+                        if document is None:
+                            defects.add("malformed argument")
+                        else:
+                            last = document.doc_id
+                            yield document
                 return
-            except ijson.JSONError as error:
+            except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:
                     raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
                 problem = _json_problem(error, last)
                 if last is None or problem.startswith("truncated"):
                     raise ToucheError(f"{path}: {problem}") from None
-                # Trailing garbage follows a whole file (two joined): nothing of it lost.
-                if stream.lost() and "trailing garbage" not in problem:
+                failed_at_start = stream.failed_at_start()
+                if failed_at_start:
                     defects.add("invalid JSON argument")
+                cannot = stream.resume()
+                if cannot not in (None, _Resumable.ENDED) and "trailing garbage" not in problem:
+                    raise ToucheError(f"{path}: {problem}, {cannot}") from None
                 if not warned:
                     log.warning("%s: %s; skipped to the next argument", path, problem)
                     warned = True
-                if not stream.resume():
-                    return
+                if cannot is None:
+                    continue
+                if cannot == _Resumable.ENDED and not failed_at_start and "trailing garbage" not in problem:
+                    defects.add("invalid JSON argument")  # the last argument was damaged
+                return
 
 
 class _Resumable:
     """The guarded args.me text as ijson reads it, able to start over at a later argument (`resume`).
 
-    The last few MB that ijson read are kept, so that after a damaged argument the parse resumes at the next
-    argument's start, `{"arguments": [` put before it. Arguments read again there are passed over by id
-    (`read_anew`). Each resume starts further on, so a file of damage ends.
+    What ijson read since just before the last argument it gave is kept (at least 4 MB, at most 64). After a damaged
+    argument the parse resumes at the first argument start there (`starts`: "{" and an argument's own key, or the
+    key the file's first argument begins with) whose id was not given before, `{"arguments": [` put before it: at
+    the damaged argument, whose parse then fails at its own start, and then at the one after it. Arguments read
+    again are passed over (`read_anew`). Each resume starts further on, so a file of damage ends; damage further
+    than is kept from the last argument given cannot be resumed after.
     """
 
     BUFFER = 1 << 16  # ijson's read size: an argument ends less than this before the position where ijson gave it
-    KEEP = 4 << 20  # how much is kept at least (at most twice this)
-    # An argument's first key: a premise's or a context's never is one of these, and a key in a string is escaped.
-    _START = re.compile(rb'\{\s*"(?:premises|context|id|conclusion)"\s*:')
+    KEEP = 4 << 20  # how much is kept at least (at most twice this), and what ijson read after the last argument
+    MAX_KEPT = 64 << 20  # given, up to this much: the damage lies in there
+    ENDED = "the file ends after it"  # `resume`'s word for damage in the last argument
     _HEAD = b'{"arguments": ['
+    _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*")')
 
     def __init__(self, stream: io.BufferedReader):
         self.stream = stream
@@ -457,9 +476,9 @@ class _Resumable:
         self.head = b""  # what a resumed parse reads before the kept bytes
         self.start: int | None = None  # where the current parse began: None for the file's start
         self.given_at: int | None = None  # the position where the current parse gave its last argument
-        self.given_new = False  # whether the current parse gave an argument not given before
-        self.failed_at_start = 0  # parses since the last new damage that failed at their own start
-        self.recent: dict[str, int] = {}  # ids given, by position, while kept: passed over when read again
+        self.starts: re.Pattern | None = None  # ARGUMENT_START, or the key the file's first argument begins with
+        self.given: dict[str, int] = {}  # the ids (or contents) of the arguments given while kept, by position
+        self.ids_after = 0  # see `_next_start`
 
     def read(self, size: int = -1) -> bytes:
         if self.head:
@@ -472,7 +491,8 @@ class _Resumable:
             data = self.stream.read(size)
             self.kept += data
             if len(self.kept) > 2 * self.KEEP:
-                self._drop_before(self.position - self.KEEP)
+                after_given = -1 if self.given_at is None else self.given_at - self.BUFFER
+                self._drop_before(max(min(self.position - self.KEEP, after_given), self.position - self.MAX_KEPT))
         self.position += len(data)
         return data
 
@@ -480,55 +500,75 @@ class _Resumable:
         if position > self.kept_from:
             del self.kept[:position - self.kept_from]
             self.kept_from = position
-            self.recent = {key: at for key, at in self.recent.items() if at >= position}
+            self.given = {key: at for key, at in self.given.items() if at >= position}
+
+    @staticmethod
+    def _key(argument) -> str:
+        key = argument.get("id") if isinstance(argument, dict) else None
+        return key if isinstance(key, str) else "\0" + json.dumps(argument, sort_keys=True, default=str)
 
     def read_anew(self, argument) -> bool:
         """Note that ijson gave `argument`; False where a resumed parse reads one given before."""
-        self.given_at = self.position
-        key = argument.get("id") if isinstance(argument, dict) else None
-        if isinstance(key, str):
-            if self.start is not None and key in self.recent:
-                return False
-            self.recent[key] = self.position
-        self.given_new = True
+        if self.starts is None and isinstance(argument, dict) and argument:
+            first = re.escape(json.dumps(next(iter(argument)))[1:-1].encode())
+            self.starts = re.compile(ARGUMENT_START.pattern.replace(b"(?:", b"(?:" + first + b"|", 1))
+        if isinstance(argument, dict):
+            self.given_at = self.position
+        key = self._key(argument)
+        if self.start is not None and key in self.given:
+            return False
+        self.given[key] = self.position
         return True
 
-    def lost(self) -> bool:
-        """Whether the parse that just failed shows one more argument lost.
+    def failed_at_start(self) -> bool:
+        """Whether the resumed parse that just failed failed on its first argument: that argument is damaged."""
+        return self.start is not None and self.given_at is None
 
-        A parse that gave a new argument, or the file's first, failed at a damaged argument no parse reached
-        before: one. The parses after it start at the arguments before that one and fail at it again; the first
-        that fails at its own start is that argument, any later one another damaged argument."""
-        if self.start is None or self.given_new:
-            self.failed_at_start = 0
-            return True
-        if self.given_at is None:
-            self.failed_at_start += 1
-            return self.failed_at_start > 1
-        return False
-
-    def resume(self) -> bool:
-        """Start the parse over at the next argument's start; False where no argument starts further on."""
-        # The damage lies after the end of the last argument given, less than BUFFER before where it was given; a
-        # parse that gave none failed at its own start.
+    def resume(self) -> str | None:
+        """Start the parse over at the first argument start after the last argument given that was not given
+        itself; else why not: none is found (ENDED where the file ends as args.me does), or the bytes after the last
+        argument given are no longer kept."""
+        # The damage lies after the end of the last argument given, which ends less than BUFFER before where it was
+        # given; a resumed parse that gave none failed at its own start.
         after = -1 if self.given_at is None else self.given_at - self.BUFFER
         if self.start is not None:
             after = max(after, self.start)
-        at = self._next_start(after)
+        if self.starts is None:
+            return "before the arguments' first key is known"
+        if max(after + 1, 0) < self.kept_from:
+            return f"more than {self.MAX_KEPT >> 20} MB after the last argument read"
+        while (at := self._next_start(after)) is not None:
+            following = self.starts.search(self.kept, at + 1 - self.kept_from)  # its argument ends before
+            found = self._ID.search(self.kept, at - self.kept_from, following.start() if following else len(self.kept))
+            try:
+                known = found is not None and json.loads(found.group(1)) in self.given
+            except ValueError:
+                known = False
+            if not known:
+                break
+            after = at
         if at is None:
-            return False
+            # The file ends as args.me does, and no other argument's id follows the damaged one's
+            whole = re.search(rb"\]\s*\}\s*\Z", self.kept[-64:]) is not None and self.ids_after <= 1
+            return self.ENDED if whole else "and no argument starts after it"
         self.start = self.position = at
-        self.head, self.given_at, self.given_new = self._HEAD, None, False
-        return True
+        self.head, self.given_at = self._HEAD, None
+        return None
 
     def _next_start(self, after: int) -> int | None:
-        """The position of the first argument start after `after`, reading on where the kept bytes hold none."""
-        while (found := self._START.search(self.kept, max(0, after + 1 - self.kept_from))) is None:
+        """The position of the first argument start after `after`, reading on where the kept bytes hold none (then
+        `ids_after` counts the ids on the way: arguments that start in a way `starts` does not know)."""
+        at = max(0, after + 1 - self.kept_from)
+        if (found := self.starts.search(self.kept, at)) is None:
+            self.ids_after = len(self._ID.findall(self.kept, at))
+        while found is None:
             data = self.stream.read(self.BUFFER)
             if not data:
                 return None
-            self._drop_before(self.kept_from + len(self.kept) - 64)  # a start can only begin in the last bytes
+            self._drop_before(max(after + 1, self.kept_from + len(self.kept) - 64))  # a start begins in the last
+            self.ids_after += len(self._ID.findall(data))                              # bytes, if there
             self.kept += data
+            found = self.starts.search(self.kept, max(0, after + 1 - self.kept_from))
         return self.kept_from + found.start()
 
 

@@ -192,6 +192,48 @@ def test_argsme_files_joined_are_read_whole(tmp_path, caplog):
     assert "trailing garbage); skipped to the next argument" in caplog.text and "skipped 1 record" not in caplog.text
 
 
+def test_argsme_damage_that_nests_the_arguments_after_it_costs_none_of_them(tmp_path, caplog):
+    """One "[" more before an argument makes the rest of the file one list, which fails only at the file's end."""
+    raw = _argsme([_argument(number) for number in range(500)])
+    at = raw.index(b'{"premises"', raw.index(b'"a100"'))
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, raw[:at] + b"[" + raw[at:])
+    assert ids == [f"a{number}" for number in range(500)]
+
+
+def test_argsme_arguments_resume_at_the_key_they_begin_with(tmp_path):
+    """json.dumps(sort_keys=True) begins each argument with "aspects" or "conclusion", not "premises"."""
+    arguments = [json.loads(_argument(number)) | {"aspects": [{"name": "x", "weight": 1}]} for number in range(50)]
+    raw = json.dumps({"arguments": arguments}, sort_keys=True).replace('"conclusion 20"', '"conclusion 20" 1')
+    assert _read_ids(tmp_path, raw.encode()) == [f"a{number}" for number in range(50) if number != 20]
+
+
+def test_argsme_damage_in_a_text_of_brackets_is_no_deep_nesting(tmp_path):
+    """A stray quote turns strings and the rest for the depth count; the brackets of a later text must not count."""
+    arguments = [_argument(number) for number in range(100)]
+    arguments[60] = arguments[60].replace("premise 60", "see [" * 1_001)
+    arguments[10] = arguments[10].replace('"conclusion 10"', '"conclusion 10""')
+    assert _read_ids(tmp_path, _argsme(arguments)) == [f"a{number}" for number in range(100) if number != 10]
+
+
+def test_argsme_arguments_without_an_id_are_counted_once(tmp_path, caplog):
+    arguments = [_argument(number) for number in range(300)]
+    arguments[200] = arguments[200].replace('"id": "a200", ', "")
+    arguments[201] = arguments[201].replace('"conclusion 201"', '"conclusion 201", "score": NaN')
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, _argsme(arguments))
+    assert len(ids) == 298 and "skipped 2 records (1 invalid JSON argument, 1 malformed argument)" in caplog.text
+
+
+@pytest.mark.parametrize("cut", [b'\\', b'\\u00'])
+def test_argsme_cut_within_an_escape_is_truncated_not_read_as_whole(tmp_path, cut):
+    """yajl calls such an end a lexical error, not the premature EOF of other cuts."""
+    raw = _argsme([_argument(number, ', "quote": "a \\" \\u00e9"') for number in range(50)])
+    end = raw.index(cut, raw.index(b'"a25"')) + len(cut)
+    with pytest.raises(ToucheError, match="after argument 'a24' .*no argument starts after it"):
+        _read_ids(tmp_path, raw[:end])
+
+
 def test_argsme_damaged_before_its_first_argument_is_an_error(tmp_path):
     """Nothing read yet, the file may be anything: what it holds cannot be told."""
     arguments = [_argument(0, ', "score": NaN'), _argument(1)]
