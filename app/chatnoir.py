@@ -627,13 +627,19 @@ _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
 
 
+# Labels browsers read as windows-1252 (WHATWG Encoding), whose 0x80-0x9F are quotes and dashes, not C1 controls.
+_WINDOWS_1252_LABELS = frozenset("ascii us-ascii iso-8859-1 iso8859-1 iso_8859-1 latin-1 latin1 l1 cp819 ibm819 "
+                                 "windows-1252 cp1252".split())
+
+
 def _page_encoding(response: requests.Response) -> str:
     """How a page's bytes decode: by its byte order mark (before any header, as browsers sniff it), else the
-    header's charset, else UTF-8 (requests would assume ISO-8859-1 for text/* without a charset)."""
+    header's charset (a Latin-1 one as windows-1252, as browsers do), else UTF-8 (requests would assume
+    ISO-8859-1 for text/* without a charset)."""
     if encoding := bom_encoding(response.content):
         return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
-        return response.encoding
+        return "cp1252" if response.encoding.strip().lower() in _WINDOWS_1252_LABELS else response.encoding
     return "utf-8"
 
 

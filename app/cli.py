@@ -421,8 +421,6 @@ def classify(
         texts += read_questions(file) if file else []
         if not texts:
             raise ToucheError("no questions: pass them as arguments or with --file")
-        if method == "model":
-            check_interpreter()
         if not all(map(visible, texts)):  # nothing but spaces, or U+200B
             raise ToucheError("empty question: every question needs some text")
         if any(len(text) > MAX_TOPIC_CHARS for text in texts):  # as a run cuts a title: the analysis is quadratic
@@ -461,6 +459,8 @@ def _train_command(name: str, help_text: str):
         from .training.common import require_data
 
         with _errors(debug):
+            if name != "questions":  # the one that reads no encoder
+                check_interpreter()
             module = import_module(f"app.training.{name.replace('-', '_')}")
             require_data(data, module.DATA_FILES, f"touche train {name}")
             prepare_output(out, (), overwrite=True, flag="--out")  # before the minutes of training

@@ -232,8 +232,8 @@ class Defects:
 
 class JsonGuard:
     """What an args.me stream goes through before ijson parses it, chunk by chunk (`feed`), at about 2 ms per MB:
-    - its nesting depth is counted (brackets in strings do not count), and a depth past MAX_JSON_DEPTH is an error
-      (ijson's memory grows with the square of the depth);
+    - the nesting depth of what ijson reads is counted (`admit`; brackets in strings do not count), and a
+      depth past MAX_JSON_DEPTH is an error (ijson's memory grows with the square of the depth);
     - a run of more than MAX_DIGITS digits becomes one "0": as an integer, ijson's C parser (3.6) crashes the
       process on it (Python refuses to convert it), and converting takes time that grows with the square of the
       digits (4 million: 77 s). A number's value is never read; such a run in a text is shortened too;
@@ -250,6 +250,7 @@ class JsonGuard:
         self.path = path
         self.depth = self.deepest = 0
         self._in_string, self._backslash, self._digits = 0, b"", b""
+        self.too_deep = False  # the parser got all it may (`admit`)
 
     def feed(self, chunk: bytes, final: bool = False) -> bytes:
         """The chunk as ijson gets it: control characters as spaces, digit runs shortened, the digits at its end
@@ -260,18 +261,36 @@ class JsonGuard:
         chunk = chunk[:cut]
         if chunk.translate(self._DIGITS_AS_ZERO).find(b"0" * (MAX_DIGITS + 1)) >= 0:  # rare: seek the runs then
             chunk = self._LONG_DIGITS.sub(b"0", chunk)
-        if self._count_depth(chunk) > MAX_JSON_DEPTH:
+        return chunk
+
+    def restart(self) -> None:
+        """Count the depth from nothing again: where the parse starts over (`_Resumable.resume`)."""
+        self.depth = self.deepest = self._in_string = 0
+        self._backslash, self.too_deep = b"", False
+
+    def admit(self, chunk: bytes) -> int:
+        """How much of `chunk`, the next bytes the parser would read, it may read: all, or up to where the depth
+        passes MAX_JSON_DEPTH. The parser then gets that much, and its next read is the error, unless damage before
+        it (a stray quote that turns what is in a string and what is not) makes the parse start over first."""
+        if self.too_deep:
             raise ToucheError(f"{self.path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an args.me "
                               "JSON file")
-        return chunk
+        state = (self.depth, self.deepest, self._in_string, self._backslash)
+        if self._count_depth(chunk) <= MAX_JSON_DEPTH:
+            return len(chunk)
+        low, high = 0, len(chunk)  # the longest prefix within the depth: rare, so sought by halves
+        while high - low > 1:
+            middle = (low + high) // 2
+            self.depth, self.deepest, self._in_string, self._backslash = state
+            low, high = (middle, high) if self._count_depth(chunk[:middle]) <= MAX_JSON_DEPTH else (low, middle)
+        self.depth, self.deepest, self._in_string, self._backslash = state
+        self._count_depth(chunk[:low])
+        self.too_deep = True
+        return low if low else self.admit(chunk)  # nothing admitted: the error now, not an empty read (the end)
 
     def _count_depth(self, chunk: bytes) -> int:
         data = self._ESCAPE.sub(b"", self._backslash + chunk)
         self._backslash = b"\\" if data.endswith(b"\\") else b""  # its escaped byte is in the next chunk
-        # Each chunk is counted from its last argument start on, which lies outside strings at depth 2: damage
-        # before it (a stray quote turns what is in a string and what is not) counts no further.
-        if starts := list(ARGUMENT_START.finditer(data)):
-            data, self.depth, self._in_string = data[starts[-1].start():], 2, 0
         marks = np.frombuffer(data.translate(None, self._OTHER_BYTES), np.uint8)
         if not marks.size:
             return self.deepest
@@ -413,8 +432,9 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
     the parse resumes at the next argument's start (`_Resumable`). A file cut short, invalid before its first
     argument or after its last argument start, or damaged where the parse cannot tell what it lost, is an error."""
     last, warned = None, False  # the id of the last argument read: where a damaged file can be looked at
-    with open_text(path, defects, JsonGuard(path)) as text:
-        stream = _Resumable(text)
+    guard = JsonGuard(path)
+    with open_text(path, defects, guard) as text:
+        stream = _Resumable(text, guard)
         while True:
             try:
                 for item in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
@@ -435,20 +455,19 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                 problem = _json_problem(error, last)
                 if last is None or problem.startswith("truncated"):
                     raise ToucheError(f"{path}: {problem}") from None
-                failed_at_start = stream.failed_at_start()
-                if failed_at_start:
+                if stream.failed_at_start():  # the argument it began at is damaged
                     defects.add("invalid JSON argument")
                 cannot = stream.resume()
-                if cannot not in (None, _Resumable.ENDED) and "trailing garbage" not in problem:
+                # After the damage, only the file's end, or garbage that holds no argument: nothing more to read.
+                ended = cannot == _Resumable.ENDED or (
+                    cannot == _Resumable.NO_START and "trailing garbage" in problem and not stream.ids_after)
+                if cannot is not None and not ended:
                     raise ToucheError(f"{path}: {problem}, {cannot}") from None
                 if not warned:
                     log.warning("%s: %s; skipped to the next argument", path, problem)
                     warned = True
-                if cannot is None:
-                    continue
-                if cannot == _Resumable.ENDED and not failed_at_start and "trailing garbage" not in problem:
-                    defects.add("invalid JSON argument")  # the last argument was damaged
-                return
+                if ended:
+                    return
 
 
 class _Resumable:
@@ -465,22 +484,27 @@ class _Resumable:
     BUFFER = 1 << 16  # ijson's read size: an argument ends less than this before the position where ijson gave it
     KEEP = 4 << 20  # how much is kept at least (at most twice this), and what ijson read after the last argument
     MAX_KEPT = 64 << 20  # given, up to this much: the damage lies in there
-    ENDED = "the file ends after it"  # `resume`'s word for damage in the last argument
+    ENDED = "ended"  # what `resume` returns for damage in the last argument
+    NO_START = "and no argument starts after it"
     _HEAD = b'{"arguments": ['
     _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*")')
 
-    def __init__(self, stream: io.BufferedReader):
-        self.stream = stream
+    def __init__(self, stream: io.BufferedReader, guard: JsonGuard):
+        self.stream, self.guard = stream, guard  # the guard counts the depth of what the parser reads
         self.kept, self.kept_from = bytearray(), 0  # the stream's bytes from position kept_from on
         self.position = 0  # how far into the stream ijson has read
         self.head = b""  # what a resumed parse reads before the kept bytes
         self.start: int | None = None  # where the current parse began: None for the file's start
         self.given_at: int | None = None  # the position where the current parse gave its last argument
-        self.starts: re.Pattern | None = None  # ARGUMENT_START, or the key the file's first argument begins with
+        self.starts = ARGUMENT_START  # and the key the file's first argument begins with, once known
+        self.learned = False
         self.given: dict[str, int] = {}  # the ids (or contents) of the arguments given while kept, by position
         self.ids_after = 0  # see `_next_start`
+        self.reach = self.BUFFER  # the most the next read gives
 
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int) -> bytes:
+        # A resumed parse reads little at first: one that fails at its start costs that much, not BUFFER.
+        size, self.reach = min(size, self.reach), min(2 * self.reach, self.BUFFER)
         if self.head:
             data, self.head = self.head[:size], self.head[size:]
             return data
@@ -493,6 +517,7 @@ class _Resumable:
             if len(self.kept) > 2 * self.KEEP:
                 after_given = -1 if self.given_at is None else self.given_at - self.BUFFER
                 self._drop_before(max(min(self.position - self.KEEP, after_given), self.position - self.MAX_KEPT))
+        data = data[:self.guard.admit(data)]  # the rest is kept, and read again
         self.position += len(data)
         return data
 
@@ -504,18 +529,25 @@ class _Resumable:
 
     @staticmethod
     def _key(argument) -> str:
+        """Its id, else its content (such an argument is malformed: the key only keeps it from being counted twice)."""
         key = argument.get("id") if isinstance(argument, dict) else None
-        return key if isinstance(key, str) else "\0" + json.dumps(argument, sort_keys=True, default=str)
+        if isinstance(key, str):
+            return key
+        try:
+            return "\0" + json.dumps(argument, sort_keys=True, default=str)
+        except (RecursionError, ValueError):  # too deep to write
+            return "\0"
 
     def read_anew(self, argument) -> bool:
         """Note that ijson gave `argument`; False where a resumed parse reads one given before."""
-        if self.starts is None and isinstance(argument, dict) and argument:
+        if not self.learned and isinstance(argument, dict) and argument:
             first = re.escape(json.dumps(next(iter(argument)))[1:-1].encode())
             self.starts = re.compile(ARGUMENT_START.pattern.replace(b"(?:", b"(?:" + first + b"|", 1))
+            self.learned = True
         if isinstance(argument, dict):
             self.given_at = self.position
         key = self._key(argument)
-        if self.start is not None and key in self.given:
+        if self.start is not None and self.given.get(key, -1) >= self.start:  # given from where this parse began
             return False
         self.given[key] = self.position
         return True
@@ -533,40 +565,46 @@ class _Resumable:
         after = -1 if self.given_at is None else self.given_at - self.BUFFER
         if self.start is not None:
             after = max(after, self.start)
-        if self.starts is None:
-            return "before the arguments' first key is known"
         if max(after + 1, 0) < self.kept_from:
             return f"more than {self.MAX_KEPT >> 20} MB after the last argument read"
         while (at := self._next_start(after)) is not None:
             following = self.starts.search(self.kept, at + 1 - self.kept_from)  # its argument ends before
             found = self._ID.search(self.kept, at - self.kept_from, following.start() if following else len(self.kept))
-            try:
-                known = found is not None and json.loads(found.group(1)) in self.given
-            except ValueError:
-                known = False
-            if not known:
+            if found is None or not self._given(found):
                 break
             after = at
         if at is None:
             # The file ends as args.me does, and no other argument's id follows the damaged one's
             whole = re.search(rb"\]\s*\}\s*\Z", self.kept[-64:]) is not None and self.ids_after <= 1
-            return self.ENDED if whole else "and no argument starts after it"
+            return self.ENDED if whole else self.NO_START
         self.start = self.position = at
-        self.head, self.given_at = self._HEAD, None
+        self.head, self.given_at, self.reach = self._HEAD, None, 1024
+        self.guard.restart()
+        self.guard.admit(self._HEAD)
         return None
+
+    def _given(self, found: re.Match) -> bool:
+        """Whether the id `_ID` found is one given."""
+        try:
+            return json.loads(found.group(1)) in self.given
+        except ValueError:
+            return False
+
+    def _new_ids(self, data) -> int:
+        return sum(not self._given(found) for found in self._ID.finditer(data))
 
     def _next_start(self, after: int) -> int | None:
         """The position of the first argument start after `after`, reading on where the kept bytes hold none (then
-        `ids_after` counts the ids on the way: arguments that start in a way `starts` does not know)."""
+        `ids_after` counts the ids not given on the way: arguments that start in a way `starts` does not know)."""
         at = max(0, after + 1 - self.kept_from)
         if (found := self.starts.search(self.kept, at)) is None:
-            self.ids_after = len(self._ID.findall(self.kept, at))
+            self.ids_after = self._new_ids(self.kept[at:])
         while found is None:
             data = self.stream.read(self.BUFFER)
             if not data:
                 return None
             self._drop_before(max(after + 1, self.kept_from + len(self.kept) - 64))  # a start begins in the last
-            self.ids_after += len(self._ID.findall(data))                              # bytes, if there
+            self.ids_after += self._new_ids(data)                                      # bytes, if there
             self.kept += data
             found = self.starts.search(self.kept, max(0, after + 1 - self.kept_from))
         return self.kept_from + found.start()

@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import signal
 import socket
@@ -26,6 +27,8 @@ from app.chatnoir import (
     ChatNoirBackend,
     ChatNoirClient,
     ChatNoirSettings,
+    _not_text,
+    _page_encoding,
     has_credentials,
 )
 from app.errors import ToucheError
@@ -540,6 +543,24 @@ def test_a_page_that_is_not_text_keeps_title_and_snippet_and_is_counted(stub, se
     assert (f"{pages} documents use title + snippet, their text could not be fetched or read ({pages} not text)"
             in caplog.text)
     assert not [path for path in settings.cache_dir.rglob("*") if path.is_file()]  # a later run asks again
+
+
+def _page(body: bytes, content_type: str) -> requests.Response:
+    """A cache answer as the client holds it: its encoding as the fetch sets it (`_page_encoding`)."""
+    response = requests.Response()
+    response._content, response.headers["Content-Type"] = body, content_type
+    response.encoding = requests.utils.get_encoding_from_headers(response.headers)
+    response.encoding = _page_encoding(response)
+    return response
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
+def test_a_latin1_label_reads_as_windows_1252_and_dense_quotes_are_text(encoding):
+    """Browsers read ISO-8859-1 as windows-1252: its quotes are no C1 controls, nor are UTF-8's under that label."""
+    body = ("<p>" + "It\u2019s \u201cquoted\u201d \u2014 here. " * 150 + "</p>").encode(encoding)
+    response = _page(body, "text/html; charset=ISO-8859-1")
+    assert response.encoding == "cp1252" and _not_text(response) is None
+    assert _not_text(_page(random.Random(13).randbytes(4096), "text/html; charset=ISO-8859-1")) == "undecodable bytes"
 
 
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):

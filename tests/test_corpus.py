@@ -198,7 +198,7 @@ def test_argsme_damage_that_nests_the_arguments_after_it_costs_none_of_them(tmp_
     at = raw.index(b'{"premises"', raw.index(b'"a100"'))
     with caplog.at_level(logging.WARNING):
         ids = _read_ids(tmp_path, raw[:at] + b"[" + raw[at:])
-    assert ids == [f"a{number}" for number in range(500)]
+    assert ids == [f"a{number}" for number in range(500)] and " record" not in caplog.text
 
 
 def test_argsme_arguments_resume_at_the_key_they_begin_with(tmp_path):
@@ -234,6 +234,29 @@ def test_argsme_cut_within_an_escape_is_truncated_not_read_as_whole(tmp_path, cu
         _read_ids(tmp_path, raw[:end])
 
 
+def test_argsme_nesting_made_of_argument_starts_is_still_too_deep(tmp_path):
+    """Depth counts what the parser reads, from where it starts: objects that begin as arguments do ("{"id": x,
+    "premises": [" 20,000 times took ijson 3.8 GB when the count restarted at each)."""
+    raw = '{"arguments": [' + '{"id": "x", "premises": [' * 3_000 + "1" + "]}" * 3_000 + "]}"
+    with pytest.raises(ToucheError, match=f"nested more than {MAX_JSON_DEPTH} levels deep"):
+        _read_ids(tmp_path, raw.encode())
+
+
+def test_an_argsme_argument_without_id_too_deep_to_write_is_malformed_not_a_crash(tmp_path, caplog):
+    deep = '{"premises": ' + "[" * 990 + "]" * 990 + ', "conclusion": "c"}'
+    with caplog.at_level(logging.WARNING):
+        ids = _read_ids(tmp_path, _argsme([_argument(0), deep, _argument(1, ', "x": NaN'), _argument(2)]))
+    assert ids == ["a0", "a2"] and "(1 invalid JSON argument, 1 malformed argument)" in caplog.text
+
+
+def test_argsme_followed_by_what_holds_more_arguments_unread_is_an_error(tmp_path):
+    """JSON lines after a whole args.me file: their arguments would be lost without a word."""
+    lines = "\n".join(json.dumps(json.loads(_argument(number))) for number in range(10, 20))
+    with pytest.raises(ToucheError, match="trailing garbage.*no argument starts after it"):
+        _read_ids(tmp_path, _argsme([_argument(0)]) + b"\n" + lines.replace('{"premises"', '{"text": 1, "premises"')
+                  .encode())
+
+
 def test_argsme_damaged_before_its_first_argument_is_an_error(tmp_path):
     """Nothing read yet, the file may be anything: what it holds cannot be told."""
     arguments = [_argument(0, ', "score": NaN'), _argument(1)]
@@ -263,8 +286,10 @@ def test_json_guard_counts_depth_past_strings_and_escapes_and_shortens_digit_run
     data += b"7" * MAX_DIGITS  # at the very end: held back, then given whole
     guard, out = JsonGuard(Path("x.json")), b""
     for start in range(0, len(data), chunk):
-        out += guard.feed(data[start:start + chunk])
-    out += guard.feed(b"", final=True)
+        out += (fed := guard.feed(data[start:start + chunk]))
+        assert guard.admit(fed) == len(fed)
+    out += (fed := guard.feed(b"", final=True))
+    assert guard.admit(fed) == len(fed)
     assert (guard.deepest, guard.depth) == (6, 0)
     assert out == data.replace(b"3" * 5000 + b".5" + b"9" * 5000, b"0.0")  # the runs "333..." and "5999..."
 
