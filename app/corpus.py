@@ -438,8 +438,7 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
         while True:
             try:
                 for item in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
-                    # A list of arguments among them is damage too ("[" one more, and "]" later): read its arguments.
-                    for argument in item if isinstance(item, list) and item else (item,):
+                    for argument in _arguments_in(item):
                         if not stream.read_anew(argument):
                             continue
                         document = _argument_document(argument)
@@ -468,6 +467,21 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                     warned = True
                 if ended:
                     return
+
+
+def _arguments_in(item) -> Iterator:
+    """The arguments an item of args.me's list holds: itself, and those that damage put inside it, which still
+    parses: a list of arguments ("[" one more, "]" later), or arguments among its premises ("]}" lost)."""
+    if isinstance(item, list) and item:
+        for value in item:
+            yield from _arguments_in(value)
+        return
+    yield item
+    premises = item.get("premises") if isinstance(item, dict) else None
+    for premise in premises if isinstance(premises, list) else ():
+        if isinstance(premise, dict) and isinstance(premise.get("id"), str) and (
+                "premises" in premise or "conclusion" in premise):
+            yield from _arguments_in(premise)
 
 
 class _Resumable:

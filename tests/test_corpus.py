@@ -201,6 +201,13 @@ def test_argsme_damage_that_nests_the_arguments_after_it_costs_none_of_them(tmp_
     assert ids == [f"a{number}" for number in range(500)] and " record" not in caplog.text
 
 
+def test_argsme_arguments_that_damage_made_premises_are_read(tmp_path):
+    """A "]}" lost after an argument's premises takes the arguments after it in as premises, and may still parse."""
+    arguments = [_argument(number) for number in range(20)]
+    swallowing = '{"premises": [{"text": "premise 5"}, ' + ", ".join(arguments[6:]) + '], "id": "a5", "conclusion": "c"}'
+    assert _read_ids(tmp_path, _argsme(arguments[:5] + [swallowing])) == [f"a{number}" for number in range(20)]
+
+
 def test_argsme_arguments_resume_at_the_key_they_begin_with(tmp_path):
     """json.dumps(sort_keys=True) begins each argument with "aspects" or "conclusion", not "premises"."""
     arguments = [json.loads(_argument(number)) | {"aspects": [{"name": "x", "weight": 1}]} for number in range(50)]
