@@ -620,13 +620,11 @@ _BINARY_TYPES = ("application/", "image/", "audio/", "video/", "font/", "model/"
 _TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/json")
 # Of a page's first bytes, the share of characters no text uses (undecodable, control, private use) above which
 # the page is binary. The 536 ClueWeb12 dev pages have none in their first 4 kB, also encoded as windows-1252 and
-# read as UTF-8 or Latin-1; random bytes have 55% read as UTF-8, 23% as Latin-1 (where every byte is a character),
-# 12-17% after a UTF-16 byte order mark.
+# read as UTF-8 or Latin-1; random bytes have 55% read as UTF-8, 13% as windows-1252 (how a Latin-1 label reads,
+# where nearly every byte is a character), 12-17% after a UTF-16 byte order mark.
 _SAMPLE_BYTES = 4096
 _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
-
-
 # Labels browsers read as windows-1252 (WHATWG Encoding), whose 0x80-0x9F are quotes and dashes, not C1 controls.
 _WINDOWS_1252_LABELS = frozenset("ascii us-ascii iso-8859-1 iso8859-1 iso_8859-1 latin-1 latin1 l1 cp819 ibm819 "
                                  "windows-1252 cp1252".split())
