@@ -7,6 +7,7 @@ once with their count.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import gzip
 import heapq
@@ -276,17 +277,17 @@ class JsonGuard:
             raise ToucheError(f"{self.path}: JSON nested more than {MAX_JSON_DEPTH} levels deep; not an args.me "
                               "JSON file")
         state = (self.depth, self.deepest, self._in_string, self._backslash)
-        if self._count_depth(chunk) <= MAX_JSON_DEPTH:
-            return len(chunk)
-        low, high = 0, len(chunk)  # the longest prefix within the depth: rare, so sought by halves
-        while high - low > 1:
-            middle = (low + high) // 2
+
+        def too_deep(size: int) -> bool:  # counting the first `size` bytes from `state`
             self.depth, self.deepest, self._in_string, self._backslash = state
-            low, high = (middle, high) if self._count_depth(chunk[:middle]) <= MAX_JSON_DEPTH else (low, middle)
-        self.depth, self.deepest, self._in_string, self._backslash = state
-        self._count_depth(chunk[:low])
+            return self._count_depth(chunk[:size]) > MAX_JSON_DEPTH
+
+        if not too_deep(len(chunk)):
+            return len(chunk)
+        within = bisect.bisect_left(range(len(chunk)), True, key=too_deep) - 1  # rare, so sought by halves
+        too_deep(within)  # counted up to there
         self.too_deep = True
-        return low if low else self.admit(chunk)  # nothing admitted: the error now, not an empty read (the end)
+        return within if within else self.admit(chunk)  # nothing admitted: the error now, not an empty read (the end)
 
     def _count_depth(self, chunk: bytes) -> int:
         data = self._ESCAPE.sub(b"", self._backslash + chunk)
@@ -511,7 +512,6 @@ class _Resumable:
         self.start: int | None = None  # where the current parse began: None for the file's start
         self.given_at: int | None = None  # the position where the current parse gave its last argument
         self.starts = ARGUMENT_START  # and the key the file's first argument begins with, once known
-        self.learned = False
         self.given: dict[str, int] = {}  # the ids (or contents) of the arguments given while kept, by position
         self.ids_after = 0  # see `_next_start`
         self.reach = self.BUFFER  # the most the next read gives
@@ -554,10 +554,9 @@ class _Resumable:
 
     def read_anew(self, argument) -> bool:
         """Note that ijson gave `argument`; False where a resumed parse reads one given before."""
-        if not self.learned and isinstance(argument, dict) and argument:
+        if self.starts is ARGUMENT_START and isinstance(argument, dict) and argument:
             first = re.escape(json.dumps(next(iter(argument)))[1:-1].encode())
             self.starts = re.compile(ARGUMENT_START.pattern.replace(b"(?:", b"(?:" + first + b"|", 1))
-            self.learned = True
         if isinstance(argument, dict):
             self.given_at = self.position
         key = self._key(argument)
