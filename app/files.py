@@ -5,6 +5,7 @@ reads."""
 from __future__ import annotations
 
 import errno
+import fcntl
 import logging
 import os
 import re
@@ -23,6 +24,11 @@ _PLACED: dict[str, tuple[int, int, int] | None] = {}
 
 TEMPORARY_SUFFIX = ".tmp"
 _PROBE_PREFIX = ".touche-probe."
+# Linux's inode flags (`chattr +i`, `chattr +a`; FS_IOC_GETFLAGS): no write lets a file so flagged be replaced, nor a
+# file be renamed or removed in a directory so flagged, not even root's; the write of the run renames its temporary
+# file onto run.txt.
+_GET_FLAGS = 0x80086601
+_LOCKS = ((0x10, "immutable (chattr +i)"), (0x20, "append-only (chattr +a)"))
 # What a user can act on, by errno; anything else reads as the system's own words (strerror).
 _REASONS = {
     errno.ENOSPC: "no space left on device",
@@ -100,12 +106,31 @@ def make_directory(directory: Path) -> None:
         raise
 
 
+def locked(path: Path) -> str | None:
+    """Whether the file or directory at `path` (a link: the link itself, which is what a rename replaces) is
+    immutable or append-only, in words; None where it is neither or its file system keeps no such flags."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        flags = fcntl.ioctl(descriptor, _GET_FLAGS, bytes(8))
+    except OSError:  # ENOTTY, EINVAL: a file system without the flags (tmpfs of old kernels, some network mounts)
+        return None
+    finally:
+        os.close(descriptor)
+    return next((words for bit, words in _LOCKS if int.from_bytes(flags[:4], "little") & bit), None)
+
+
 def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output") -> None:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
-    none of `outputs` unless `overwrite`. A run that cannot be written fails here, not after the hour it took.
-    `flag` is the option that names the directory."""
+    none of `outputs` unless `overwrite`, and then none that cannot be replaced. A run that cannot be written fails
+    here, not after the hour it took. `flag` is the option that names the directory."""
     if directory.exists() and not directory.is_dir():
         raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
+    if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):  # a probe file there could not be removed again
+        raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
+                          "in place there")
     try:
         make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
@@ -118,6 +143,8 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
             raise ToucheError(f"{directory / name} is a directory, not a file: remove it or choose another output")
         if (directory / name).exists() and not overwrite:
             raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
+        if (directory / name).exists() and (lock := locked(directory / name)):
+            raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")
 
 
 @contextmanager

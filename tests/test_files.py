@@ -14,3 +14,37 @@ def test_a_file_or_a_dangling_link_in_the_way_is_named(tmp_path):
     make_directory(tmp_path / "new" / "out")
     make_directory(tmp_path / "new" / "out")
     assert (tmp_path / "new" / "out").is_dir() and not (tmp_path / "nowhere").exists()
+
+
+def _chattr(flag: str, path) -> bool:
+    """Whether `chattr FLAG PATH` worked (it needs root and a file system that keeps the flags)."""
+    import shutil
+    import subprocess
+
+    return bool(shutil.which("chattr")) and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def test_an_immutable_run_or_an_append_only_directory_is_an_error_before_the_work(tmp_path):
+    """A rename cannot replace an immutable run.txt nor put a file in place in an append-only directory: the run
+    failed after its work (--overwrite), or left its probe file behind."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.txt").write_text("old\n")
+    if not _chattr("+i", tmp_path / "out" / "run.txt"):
+        pytest.skip("chattr cannot set flags here")
+    try:
+        with pytest.raises(ToucheError, match=r"run.txt is immutable \(chattr \+i\): --overwrite cannot replace it"):
+            prepare_output(tmp_path / "out", ["run.txt"], overwrite=True)
+    finally:
+        _chattr("-i", tmp_path / "out" / "run.txt")
+    prepare_output(tmp_path / "out", ["run.txt"], overwrite=True)
+
+    (tmp_path / "append").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "append")
+    assert _chattr("+a", tmp_path / "append")
+    try:
+        for directory in (tmp_path / "append", tmp_path / "link"):
+            with pytest.raises(ToucheError, match=r"it is append-only \(chattr \+a\), so a run cannot be put"):
+                prepare_output(directory, ["run.txt"], overwrite=False)
+        assert list((tmp_path / "append").iterdir()) == []  # no probe file left behind
+    finally:
+        _chattr("-a", tmp_path / "append")
