@@ -37,9 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .settings import DATA_DIR as DATA
+
 log = logging.getLogger(__name__)
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 CHUNK = 10_000
 # Written into a synthetic input's .complete marker: inputs made by another version of the generator are rebuilt.
@@ -295,19 +296,19 @@ def _reranked_texts(run_path: Path, input_dir: Path, depth: int) -> list[str]:
 
 
 def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), lengths: tuple[int, ...] = (256, 128),
-                  device: str = "auto", topic_numbers: set[str] | None = None) -> list[dict]:
-    """Judged-only relevance and quality nDCG@5 on the dev topics (or `topic_numbers` of them) per re-rank depth
+                  device: str = "auto") -> list[dict]:
+    """Judged-only relevance and quality nDCG@5 on the dev topics per re-rank depth
     and max_seq_length: each topic ranked as a run ranks it, scored as `touche evaluate` scores it."""
     import ir_measures
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import RunSettings, _Timer, first_stage, rank, score_candidates
+    from .pipeline import RunSettings, first_stage, rank, score_candidates
     from .runfile import ranked_rows
     from .training.common import TASK, read_dev_topics
 
     measure = ir_measures.nDCG(judged_only=True) @ 5
-    topics = [topic for topic in read_dev_topics(data) if topic_numbers is None or topic.number in topic_numbers]
+    topics = read_dev_topics(data)
     numbers = {topic.number for topic in topics}
     qrels = {name: [qrel for qrel in read_qrels(data / TASK / f"touche-task2-2022-{name}-dev.qrels")
                     if qrel.query_id in numbers] for name in ("relevance", "quality")}
@@ -316,7 +317,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
         settings = RunSettings(input_dir=data / TASK / "tira-input", output_dir=Path("/nonexistent"), device=device,
                                progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
                                cache_dir=BENCH / "work" / "cache")
-        candidates, _, cache = first_stage(settings, topics, _Timer())
+        candidates, _, cache = first_stage(settings, topics)
         reranked = score_candidates(topics, candidates, settings, cache)
         full = {qid: topic.features for qid, topic in reranked.scored.items()}
         for depth in depths:

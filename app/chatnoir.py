@@ -76,7 +76,7 @@ class ChatNoirSettings:
     api_key: str = field(repr=False)
     index: str = DEFAULT_INDEX
     base_url: str = DEFAULT_BASE_URL
-    search_method: str = "default"
+    search_method: SearchMethod = "default"
     cache_dir: Path | None = None
     # How a fetched page's text is read (app.html.read_page): Resiliparse's main content, or all visible text.
     page_text: str = PAGE_TEXT
@@ -91,7 +91,6 @@ class ChatNoirSettings:
         input_dir: Path | None,
         index: str | None = None,
         cache_dir: Path | None = None,
-        search_method: str | None = None,
         page_text: str = PAGE_TEXT,
     ) -> "ChatNoirSettings":
         """Settings from the input dir's credentials file, then the environment, then defaults.
@@ -119,7 +118,6 @@ class ChatNoirSettings:
             api_key=api_key,
             index=_index_name(index or credentials.get("index") or DEFAULT_INDEX),
             base_url=base_url if base_url.endswith("/") else base_url + "/",
-            search_method=_search_method(search_method or "default"),
             cache_dir=cache_dir,
             page_text=_page_text(page_text),
             timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float, MAX_TIMEOUT_S, positive=True),
@@ -161,13 +159,6 @@ def _index_name(name: str) -> str:
         return parse_index(name)
     except ValueError:
         raise ToucheError(f"unknown ChatNoir index {name!r}; choose one of: {', '.join(names)}") from None
-
-
-def _search_method(name: str) -> str:
-    methods = get_args(SearchMethod)
-    if name not in methods:
-        raise ToucheError(f"unknown ChatNoir search method {name!r}; choose one of: {', '.join(methods)}")
-    return name
 
 
 def _page_text(name: str) -> str:

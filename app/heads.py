@@ -21,7 +21,7 @@ class LinearHead:
     NAME = "linear head"
     FEATURE_NAMES: tuple[str, ...] = ()
     DEFAULT_PATH: Path
-    TRAINER = ""
+    TRAINER = ""  # the `touche train` model that retrains it
 
     def __init__(self, feature_mean: np.ndarray, feature_scale: np.ndarray, feature_weights: np.ndarray,
                  embedding_weights: np.ndarray, bias: float, info: dict | None = None):
@@ -68,7 +68,7 @@ class LinearHead:
         """Load a trained head (default: the one shipped in app/models/)."""
         path = Path(path) if path is not None else cls.DEFAULT_PATH
         if not path.is_file():
-            raise ToucheError(f"{cls.NAME} model not found: {path} (train it with python -m {cls.TRAINER})")
+            raise ToucheError(f"{cls.NAME} model not found: {path} (train it with `touche train {cls.TRAINER}`)")
         with np.load(path, allow_pickle=False) as data:
             if tuple(str(name) for name in data["feature_names"]) != cls.FEATURE_NAMES:
                 raise ToucheError(f"{cls.NAME} model {path} was trained on other features; retrain it")

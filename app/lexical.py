@@ -127,14 +127,13 @@ class LexicalIndex:
         self.retriever, self.tokenizer, self.size = retriever, tokenizer, size
 
     @classmethod
-    def build(cls, texts: Iterable[str], size: int | None = None, progress: bool = False,
-              chunk_docs: int = CHUNK_DOCS) -> "LexicalIndex":
-        """Index `texts` (any iterable, read once; `size` only sizes the progress bar), `chunk_docs` at a time."""
+    def build(cls, texts: Iterable[str], progress: bool = False, chunk_docs: int = CHUNK_DOCS) -> "LexicalIndex":
+        """Index `texts` (any iterable, read once), `chunk_docs` at a time."""
         tokenizer = make_tokenizer()
         counts = TermCounts()
         # One token stream across chunks: the vocabulary grows exactly as in a single tokenize() call.
         stream = tokenizer.streaming_tokenize(texts, update_vocab=True)
-        with tqdm(total=size, desc="BM25 index", unit="doc", disable=not progress) as bar:
+        with tqdm(desc="BM25 index", unit="doc", disable=not progress) as bar:
             for chunk in _chunks(stream, chunk_docs):
                 counts.add(chunk)
                 bar.update(len(chunk))

@@ -12,8 +12,8 @@ nDCG@5); a main-content page has 8 windows on average, so a page costs about 3 e
 
 Sentences come from a rule (an end mark followed by space and a capital, digit or quote; a line break), so no
 model or data file is needed. Windows take whole sentences while they fit `max_words`; a sentence longer than that
-(a menu with no punctuation, a list run together) is cut between words. A text that fits one window is returned
-as it is, so short passages are read exactly as before.
+(a menu with no punctuation, a list run together) is cut between words. `windows` cuts a text so for training and
+measurement, where a text that fits one window stays as it is.
 """
 
 from __future__ import annotations

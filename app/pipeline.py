@@ -49,7 +49,9 @@ class RunReport:
     passages: int = 0
 
 
-class _Timer:
+class StageTimer:
+    """Seconds per stage of a run, summed where a stage runs more than once, each logged as it ends."""
+
     def __init__(self):
         self.stages: dict[str, float] = {}
 
@@ -68,7 +70,7 @@ def run(settings: RunSettings) -> RunReport:
         # A cleanup error (a ChatNoir page written as a stopped run removes it) must not turn a stop into an error.
         with tempfile.TemporaryDirectory(prefix="touche-cache-", ignore_cleanup_errors=True) as temporary:
             return run(replace(settings, cache_dir=Path(temporary)))
-    timer = _Timer()
+    timer = StageTimer()
     with timer.stage("topics"):
         task, topics, analyses = topic_task(read_topics(settings.input_dir), settings.task)
     log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
@@ -135,8 +137,9 @@ class FirstStage(NamedTuple):
     cache: CorpusCache | None
 
 
-def first_stage(settings: RunSettings, topics: list[Topic], timer: _Timer) -> FirstStage:
+def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | None = None) -> FirstStage:
     """Candidates per topic: from ChatNoir, a re-rank file as given, or BM25 over the local corpus."""
+    timer = timer or StageTimer()
     source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
     if source is not None and settings.index is not None:
         log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
@@ -200,10 +203,10 @@ class Reranked(NamedTuple):
 
 
 def score_candidates(topics: list[Topic], candidates: dict[str, list[Candidate]], settings: RunSettings,
-                     cache: CorpusCache | None, timer: _Timer | None = None) -> Reranked:
+                     cache: CorpusCache | None, timer: StageTimer | None = None) -> Reranked:
     """The rerank: the passages each topic reads of its top `rerank_depth` candidates, their embeddings (and the
     topics' queries'), and per topic the fusion features of its candidates."""
-    timer = timer or _Timer()
+    timer = timer or StageTimer()
     with timer.stage("passages"):
         passages = choose_passages(topics, candidates, settings)
     with timer.stage("dense encoding"):
@@ -288,8 +291,9 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
 
     The top `rerank_depth` candidates are scored passage by passage: dense, quality and relevance read the
     passage's embedding; text statistics (length, the quality head's counts) and the first stage's score are the
-    document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The tail gets the
-    head's minimum of each, so with non-negative weights it fuses below the head, in first-stage order.
+    document's. A document takes the mean of its best passages' features (`fusion.aggregate`). The first stage's
+    score covers every candidate; of each other feature the tail gets the head's minimum, so with non-negative
+    weights it fuses below the head, in first-stage order.
     """
     rows = encoded.rows
     # Words per passage row: its document's, counted once per document (its windows share the text).

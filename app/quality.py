@@ -153,7 +153,7 @@ class QualityModel(LinearHead):
     NAME = "quality"
     FEATURE_NAMES = FEATURE_NAMES
     DEFAULT_PATH = DEFAULT_MODEL_PATH
-    TRAINER = "app.training.quality"
+    TRAINER = "quality"
 
     def logits(self, texts: list[str], embeddings: np.ndarray | None = None) -> np.ndarray:
         """The head's raw scores; :meth:`score` squashes them into [0, 1]."""

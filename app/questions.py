@@ -434,7 +434,7 @@ class ModelClassifier(QuestionClassifier):
     def load(cls, model_dir: Path = MODEL_DIR) -> "ModelClassifier":
         weights_path, settings_path = model_dir / WEIGHTS_FILE, model_dir / SETTINGS_FILE
         if not weights_path.is_file() or not settings_path.is_file():
-            raise ToucheError(f"question model missing in {model_dir}; run `touche train questions`")
+            raise ToucheError(f"question model missing in {model_dir}; train it with `touche train questions`")
         settings = json.loads(settings_path.read_text())
         if settings.get("hash_bits") != HASH_BITS or tuple(settings.get("tags", ())) != TAGS:
             raise ToucheError(f"{settings_path} was trained with other features; retrain it")

@@ -61,7 +61,7 @@ class RelevanceModel(LinearHead):
     NAME = "relevance"
     FEATURE_NAMES = FEATURE_NAMES
     DEFAULT_PATH = DEFAULT_MODEL_PATH
-    TRAINER = "app.training.relevance"
+    TRAINER = "relevance"
 
     def logits(self, features: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         """Raw scores from :func:`relevance_features` rows and the passages' embeddings."""

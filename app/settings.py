@@ -16,6 +16,10 @@ from .html import PAGE_TEXT
 # tira-input as controversial topics the stance stage takes 22.8 s for 50 topics instead of 3.5 s at 10 (README,
 # Benchmarks).
 STANCE_DEPTH = 100
+# Where the shipped models are and where `touche train` writes them by default; where the training data is by
+# default: the checkout's ../shared/data (docs/DATA.md).
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @dataclass(frozen=True)

@@ -357,7 +357,7 @@ class StanceModel:
         """Load the trained heads (default: the artefact shipped in app/models/stance.npz)."""
         path = Path(path) if path is not None else DEFAULT_MODEL
         if not path.is_file():
-            raise ToucheError(f"stance model not found: {path} (train it with `python -m app.training.stance`)")
+            raise ToucheError(f"stance model not found: {path} (train it with `touche train stance`)")
         with np.load(path, allow_pickle=False) as arrays:
             metadata = json.loads(str(arrays["metadata"]))
             comparative = SoftmaxHead.from_arrays(arrays, "comparative", metadata["comparative_labels"])

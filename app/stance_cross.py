@@ -107,12 +107,11 @@ class StanceCrossEncoder:
         self.precision = precision
 
     @classmethod
-    def create(cls, labels: Sequence[str], task: str, trained_layers: int, max_length: int,
-               device: str = "cpu") -> "StanceCrossEncoder":
-        """A fresh model to train: the wheel's MiniLM and a randomly initialised head."""
+    def create(cls, labels: Sequence[str], task: str, trained_layers: int, max_length: int) -> "StanceCrossEncoder":
+        """A fresh model to train on the CPU: the wheel's MiniLM and a randomly initialised head."""
         metadata = {"labels": list(labels), "task": task, "trained_layers": trained_layers,
                     "max_length": max_length}
-        return cls(_network(len(labels), trained_layers), labels, task, max_length, metadata, device)
+        return cls(_network(len(labels), trained_layers), labels, task, max_length, metadata, "cpu")
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL, device: str = "auto",
@@ -123,7 +122,7 @@ class StanceCrossEncoder:
         path = Path(path)
         if not path.is_file():
             raise ToucheError(f"stance cross-encoder not found: {path} (train it with "
-                              "`python -m app.training.stance_cross`)")
+                              "`touche train stance-cross`)")
         with np.load(path, allow_pickle=False) as arrays:
             metadata = json.loads(str(arrays["metadata"]))
             delta = {name: torch.from_numpy(arrays[name].astype(np.float32)) for name in arrays.files

@@ -222,7 +222,7 @@ from app.stance_side import SideModel, within
 from app.training import common
 from app.training.stance import (BASELINE_C, BASELINE_DEV_WEIGHT, COMPARATIVE_C, CONTROVERSIAL_C, DEV_WEIGHT, FOLDS,
                                  SIDE_C, SIDE_EMPHASIS, SPLITS, ComparativeExample, ControversialExample,
-                                 EmbeddingCache, _without_topics, comparative_matrix, cross_validate_dev, fit_head,
+                                 EmbeddingCache, without_topics, comparative_matrix, cross_validate_dev, fit_head,
                                  load_argq, load_compsent, load_dev_passages, load_ibm_claims, load_ibm_targets,
                                  load_perspectrum, load_qa_pairs, load_vast, out_of_fold_dev, predict_labels,
                                  queries_of, side_labels, sided_or_neutral, swap, train_comparative, train_neutral,
@@ -1468,7 +1468,7 @@ def fnc1_neutral(data_dir: Path, embed, out: Path, seed: int = SEED) -> dict:
     train = [ControversialExample(h, text, label) for h, body, text, _, label in pairs if body not in held]
     held_out = [ControversialExample(h, text, label) for h, body, text, _, label in pairs if body in held]
     shipped, vast_test = StanceModel.load(device="cpu"), load_vast(data_dir, "test")
-    vast = _without_topics(load_vast(data_dir, "train"), load_ibm_claims(data_dir, "test"), embed)
+    vast = without_topics(load_vast(data_dir, "train"), load_ibm_claims(data_dir, "test"), embed)
     out.mkdir(parents=True, exist_ok=True)
     result = {"fnc1_train_pairs": len(train), "fnc1_held_out_pairs": len(held_out)}
     for name, examples in (("vast", vast), ("vast-fnc1", vast + train)):
@@ -1486,9 +1486,9 @@ def _up_to_stance(settings, topics):
     """A run's steps before its stance stage (`app.pipeline.run`): each topic's candidates, the encoded passages,
     the topics' query embeddings, each topic's ranking (doc ids, scores) and its documents' best passages."""
     from app import fusion
-    from app.pipeline import _Timer, first_stage, rank, score_candidates
+    from app.pipeline import first_stage, rank, score_candidates
 
-    candidates, _, cache = first_stage(settings, topics, _Timer())
+    candidates, _, cache = first_stage(settings, topics)
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
     ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
     best = {qid: found.best_passages for qid, found in scored.items()}

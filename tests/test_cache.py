@@ -46,7 +46,7 @@ def test_fingerprint_sees_an_edit_in_the_middle_of_a_large_file(tmp_path):
 
 
 def test_index_round_trip_gives_the_same_ranking(tmp_path):
-    index = LexicalIndex.build(TEXTS, size=len(TEXTS))
+    index = LexicalIndex.build(TEXTS)
     cache = CorpusCache(tmp_path, "key")
     assert cache.load_index() is None
     cache.save_index(index, [f"d{i}" for i in range(len(TEXTS))])
@@ -104,7 +104,7 @@ INDEX_FILES = ["data.csc.index.npy", "doc_ids.npy", "indices.csc.index.npy", "in
 def test_an_index_file_changed_since_it_was_written_is_ignored(tmp_path, caplog, name, damage):
     """An emptied .npy was an internal error (EOFError); a flipped byte in a score or an id was read as written."""
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     assert sorted(path.name for path in (tmp_path / "key" / "index").iterdir()) == sorted(INDEX_FILES + ["complete"])
     path = tmp_path / "key" / "index" / name
     data = bytearray(path.read_bytes())
@@ -117,11 +117,11 @@ def test_an_index_file_changed_since_it_was_written_is_ignored(tmp_path, caplog,
 
 def test_an_index_written_without_digests_is_built_again(tmp_path):
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("")  # as caches before the digests were
     assert cache.load_index() is None
     (tmp_path / "key" / "index" / ".complete.x.tmp").write_text("left by a killed run")
-    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     assert cache.load_index()[1] == ["d0", "d1", "d2", "d3"]
 
 
@@ -130,7 +130,7 @@ def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path,
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    index = LexicalIndex.build(TEXTS, size=len(TEXTS))
+    index = LexicalIndex.build(TEXTS)
     cache = CorpusCache(tmp_path, "key")
     monkeypatch.setattr(np, "save", full)
     monkeypatch.setattr(np, "savez", full)
@@ -150,6 +150,6 @@ def test_a_deflated_embedding_cache_and_a_deep_complete_mark_are_ignored(tmp_pat
     assert EmbeddingStore(tmp_path / "e.npz").rows == {}
     assert "a member is compressed" in caplog.text
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS, size=len(TEXTS)), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("[" * 100_000)
     assert cache.load_index() is None

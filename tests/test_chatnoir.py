@@ -136,9 +136,9 @@ def test_settings_read_the_credentials_file_then_the_environment(tmp_path, monke
     monkeypatch.setenv("CHATNOIR_API_KEY", "from-env")
     monkeypatch.setenv("CHATNOIR_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CHATNOIR_RETRIES", "0")
-    from_env = ChatNoirSettings.resolve(bare, search_method="bm25", cache_dir=tmp_path / "c")
+    from_env = ChatNoirSettings.resolve(bare, cache_dir=tmp_path / "c")
     assert (from_env.api_key, from_env.index, from_env.base_url) == ("from-env", "clueweb22/b", "http://127.0.0.1:9/")
-    assert (from_env.search_method, from_env.retries, from_env.cache_dir) == ("bm25", 0, tmp_path / "c")
+    assert (from_env.search_method, from_env.retries, from_env.cache_dir) == ("default", 0, tmp_path / "c")
 
 
 def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypatch):
@@ -153,12 +153,10 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
     with pytest.raises(ToucheError, match="unknown ChatNoir index") as bad_index:
         ChatNoirSettings.resolve(tmp_path, index="clueweb99")
-    with pytest.raises(ToucheError, match="search method") as bad_method:
-        ChatNoirSettings.resolve(tmp_path, search_method="semantic")
     monkeypatch.setenv("CHATNOIR_TIMEOUT_S", "soon")
     with pytest.raises(ToucheError, match="CHATNOIR_TIMEOUT_S") as bad_timeout:
         ChatNoirSettings.resolve(tmp_path)
-    for error in (no_key, malformed, huge_number, bad_index, bad_method, bad_timeout):
+    for error in (no_key, malformed, huge_number, bad_index, bad_timeout):
         assert "\n" not in str(error.value)
         assert_key_absent(str(error.value))
     settings = ChatNoirSettings(api_key=KEY)

@@ -21,7 +21,7 @@ TEXTS = ["Cats are independent pets that need no walks.",
 
 
 def test_bm25_ranks_matching_texts_first_and_stems():
-    index = LexicalIndex.build(TEXTS, size=len(TEXTS))
+    index = LexicalIndex.build(TEXTS)
     (rows, scores), = index.search(["walking dogs"], k=10)
     assert set(rows[:2]) == {1, 3}  # "walks"/"walking" and "dogs"/"dog" share stems
     assert list(scores) == sorted(scores, reverse=True) and (scores > 0).all()
@@ -101,7 +101,7 @@ def test_chunked_build_equals_bm25s_on_real_passages(shared_data):
         texts = [json.loads(line)["contents"] for line in itertools.islice(lines, 700)]
     texts[10:10] = ["", "The and of it."]  # an empty and a stopwords-only passage
     queries = [topic.title for topic in read_topics(task / "topics-task2.xml")]
-    index = LexicalIndex.build(iter(texts), size=len(texts), chunk_docs=128, progress=True)
+    index = LexicalIndex.build(iter(texts), chunk_docs=128, progress=True)
     _assert_same_index(index, _bm25s_reference(texts), queries, k=100)
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from app.errors import ToucheError
-from app.pipeline import DEMO_INPUT, RunSettings, _Timer, first_stage, run
+from app.pipeline import DEMO_INPUT, RunSettings, first_stage, run
 from app.topics import read_topics
 from app.runfile import validate_run
 
@@ -177,7 +177,7 @@ def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures,
                                          "</topics>")
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False)
     with pytest.raises(ToucheError, match=r"holds none of the 1 topics' numbers \(its queries: 11, 12, 13\)"):
-        first_stage(settings, read_topics(tmp_path), _Timer())
+        first_stage(settings, read_topics(tmp_path))
 
 
 def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fixtures, tmp_path, caplog):
@@ -188,7 +188,7 @@ def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fi
                                          "<topic><number>012</number><title>Cats or dogs?</title></topic></topics>")
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            progress=False)
-    candidates, _, _ = first_stage(settings, read_topics(tmp_path), _Timer())
+    candidates, _, _ = first_stage(settings, read_topics(tmp_path))
     assert set(candidates) == {"11"}
     assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
 
@@ -210,7 +210,7 @@ def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            progress=False, rerank_depth=1)
-    candidates_by_topic, _, _ = first_stage(settings, read_topics(settings.input_dir), _Timer())
+    candidates_by_topic, _, _ = first_stage(settings, read_topics(settings.input_dir))
     report = run(settings)
     rows = [line.split() for line in report.run_path.read_text().splitlines()]
     for qid, found in candidates_by_topic.items():
@@ -252,7 +252,7 @@ def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch)
     (tmp_path / "in").mkdir()
     settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            backend="chatnoir", candidates=300, rerank_depth=200)
-    first_stage(settings, read_topics(DEMO_INPUT), _Timer())
+    first_stage(settings, read_topics(DEMO_INPUT))
     assert asked == {"depth": 300, "text_depth": 200}
 
 

@@ -9,7 +9,7 @@ from app.records import Topic
 from app.stance import _with_side
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training.stance import ControversialExample
-from app.training.stance_cross import (CONTROVERSIAL_SETS, QUESTION_SHARE, Recipe, _sets, as_question, fit,
+from app.training.stance_cross import (CROSS_SETS, QUESTION_SHARE, Recipe, _sets, as_question, fit,
                                        lower_states, mark, negated, opposite, predict_states, question_form,
                                        restatements)
 
@@ -204,7 +204,7 @@ def test_shipped_cross_encoder_loads_small_with_its_measurements():
     model = StanceCrossEncoder.load(device="cpu")
     assert model.task == "controversial" and model.labels == LABELS
     assert model.metadata["training"]["pairs"] > 10_000 and model.metadata["metrics"]["argq_test"]["n"] > 5000
-    assert model.metadata["sets"] == list(CONTROVERSIAL_SETS) and model.metadata["metrics"]["argkp_test"]["n"] > 500
+    assert model.metadata["sets"] == list(CROSS_SETS) and model.metadata["metrics"]["argkp_test"]["n"] > 500
     assert model.metadata["question_share"] == QUESTION_SHARE
     assert model.metadata["training"]["train_pairs"]["asked"] > 0.4 * model.metadata["training"]["pairs"]
     layers = model.metadata["recipe"]["layers"]

@@ -23,10 +23,11 @@ from app.corpus import detect_corpus, read_documents
 from app.errors import ToucheError
 from app.evaluate import read_qrels, read_stance_qrels
 from app.records import Topic
+from app.settings import DATA_DIR, MODELS_DIR
 from app.topics import read_topics
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
-DEFAULT_OUT_DIR = Path(__file__).resolve().parents[1] / "models"
+DEFAULT_DATA_DIR = DATA_DIR
+DEFAULT_OUT_DIR = MODELS_DIR
 TASK = "touche-2022-task2"
 # The files under the data folder that the readers below open (docs/DATA.md: where each comes from). Each training
 # module's DATA_FILES lists what it reads, from these and its own; `require_data` checks them before any work.

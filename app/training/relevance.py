@@ -56,7 +56,7 @@ class DevData:
         passages = common.read_passages(data_dir)
         topics = common.read_dev_topics(data_dir)
         texts = list(passages.values())
-        hits = LexicalIndex.build(texts, size=len(texts)).search([t.title for t in topics], CANDIDATES)
+        hits = LexicalIndex.build(texts).search([t.title for t in topics], CANDIDATES)
         vectors = quality_training.embed(texts, cache_dir)
         queries = encoder.encode([query for topic in topics for query in topic_queries(topic)],
                                  **common.ENCODING)

@@ -98,7 +98,7 @@ VAST_FILES = {"train": "vast_train.csv.gz", "test": "vast_test.from_xlsx.csv.gz"
 VAST_LABELS = {"0": "CON", "1": "PRO", "2": "NEU"}
 NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU, for a model without a neutral head
 # Sets the controversial head learns from beside IBM Claim Stance and Perspectrum (see controversial_head).
-CONTROVERSIAL_SETS = ("argkp", "vast")
+HEAD_SETS = ("argkp", "vast")
 
 
 @dataclass
@@ -453,17 +453,17 @@ def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c
                     NEUTRAL_LABELS, c, seed)
 
 
-def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = CONTROVERSIAL_SETS
+def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = HEAD_SETS
                        ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
     "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with
     "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
     (none trained on)."""
     ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
-    extra = [e for e in _without_topics(load_perspectrum(data_dir) + load_extra_sets(data_dir, sets), ibm_test,
+    extra = [e for e in without_topics(load_perspectrum(data_dir) + load_extra_sets(data_dir, sets), ibm_test,
                                         embed) if e.label != "NEU"]
     ibm_cv_accuracy = cross_validate_ibm(ibm_train, extra, embed, CONTROVERSIAL_C, seed)
-    neutral = (train_neutral(_without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
+    neutral = (train_neutral(without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
                              seed) if "vast" in sets else None)
     stance = ibm_train + extra
     stance += unrelated_pairs(stance, len(stance) // 3, seed)
@@ -502,7 +502,7 @@ def cross_validate_ibm(ibm_train: list[ControversialExample], extra: list[Contro
     correct = 0
     for fold in range(FOLDS):
         held = [e for e in ibm_train if fold_of[e.topic] == fold]
-        train = [e for e in ibm_train if fold_of[e.topic] != fold] + _without_topics(extra, held, embed)
+        train = [e for e in ibm_train if fold_of[e.topic] != fold] + without_topics(extra, held, embed)
         head = train_controversial(train + unrelated_pairs(train, len(train) // 3, seed), embed, c, seed)
         correct += sum(gold.label == predicted for gold, predicted in zip(held, pro_or_con(head, held, embed)))
     return correct / len(ibm_train)
@@ -582,8 +582,8 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
     return metrics
 
 
-def _without_topics(examples: list[ControversialExample], held_out: list[ControversialExample],
-                    embed: EmbeddingCache, threshold: float = 0.8) -> list[ControversialExample]:
+def without_topics(examples: list[ControversialExample], held_out: list[ControversialExample],
+                   embed: EmbeddingCache, threshold: float = 0.8) -> list[ControversialExample]:
     """Drop training claims that restate a held-out (IBM test) motion, so the test figures stay clean."""
     claims = sorted({e.topic for e in examples})
     motions = sorted({e.topic for e in held_out})

@@ -5,7 +5,7 @@ computed once per pair (kept in bf16) and each epoch runs only the top layers: t
 
 - controversial (PRO / CON toward a question, shipped): the IBM-ArgQ-Rank-30kArgs train arguments with stance
   confidence >= 0.8, IBM Claim Stance train, Perspectrum train/dev and the extra `--sets` (default: ArgKP-2021
-  train+dev, see CONTROVERSIAL_SETS); ArgQ motions and Perspectrum claims that restate an IBM Claim Stance test
+  train+dev, see CROSS_SETS); ArgQ motions and Perspectrum claims that restate an IBM Claim Stance test
   motion are dropped, and extra-set motions that restate any reported test motion. Half the training topics are
   asked as Touché asks ("We should ban X" -> "Should we ban X?", `as_question`), since a run reads questions.
   Reported: IBM-ArgQ-30k dev (which chose the recipe, the sets and the question share) and test (15 unseen
@@ -41,7 +41,7 @@ from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
 from app.training.stance import (BASELINE_C, BASELINE_DEV_WEIGHT, EXTRA_SETS, FOLDS, SWAPPED,
-                                 ComparativeExample, ControversialExample, EmbeddingCache, _without_topics,
+                                 ComparativeExample, ControversialExample, EmbeddingCache, without_topics,
                                  comparative_matrix, load_argkp, load_argq, load_dev_passages, load_extra_sets,
                                  load_ibm_claims, load_ibm_targets, load_perspectrum, load_qa_pairs, load_vast, swap,
                                  train_comparative)
@@ -75,7 +75,7 @@ ARGQ_MIN_CONFIDENCE = 0.8
 # (`scripts/stance_experiments.py ukp-sides --cross`): none 0.874 / 0.674; ArgKP 0.883 / 0.664 (of 588 posts 47
 # turn right and 53 wrong: a wash); ArgKP + VAST's PRO / CON 0.869 / 0.605 (60 right, 96 wrong: NYT comments toward
 # topic phrases teach debate posts the wrong thing), so ArgKP alone. Training about 21 min on 2 cores.
-CONTROVERSIAL_SETS = ("argkp",)
+CROSS_SETS = ("argkp",)
 # Share of training topics asked as questions (`question_form`): Touché topics are questions, the training motions
 # statements, and the model trained on statements alone lost on questions (ArgQ dev 0.883 -> 0.877, ArgKP test
 # 0.896 -> 0.847). Chosen on ArgQ dev asked as questions, seed 13: share 0 0.877, 0.5 0.885, 1.0 0.884 (as written:
@@ -318,7 +318,7 @@ def _create(task: str, labels, recipe: Recipe, seed: int) -> StanceCrossEncoder:
 # ---------------------------------------------------------------- controversial
 
 def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
-                        sets: tuple[str, ...] = CONTROVERSIAL_SETS,
+                        sets: tuple[str, ...] = CROSS_SETS,
                         question_share: float = QUESTION_SHARE, restate: bool = False,
                         targets: list[ControversialExample] | None = None,
                         extra_tests: dict[str, list[ControversialExample]] | None = None
@@ -334,10 +334,10 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
              "argkp_test": argkp_test,
              "vast_test_sided": [e for e in load_vast(data_dir, "test") if e.label in CONTROVERSIAL_LABELS],
              **(extra_tests or {})}
-    argq = _without_topics(load_argq(data_dir, "train", ARGQ_MIN_CONFIDENCE), ibm_test, embed)
-    train = argq + load_ibm_claims(data_dir, "train") + _without_topics(load_perspectrum(data_dir), ibm_test, embed)
+    argq = without_topics(load_argq(data_dir, "train", ARGQ_MIN_CONFIDENCE), ibm_test, embed)
+    train = argq + load_ibm_claims(data_dir, "train") + without_topics(load_perspectrum(data_dir), ibm_test, embed)
     held_out = ibm_test + tests["argq_dev"] + tests["argq_test"] + tests["perspectrum_test"] + argkp_test
-    extra = [e for e in _without_topics(load_extra_sets(data_dir, sets), held_out, embed)
+    extra = [e for e in without_topics(load_extra_sets(data_dir, sets), held_out, embed)
              if e.label in CONTROVERSIAL_LABELS] if sets else []
     if restate:
         train += restatements([e.topic for e in train + extra])
@@ -469,7 +469,7 @@ def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed
 
 def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR, seed: int = 13,
          cache_dir: Path | None = None, task: str = "controversial", cv_splits: int = 1,
-         sets: tuple[str, ...] = CONTROVERSIAL_SETS, question_share: float = QUESTION_SHARE,
+         sets: tuple[str, ...] = CROSS_SETS, question_share: float = QUESTION_SHARE,
          restate: bool = False, targets: bool = TARGETS) -> dict:
     """Train, measure and write the controversial cross-encoder; or, with task "comparative", only measure the
     comparative recipe by cross-validation."""
@@ -505,7 +505,7 @@ def cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--task", choices=("controversial", "comparative"), default="controversial",
                         help="comparative: cross-validate the comparative recipe (not shipped)")
     parser.add_argument("--cv-splits", type=int, default=1, help="fold splits of the comparative cross-validation")
-    parser.add_argument("--sets", type=_sets, default=CONTROVERSIAL_SETS,
+    parser.add_argument("--sets", type=_sets, default=CROSS_SETS,
                         help="extra controversial training sets, comma-separated, of argkp, vast ('' for none)")
     parser.add_argument("--question-share", type=float, default=QUESTION_SHARE,
                         help="share of training topics asked as questions (0: the motions as written)")
