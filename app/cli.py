@@ -446,7 +446,7 @@ TRAINED_MODELS = {
     "quality": "The argument-quality head.",
     "relevance": "The relevance head (query-passage features + MiniLM embedding).",
     "stance": "The comparative and controversial stance heads.",
-    "stance-cross": "The controversial stance cross-encoder (CPU: the shipped one trained for 411 s, after reading its data).",
+    "stance-cross": "The controversial stance cross-encoder (CPU; the shipped one trained for 411 s).",
 }
 
 
