@@ -60,6 +60,13 @@ def padded(head: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([head, np.full(size - len(head), head.min() if len(head) else 0.0, dtype=head.dtype)])
 
 
+def features(lexical: np.ndarray, head: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A topic's fusion features, as a run and the weights' tuning both build them: `lexical` (`lexical_feature`)
+    for every candidate, and each feature of the reranked `head` (dense, length, quality, relevance) `padded` to as
+    many."""
+    return {"lexical": lexical, **{name: padded(values, len(lexical)) for name, values in head.items()}}
+
+
 def fuse(features: dict[str, np.ndarray], weights: FusionWeights = WEIGHTS) -> np.ndarray:
     """The weighted sum of the features present (a missing feature contributes nothing)."""
     total = None

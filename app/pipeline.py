@@ -19,7 +19,7 @@ import numpy as np
 from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
-from .corpus import choose_source, read_documents, rerank_candidates
+from .corpus import CorpusSource, choose_source, read_documents, rerank_candidates
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
@@ -156,8 +156,13 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
         with timer.stage("corpus read"):
             candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)
         return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source))
-    # Pass 1 streams the corpus into the index (skipped when the index is cached), keeping only ids; pass 2
-    # after retrieval keeps the texts of candidates only, so 868k passages are never all in memory at once.
+    return bm25_first_stage(settings, topics, source, timer)
+
+
+def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusSource, timer: StageTimer) -> FirstStage:
+    """BM25 over a local corpus. Pass 1 streams the corpus into the index (skipped when the index is cached),
+    keeping only ids; pass 2 after retrieval keeps the texts of candidates only, so 868k passages are never all in
+    memory at once."""
     store = corpus_cache(settings, source)
     cached = store.load_index()
     if cached is None:
@@ -189,7 +194,7 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
     return FirstStage(candidates, len(doc_ids), store)
 
 
-def corpus_cache(settings: RunSettings, source) -> CorpusCache:
+def corpus_cache(settings: RunSettings, source: CorpusSource) -> CorpusCache:
     """Where this corpus's index and embeddings are cached: under the cache directory, by the corpus's fingerprint."""
     return CorpusCache(settings.cache_dir, fingerprint(source))
 
@@ -323,8 +328,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         }
         per_document, best = fusion.aggregate(per_passage, documents)
         scored[topic.number] = TopicScores(
-            features={"lexical": lexical,
-                      **{name: fusion.padded(values, len(found)) for name, values in per_document.items()}},
+            features=fusion.features(lexical, per_document),
             best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best)},
         )
     return scored

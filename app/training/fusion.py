@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from app.fusion import WEIGHTS, FusionWeights, length_prior, lexical_feature, padded
+from app import fusion
+from app.fusion import WEIGHTS, FusionWeights, length_prior, lexical_feature
 from app.quality import FEATURE_NAMES as QUALITY_FEATURES
 from app.quality import QualityModel
 from app.settings import RunSettings
@@ -98,15 +99,12 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
         lexical = scores.astype(np.float64)
         relevance_model = relevance_models[topic.number]
         head_features = dev.candidate_features(t, head, lexical)
-        features = {
-            "lexical": lexical_feature(lexical),
-            "dense": padded(dev.vectors[head] @ dev.query_vectors[t, 0], len(rows)),
-            "length": padded(length_prior(words[head]), len(rows)),
-            "quality": padded(quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
-                              len(rows)),
-            "relevance": padded(relevance_model.squash(relevance_model.logits(head_features, dev.vectors[head])),
-                                len(rows)),
-        }
+        features = fusion.features(lexical_feature(lexical), {
+            "dense": dev.vectors[head] @ dev.query_vectors[t, 0],
+            "length": length_prior(words[head]),
+            "quality": quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
+            "relevance": relevance_model.squash(relevance_model.logits(head_features, dev.vectors[head])),
+        })
         result.append(TopicFeatures(topic.number, [dev.doc_ids[r] for r in rows], features))
     return result
 
