@@ -42,7 +42,17 @@ MAX_MAIN_DEPTH = 500
 # <div>s, a 257 kB page, took 7.6 GB. None of the dev pages reopens any; past this a page is read by
 # `tag_text` too.
 MAX_REOPENED = 100_000
+# Attributes on one element: the parser checks each new one against those before it, so 25,000 distinct attributes
+# on one <p> took it 1.5 s, 100,000 27 s and 160,000 (a 912 kB page) over a minute, all of it holding the GIL (no
+# other page is fetched and a stop waits). The ClueWeb12 pages ChatNoir serves carry at most 2; past this a page is
+# read by `tag_text` too.
+MAX_ATTRIBUTES = 1_000
 _TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_UNFINISHED_TAG = re.compile(r"<[a-zA-Z!?/]")
+# Where an attribute begins within a start tag whose quoted values are emptied (`_QUOTED`): a name after
+# whitespace, a slash or a value.
+_ATTRIBUTE = re.compile(r"""[\s/"']+[^\s/>="']""")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
 _COMMENT_END = re.compile(r"--!?>")
 _EMPTY_COMMENT_END = re.compile(r"-?>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -83,13 +93,14 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     """The text of a web page, as ChatNoir extracts it: Resiliparse's main content (`page_text="main"`) or all
     its visible text ("full"); a page whose main content is empty gives all its text, and one Resiliparse
     cannot read gives what the lxml reader (`html_to_text`) finds, or else `tag_text`. A page whose tree would nest past
-    MAX_MAIN_DEPTH or reopen more than MAX_REOPENED elements (`tree_shape`) is read by `tag_text`."""
+    MAX_MAIN_DEPTH, reopen more than MAX_REOPENED elements or give one more than MAX_ATTRIBUTES attributes
+    (`tree_shape`) is read by `tag_text`."""
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
     markup = _UNREADABLE.sub(" ", markup)
     shape = tree_shape(markup)
-    if shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED:
+    if shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES:
         return tag_text(markup)
     try:
         tree = HTMLTree.parse(markup)
@@ -164,17 +175,23 @@ def _tokens(markup: str) -> Iterator[str | re.Match]:
             yield tag
             if not tag.group(1) and tag.group(2).lower() in _RAW_TEXT:
                 position = _raw_text_end(markup, tag.group(2).lower(), position)
+    # After the last ">", a tag begun is one the page ends within (a cut capture): the parser drops it.
     if position < len(markup):
-        yield markup[position:]
+        unfinished = _UNFINISHED_TAG.search(markup, position)
+        if (end := unfinished.start() if unfinished else len(markup)) > position:
+            yield markup[position:end]
 
 
 @dataclass(frozen=True)
 class TreeShape:
     """What a parser would build of a page, counted without building it (`tree_shape`): how deep its elements nest
-    at most, and how many elements it reopens (HTML's "active formatting elements")."""
+    at most, how many elements it reopens (HTML's "active formatting elements"), and the most attributes of one
+    element (counted where there can be more than MAX_ATTRIBUTES: a start tag of over twice as many characters).
+    A ">" within a quoted value ends the tag here, so attributes after it go uncounted."""
 
     depth: int
     reopened: int
+    attributes: int = 0
 
 
 def tree_shape(markup: str) -> TreeShape:
@@ -231,8 +248,9 @@ def tree_shape(markup: str) -> TreeShape:
         for entry in entries:
             push(entry)
 
+    attributes = 0
     for token in _tokens(markup):
-        if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED:
+        if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED or attributes > MAX_ATTRIBUTES:
             break
         if isinstance(token, str):
             if closed_early and not token.isspace():
@@ -257,6 +275,8 @@ def tree_shape(markup: str) -> TreeShape:
             if not ignored:
                 close(target, clears=name in _MARKERS)
             continue
+        if len(token.group(0)) > 2 * MAX_ATTRIBUTES:
+            attributes = max(attributes, len(_ATTRIBUTE.findall(_QUOTED.sub('""', token.group(0)))))
         if closed_early and name not in _NOT_REOPENING:
             reopen()
         # Start tags that first close an element, as the parser does.
@@ -276,7 +296,7 @@ def tree_shape(markup: str) -> TreeShape:
             deepest = max(deepest, len(stack) + 1)
         elif name not in _VOID and not self_closed:
             push((name, token.group(0).lower() if name in _FORMATTING else ""))
-    return TreeShape(deepest, reopened)
+    return TreeShape(deepest, reopened, attributes)
 
 
 def tag_text(markup: str) -> str:
@@ -305,8 +325,8 @@ def html_to_text(markup: str) -> str:
         return ""
     try:
         root = lxml_html.document_fromstring(markup)
-    except (etree.ParserError, ValueError):
-        return normalize_whitespace(markup)
+    except (etree.ParserError, ValueError):  # "Document is empty": markup without an element, or cut within one
+        return ""
     for element in list(root.iter(*_INVISIBLE)):
         element.drop_tree()
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, with_tail=False)

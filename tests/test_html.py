@@ -4,7 +4,7 @@ import unicodedata
 
 import pytest
 
-from app.html import MAX_MAIN_DEPTH, MAX_REOPENED, html_to_text, read_page, tag_text, tree_shape, without_bulk
+from app.html import MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_REOPENED, html_to_text, read_page, tag_text, tree_shape, without_bulk
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -79,6 +79,31 @@ def test_a_page_that_would_reopen_millions_of_elements_is_read_by_its_tags(page)
     second made 20,000 x 4,000 (257 kB), had it build hundreds of millions of elements (7.4 GB, out of memory)."""
     assert tree_shape(page).reopened > MAX_REOPENED
     assert read_page(page) == tag_text(page)
+
+
+@pytest.mark.parametrize("element", ["p", "svg"])
+def test_an_element_of_too_many_attributes_is_read_by_its_tags(element):
+    """The parser compares each attribute with those before it: 160,000 on one <p> (912 kB) took over a minute,
+    holding the GIL, so no other page was fetched and a stop waited for it."""
+    attributes = " ".join(f'a{i}="{i}"' if i % 2 else f"a{i}" for i in range(MAX_ATTRIBUTES + 1))
+    page = f"<html><body><{element} {attributes}>Tenure protects academic freedom.</{element}></body></html>"
+    assert tree_shape(page).attributes == MAX_ATTRIBUTES + 1
+    assert read_page(page) == tag_text(page) == "Tenure protects academic freedom."
+    assert tree_shape('<p a="x y" b=\'z\' c d=e/>' + "<p>" * 3000).attributes == 0  # a short tag is not counted
+
+
+@pytest.mark.parametrize("page", [
+    '<html><head><link rel="stylesheet" href="/static/css/main.css?v=123',
+    '<!doctype html><html><head><meta name="viewport" content="width=device-width, initial-scale=1',
+    '<html><body><div id="root"></div><div data-state=\'{"user":null,"items":[1,2,3',
+    "<html><body><!-- a comment cut",
+])
+def test_a_page_that_ends_within_a_tag_is_not_read_as_its_markup(page):
+    """A cut capture (or a page cut at its bound) with no text before the cut: both parsers find none, and the
+    text between tags was the tag's markup, which then replaced the page's title and snippet."""
+    assert read_page(page) == "" == tag_text(page) == html_to_text(page)
+    assert read_page("<p>Tea is better.</p><p>5 < 6 and 7 <8") == "Tea is better.\n5 < 6 and 7 <8"
+    assert tag_text("<p>Tea is better.</p> and more <a href=") == "Tea is better.\nand more"
 
 
 def test_tag_text_keeps_the_text_between_tags_and_drops_scripts_and_comments():
