@@ -130,30 +130,53 @@ def _raw_text_end(markup: str, name: str, position: int) -> int:
     return len(markup) if end is None else end.start()
 
 
-# The data: alternative takes a URI's whole run possessively, so a page of near misses ("data:" x 199, then a quote)
-# is scanned once; runs under DATA_URI_CHARS stay.
-_BULK = re.compile(r"<!--|<(script|style)(?=[\s/>])[^>]*>|data:[^\"'\s)>]*+", re.IGNORECASE | re.ASCII)
-_DATA_URI_CHARS = 1005
+# Attribute values of this many characters and more: inline `data:` images, hydration state (`data-props`), styles.
+_LONG_VALUE_CHARS = 1000
+# A comment; an element whose content is bulk (`_BULK_ELEMENTS`) or kept whole (a title, whose "<!--" is text); a
+# start tag holding a "<" (in an attribute: it starts nothing), or long enough to hold a long value (`_LONG_VALUE`).
+# Other tags are no match, so the scan stays in the regex engine; the possessive runs scan a tag once.
+_BULK = re.compile(rf"<!--|<(script|style|textarea|svg|title)(?=[\s/>])[^>]*+>|<[a-zA-Z][^<>]*+<[^>]*+>"
+                   rf"|<[a-zA-Z][^>]{{{_LONG_VALUE_CHARS},}}+>", re.IGNORECASE | re.ASCII)
+_BULK_ELEMENTS = frozenset(("script", "style", "textarea", "svg"))
+_SVG_END = re.compile(r"</svg[\s/>]", re.IGNORECASE | re.ASCII)
+_LONG_VALUE = re.compile(rf"\"[^\"]{{{_LONG_VALUE_CHARS},}}+\"|'[^']{{{_LONG_VALUE_CHARS},}}+'|"
+                         rf"data:[^\s\"'>]{{{_LONG_VALUE_CHARS},}}+")
 
 
 def without_bulk(markup: str) -> str:
     """The markup without what holds no readable text yet can fill megabytes before a page's text begins: comments,
-    scripts, styles and long inline `data:` URIs (base64 images). Extraction skips them anyway; cut out first, they
-    no longer push the text past the bound a page is cut to. It reads no context (a "<!--" in an attribute starts a
-    comment here), so it is for pages past that bound only. Linear in the markup: a tag is sought only up to the
-    last ">", where no tag can fail to end."""
+    scripts, styles, form fields' text, inline SVG drawings, and attribute values of a thousand characters and more
+    (base64 images, a framework's state as JSON), which become empty. Extraction skips them anyway (an SVG's own text
+    aside); cut out first, they no longer push the text past the bound a page is cut to, so it is for pages past
+    that bound only. It reads tags and titles as the parser does, so a "<!--" or "<script" within an attribute or a
+    title starts nothing. Linear in the markup: a tag is sought only up to the last ">", where no tag can fail to
+    end."""
     kept, position, last = [], 0, markup.rfind(">") + 1
     while (bulk := _BULK.search(markup, position, last)) is not None:
         kept.append(markup[position:bulk.start()])
+        name = (bulk.group(1) or "").lower()
         if bulk.group(0) == "<!--":
             position = _comment_end(markup, bulk.end())
-        elif bulk.group(1):  # up to its end tag, which stays as a stray end tag the parser ignores
-            position = _raw_text_end(markup, bulk.group(1).lower(), bulk.end())
+        elif name == "svg":  # up to its end tag, which stays as a stray end tag the parser ignores; unclosed: kept
+            end = _SVG_END.search(markup, bulk.end())
+            kept.append("" if end else bulk.group(0))
+            position = end.start() if end else bulk.end()
+        elif name in _BULK_ELEMENTS:  # raw text up to its end tag, which stays as a stray end tag
+            position = _raw_text_end(markup, name, bulk.end())
+        elif name == "title":
+            position = _raw_text_end(markup, name, bulk.end())
+            kept.append(markup[bulk.start():position])
         else:
-            kept.append("data:" if len(bulk.group(0)) >= _DATA_URI_CHARS else bulk.group(0))
+            tag = bulk.group(0)
+            kept.append(_LONG_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
             position = bulk.end()
     kept.append(markup[position:])
     return "".join(kept)
+
+
+def _emptied(value: re.Match) -> str:
+    """A long attribute value emptied, in its own quotes."""
+    return value.group(0)[0] * 2 if value.group(0)[0] in "\"'" else ""
 
 
 def _tokens(markup: str) -> Iterator[str | re.Match]:

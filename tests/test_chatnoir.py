@@ -27,6 +27,7 @@ from app.chatnoir import (
     ChatNoirBackend,
     ChatNoirClient,
     ChatNoirSettings,
+    ChatNoirStats,
     _not_text,
     _page_encoding,
     has_credentials,
@@ -722,3 +723,14 @@ def test_entrypoint_fails_clearly_without_a_partial_run(stub, chatnoir_input, tm
     assert_key_absent(result.stdout, result.stderr)
     if output.exists():
         assert_key_absent_in_dir(output)
+
+
+@pytest.mark.parametrize("bulk", [
+    "<script>" + "var x = 1;" * 1_200_000 + "</script>",  # 12 MB: the markup was cut at 10 MB before bulk went
+    '<div data-props="' + "x" * 15_000_000 + '"></div>',  # a framework's state: no bulk before
+])
+def test_megabytes_of_bulk_before_a_page_text_are_cut_out_before_the_bound(bulk, monkeypatch):
+    client = ChatNoirClient(ChatNoirSettings(api_key=KEY), ChatNoirStats())
+    body = f"<html><head><title>T</title></head><body>{bulk}<p>Uniforms lessen peer pressure.</p></body>".encode()
+    monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _page(body, "text/html; charset=utf-8"))
+    assert client.cached_text(uuid5(NAMESPACE_URL, "page")) == "Uniforms lessen peer pressure."

@@ -152,9 +152,41 @@ def test_without_bulk_drops_what_holds_no_text_and_keeps_the_text():
     page = (f'<html><head><style>p {{color: red}}</style><script>var s = "</div>";</script></head><body>'
             f'<img src="{image}"><!-- a note --><p>The text of the page.</p><script>unclosed')
     slim = without_bulk(page)
-    assert len(slim) < 200 and "The text of the page." in slim and 'src="data:"' in slim
+    assert len(slim) < 200 and "The text of the page." in slim and 'src=""' in slim
     assert read_page(slim[:1_000_000]) == "The text of the page." == read_page(page)
     assert without_bulk("<p>a</p><!--> <p>b</p>") == "<p>a</p> <p>b</p>"  # "<!-->" is an empty comment
+
+
+ARTICLE = "<article><p>School uniforms should be required: they lessen peer pressure.</p></article>"
+
+
+@pytest.mark.parametrize("before", [
+    '<div id="app" data-props="{&quot;k&quot;:&quot;' + "x" * 15_000_000 + '&quot;}">',  # hydration state
+    "<div style='" + "color:red;" * 110_000 + "'>",
+    '<img src=data:image/png;base64,' + "A" * 1_100_000 + ">",
+    "<svg><symbol>" + '<path d="M10 10 L 20 20"/>' * 40_000 + "</symbol></svg>",  # an inline sprite
+    '<textarea hidden>' + '{"item": "value"},' * 70_000 + "</textarea>",
+])
+def test_bulk_before_the_text_of_a_long_page_does_not_push_it_past_the_bound(before):
+    """A page is cut to 1,000,000 characters after its bulk is removed: an attribute, an SVG or a form's text of a
+    megabyte took the article's place (and was read as text)."""
+    page = f"<html><head><title>Uniforms</title></head><body>{before}{ARTICLE}</body></html>"
+    slim = without_bulk(page)
+    assert len(slim) < 500 and read_page(slim[:1_000_000]) == read_page(ARTICLE)
+
+
+@pytest.mark.parametrize("head", [
+    "<title>How to start a comment with <!-- and end it</title>",
+    '<meta content="How to write <!-- in HTML">',
+    "<title>never put <script> in a title</title>",
+    '<a title="never put <script> in a title">',
+    '<svg viewBox="0 0 8 8">',  # unclosed: kept
+])
+def test_without_bulk_reads_tags_and_titles_as_the_parser_does(head):
+    """A "<!--" or "<script" within a title or an attribute starts nothing: it erased the rest of the page."""
+    page = f"<html><head>{head}<script>{'x' * 1_100_000}</script></head><body>{ARTICLE}</body></html>"
+    slim = without_bulk(page)
+    assert head in slim and ARTICLE in slim and len(slim) < 500
 
 
 def test_a_page_neither_parser_reads_keeps_the_text_between_its_tags(monkeypatch):
