@@ -35,6 +35,11 @@ def fingerprint(source: CorpusSource) -> str:
     return digest.hexdigest()[:16]
 
 
+def text_digest(text: str) -> str:
+    """The key of a text's embedding in a cache: what the vector depends on, whatever id the text has in a run."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def _digests(directory: Path) -> dict[str, str]:
     """SHA-256 of each file of a cache entry by name, but its `complete` mark and temporary files (`.name...`)."""
     digests = {}
@@ -43,6 +48,12 @@ def _digests(directory: Path) -> dict[str, str]:
             with path.open("rb") as stream:
                 digests[path.name] = hashlib.file_digest(stream, "sha256").hexdigest()
     return digests
+
+
+# The index's document ids, one a line (no id holds whitespace: the corpus readers skip such ids). Not a numpy
+# array of str, whose every row is as wide as the longest id: one id of 100,000 characters among 5,000 made a file
+# of 2 GB, one of 1,000,000 characters an allocation of 18.6 GB.
+DOC_IDS = "doc_ids.txt"
 
 
 class CorpusCache:
@@ -61,7 +72,8 @@ class CorpusCache:
         try:
             if json.loads((path / "complete").read_text(encoding="utf-8")) != _digests(path):
                 raise ValueError("a file differs from the one written")
-            doc_ids = np.load(path / "doc_ids.npy", allow_pickle=False).tolist()
+            text = (path / DOC_IDS).read_text(encoding="utf-8")
+            doc_ids = text.split("\n") if text else []
             index = LexicalIndex.load(path, len(doc_ids))
         except (OSError, ValueError, KeyError, EOFError, RecursionError) as error:
             log.warning("ignoring the damaged index cache in %s (%s)", path, error)
@@ -75,7 +87,7 @@ class CorpusCache:
         try:
             path.mkdir(parents=True, exist_ok=True)
             index.save(path)
-            np.save(path / "doc_ids.npy", np.array(doc_ids, dtype=str))
+            (path / DOC_IDS).write_text("\n".join(doc_ids), encoding="utf-8")
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.
             with atomic_file(path / "complete", ".complete.") as out:
@@ -90,8 +102,7 @@ class CorpusCache:
 
 
 class EmbeddingStore:
-    """Passage key (`app.passages.Passage.key`) -> embedding, grown across runs; `missing` then `add` then
-    `save`."""
+    """Text digest (`text_digest`) -> embedding, grown across runs; `missing` then `add` then `save`."""
 
     def __init__(self, path: Path):
         self.path = path

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import debates, encoder, fusion, runfile, stance
-from .cache import CorpusCache, fingerprint
+from .cache import CorpusCache, fingerprint, text_digest
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import CorpusSource, choose_source, read_documents, rerank_candidates
 from .lexical import LexicalIndex
@@ -252,23 +252,30 @@ class Encoded:
 
 def encode_passages(passages: dict[str, dict[str, list[Passage]]], settings: RunSettings,
                     cache: CorpusCache | None) -> Encoded:
-    """Encode each distinct passage once across topics, reusing the corpus's embedding cache if any."""
+    """Encode each distinct passage once across topics, reusing the corpus's embedding cache if any. The cache
+    keys a vector by its text's digest, not by the passage's key: a re-rank file's second text of a document is
+    "id #2" in the order a run meets it, which another run's topics or depth change."""
     read = {passage.key: passage for documents in passages.values() for found in documents.values()
             for passage in found}
     ids = list(read)
+    digests = [text_digest(read[key].text) for key in ids]
+    texts = dict(zip(digests, (read[key].text for key in ids)))  # each distinct text once
     store = None
     if cache is not None:
         precision = encoder.resolve_precision(settings.precision, settings.device)
-        store = cache.embeddings(f"minilm-{settings.max_seq_length}-{precision}")
-    missing = store.missing(ids) if store is not None else ids
-    log.info("encoding %d distinct passages (%d cached)", len(missing), len(ids) - len(missing))
-    vectors = encoder.encode([read[key].text for key in missing], device=settings.device,
+        store = cache.embeddings(f"minilm-{settings.max_seq_length}-{precision}-by-text")
+    missing = store.missing(list(texts)) if store is not None else list(texts)
+    log.info("encoding %d distinct passages (%d cached)", len(missing), len(texts) - len(missing))
+    vectors = encoder.encode([texts[digest] for digest in missing], device=settings.device,
                              progress=settings.progress, max_seq_length=settings.max_seq_length,
                              precision=settings.precision)
     if store is not None:
         store.add(missing, vectors)
         store.save()
-        vectors = store.get(ids)
+        vectors = store.get(digests)
+    else:
+        rows = {digest: row for row, digest in enumerate(missing)}
+        vectors = vectors[[rows[digest] for digest in digests]]
     return Encoded(ids, [read[key].text for key in ids], vectors, [read[key].document for key in ids])
 
 

@@ -95,7 +95,7 @@ def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     np.testing.assert_array_equal(again.get(["b"]), np.full((1, 384), 0.5))
 
 
-INDEX_FILES = ["data.csc.index.npy", "doc_ids.npy", "indices.csc.index.npy", "indptr.csc.index.npy",
+INDEX_FILES = ["data.csc.index.npy", "doc_ids.txt", "indices.csc.index.npy", "indptr.csc.index.npy",
                "params.index.json", "vocab.index.json", "vocab.tokenizer.json"]
 
 
@@ -153,3 +153,13 @@ def test_a_deflated_embedding_cache_and_a_deep_complete_mark_are_ignored(tmp_pat
     cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("[" * 100_000)
     assert cache.load_index() is None
+
+
+def test_one_long_document_id_costs_its_own_bytes_not_every_documents(tmp_path):
+    """Ids were a numpy array of str, every row as wide as the longest: one id of 100,000 characters among 5,000
+    wrote 2 GB, one of 1,000,000 ended the run out of memory."""
+    doc_ids = [f"d{i}" for i in range(len(TEXTS) - 1)] + ["x" * 1_000_000]
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), doc_ids)
+    assert (tmp_path / "key" / "index" / "doc_ids.txt").stat().st_size < 1_000_100
+    assert cache.load_index()[1] == doc_ids

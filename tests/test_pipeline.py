@@ -267,3 +267,30 @@ def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
     assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: ([], None))) is topic
     assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
     assert max(len(line) for line in caplog.text.splitlines()) < 200
+
+
+def test_the_embedding_cache_keys_a_vector_by_its_text_not_by_the_passage_key(monkeypatch, tmp_path):
+    """A re-rank file's second text of a document is "id #2" in the order a run meets it: another run's topics or
+    depth gave the cached vector of one text to the other, a wrong run without a word."""
+    import numpy as np
+
+    from app import encoder
+    from app.cache import CorpusCache
+    from app.passages import Passage
+    from app.pipeline import encode_passages
+
+    encoded_texts = []
+
+    def encode(texts, **options):
+        encoded_texts.extend(texts)
+        return np.array([[float(len(text))] * 384 for text in texts], dtype=np.float32)
+
+    monkeypatch.setattr(encoder, "encode", encode)
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
+    cache = CorpusCache(tmp_path / "cache", "rerank-file")
+    first = {"1": {"d": [Passage("d", "short text")], "d #2": [Passage("d #2", "a much longer text")]}}
+    second = {"2": {"d": [Passage("d", "a much longer text")], "e": [Passage("e", "short text")]}}
+    for passages in (first, second):
+        encoded = encode_passages(passages, settings, cache)
+        assert [vector[0] for vector in encoded.vectors] == [len(text) for text in encoded.texts]
+    assert encoded_texts == ["short text", "a much longer text"]  # the second run encoded nothing anew
