@@ -183,4 +183,8 @@ class LexicalIndex:
         return cls(retriever, tokenizer, size)
 
     def _query_ids(self, queries: list[str]) -> list[list[int]]:
-        return self.tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)
+        """Each query's term ids. bm25s gives a query with no indexed term its empty token, which exactly the
+        documents without an indexed word hold ("!!! ???"): such a query has no terms, so it finds nothing."""
+        empty = self.tokenizer.get_vocab_dict().get("")
+        return [[term for term in ids if term != empty]
+                for ids in self.tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)]

@@ -35,6 +35,15 @@ def test_k_is_capped_and_unknown_or_stopword_queries_return_nothing():
     assert len(results[1][0]) == 0 and len(results[2][0]) == 0
 
 
+def test_a_query_without_an_indexed_term_does_not_find_the_documents_without_one():
+    """bm25s searched such a query (another language, stopwords only) as its empty token, which the documents of
+    no indexed word hold: they became the topic's candidates."""
+    index = LexicalIndex.build([*TEXTS, "!!! ??? !!!", "- - - | | a b"])
+    for query in ("茶和咖啡哪个更好？", "the and of", ""):
+        (rows, _), = index.search([query], k=10)
+        assert len(rows) == 0 and not index.scores(query).any()
+
+
 def test_scores_give_every_row_the_score_search_ranks_by():
     index = LexicalIndex.build(TEXTS)
     scores = index.scores("walking dogs")
