@@ -391,9 +391,10 @@ def report(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """One HTML page comparing runs: per-topic nDCG, bootstrap intervals, paired tests, stance confusion."""
-    from .report import build_report, render_html, write_report
+    from .report import build_report, check_output, render_html, write_report
 
     with _errors(debug):
+        check_output(output, [*run_paths, qrels, quality_qrels, stance_qrels])
         result = build_report(run_paths, qrels, quality_qrels, stance_qrels,
                               names.split(",") if names is not None else None)
         write_report(render_html(result), output)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -202,6 +203,16 @@ def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None =
     topics = _judged_topics(scores[0].evaluation)
     comparisons = [_compare(scores[0], run, measure, topics) for run in scores[1:] for measure in measures]
     return Report(files, scores, measures, topics, comparisons, _differing(scores, topics))
+
+
+def check_output(path: Path, inputs: Sequence[Path | None]) -> None:
+    """Before any work: the page is not to replace one of its inputs (a run, a run directory's run file, qrels),
+    which `-o run.txt` did without a word."""
+    for given in filter(None, inputs):
+        for candidate in [given, *(given / name for name in RUN_FILES)] if given.is_dir() else [given]:
+            if os.path.realpath(candidate) == os.path.realpath(path) or (
+                    candidate.exists() and path.exists() and os.path.samefile(candidate, path)):
+                raise ToucheError(f"the report {path} would replace its input {candidate}: choose another -o")
 
 
 def write_report(markup: str, path: Path) -> None:

@@ -181,6 +181,26 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, arguments, message):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("target", ["run", "qrels", "run directory", "link"])
+def test_a_report_never_replaces_its_input(tmp_path, target):
+    """`-o run.txt` replaced the run with the page, exit 0; `-o` naming the qrels lost them the same way."""
+    import shutil
+
+    run_dir = tmp_path / "out"
+    run_dir.mkdir()
+    shutil.copy(RUNS[0] / "run.txt", run_dir / "run.txt")
+    qrels = tmp_path / "q.qrels"
+    shutil.copy(QRELS["qrels"], qrels)
+    (tmp_path / "link.html").symlink_to(run_dir / "run.txt")
+    output = {"run": run_dir / "run.txt", "qrels": qrels, "run directory": run_dir / "run.txt",
+              "link": tmp_path / "link.html"}[target]
+    before = output.read_bytes()
+    inputs = [str(run_dir if target == "run directory" else run_dir / "run.txt"), str(RUNS[1])]
+    result = runner.invoke(app, ["report", *inputs, "--qrels", str(qrels), "-o", str(output)])
+    assert result.exit_code == 1 and "would replace its input" in result.stderr, result.stderr
+    assert output.read_bytes() == before
+
+
 def test_unjudged_runs_and_runs_without_common_topics_are_errors(tmp_path):
     unjudged = tmp_path / "unjudged.txt"
     unjudged.write_text("99 Q0 t1a 1 1.0 x\n")
