@@ -308,7 +308,8 @@ class JsonGuard:
 class _Utf8Reader(io.RawIOBase):
     """A corpus file's bytes (gzip or plain) as valid UTF-8: the one place where corpus bytes become text.
 
-    Undecodable bytes become U+FFFD and are counted, so one Latin-1 byte among 868k passages costs one character,
+    A file that opens with a UTF-16 byte order mark is read as UTF-16. Undecodable bytes become U+FFFD and are
+    counted, so one Latin-1 byte among 868k passages costs one character,
     not the run. A truncated or corrupt gzip stream is a ToucheError naming the file: a partial corpus must not
     silently give a different run.
     """
@@ -317,7 +318,7 @@ class _Utf8Reader(io.RawIOBase):
         super().__init__()
         self.path, self.defects, self.guard = path, defects, guard
         self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-        self._decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")  # a BOM is no part of the JSON
+        self._decoder = None  # chosen by the first bytes
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
 
     def readable(self) -> bool:
@@ -327,6 +328,11 @@ class _Utf8Reader(io.RawIOBase):
         while self._offset == len(self._pending) and not self._done:
             chunk = self._read_raw()
             self._done = not chunk
+            if self._decoder is None:
+                # A BOM is no part of the JSON; a UTF-16 one is what Windows' "Unicode" and PowerShell 5's ">"
+                # write, which read as UTF-8 lost the first record and gave the others as UTF-16 to json.loads.
+                utf16 = (chunk[:2] in (b"\xff\xfe", b"\xfe\xff"))
+                self._decoder = codecs.getincrementaldecoder("utf-16" if utf16 else "utf-8-sig")("replace")
             text = self._decoder.decode(chunk, final=self._done)
             # A U+FFFD the file itself holds (EF BF BD, maybe split across chunks) is not a repair.
             self.defects.replaced_bytes += text.count("\ufffd") - (self._tail + chunk).count(_ENCODED_FFFD)

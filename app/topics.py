@@ -8,6 +8,7 @@ Touché it holds title, description, narrative and objects, which relevance and 
 from __future__ import annotations
 
 import ast
+import json
 import logging
 from pathlib import Path
 
@@ -185,6 +186,8 @@ def _read_jsonl(path: Path) -> list[Topic]:
         topic = _json_topic(record) if isinstance(record, dict) else None
         if topic is None:
             qid = record.get("qid") if isinstance(record, dict) else None
+            if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
+                raise ToucheError(f"{path}:{line_number}: qid {json.dumps(qid)[:40]} is no string or integer")
             if isinstance(qid, (str, int)) and str(qid).strip() and record_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
             raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")

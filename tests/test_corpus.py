@@ -599,3 +599,31 @@ def test_a_raw_control_character_in_a_json_line_costs_no_record(tmp_path):
     """JSON forbids a raw tab in a string, yet an exporter writes one: it costs no record (args.me: a space)."""
     (tmp_path / "passages.jsonl").write_bytes(b'{"id": "a", "contents": "tab\there"}\n{"id": "b", "contents": "ok"}\n')
     assert [(d.doc_id, d.text) for d in read_documents(detect_corpus(tmp_path))] == [("a", "tab\there"), ("b", "ok")]
+
+
+@pytest.mark.parametrize("name", ["passages.jsonl", "passages.jsonl.gz", "rerank.jsonl", "args-me.json"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_a_corpus_in_utf16_with_a_byte_order_mark_is_read_whole(tmp_path, name, encoding, caplog):
+    """What Windows' "Unicode" and PowerShell 5's ">" write: read as UTF-8, the first record was lost and the
+    others reached json.loads as UTF-16, with only "skipped 2 records" to say so."""
+    from app.topics import read_topics
+
+    records = {"passages": [{"id": f"p{i}", "contents": f"Tea \u00e9 {i} \U0001f375"} for i in range(3)],
+               "rerank": [{"qid": "1", "query": "Is tea good?", "docno": f"p{i}", "text": f"Tea {i}", "score": 3 - i}
+                          for i in range(3)]}
+    if name == "args-me.json":
+        text = json.dumps({"arguments": [{"id": f"p{i}", "conclusion": "Tea", "premises": [{"text": f"good {i}"}]}
+                                         for i in range(3)]})
+    else:
+        text = "".join(json.dumps(record) + "\n" for record in records[name.split(".")[0]])
+    data = (b"\xfe\xff" if encoding == "utf-16-be" else b"") + text.encode(encoding)
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    source = detect_corpus(tmp_path)
+    if name == "rerank.jsonl":
+        assert [c.doc.doc_id for c in read_rerank(source)["1"]] == ["p0", "p1", "p2"]
+        assert [topic.title for topic in read_topics(tmp_path)] == ["Is tea good?"]
+    else:
+        documents = list(read_documents(source))
+        assert [d.doc_id for d in documents] == ["p0", "p1", "p2"]
+        assert name == "args-me.json" or documents[2].text == "Tea \u00e9 2 \U0001f375"
+    assert "skipped" not in caplog.text and "undecodable" not in caplog.text
