@@ -8,7 +8,7 @@ import math
 import statistics
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -31,6 +31,7 @@ MEASURES = {
 # Touché grades run from -2 to 3. trec_eval's nDCG takes memory for each grade up to the highest (2**31 - 1: 16 GB
 # and a hang in C, deaf to SIGTERM; under a memory cap, scores of 0 for a perfect run).
 MAX_GRADE = 1000
+MAX_LINE_CHARS = 1 << 16  # of a qrels line
 
 
 @dataclass
@@ -41,10 +42,34 @@ class Evaluation:
     per_topic: dict[str, dict[str, float]]
 
 
-def open_qrels(path: Path) -> TextIO:
-    """A qrels file's text, read through gzip where its name ends in .gz; a BOM is skipped (it would make the
+def open_qrels(path: Path) -> "_BoundedLines":
+    """A qrels file's lines, read through gzip where its name ends in .gz; a BOM is skipped (it would make the
     first topic "\ufeff1", unjudged)."""
-    return gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz" else open(path, encoding="utf-8-sig")
+    return _BoundedLines(gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz"
+                         else open(path, encoding="utf-8-sig"))
+
+
+class _BoundedLines:
+    """A text file's lines, each of at most MAX_LINE_CHARS (a longer one is a ValueError): a qrels line is a few
+    dozen characters, and an endless one (`--qrels /dev/zero`) filled the memory."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def read(self) -> str:  # what makes it a file to ir_measures, which then iterates it
+        return "".join(self)
+
+    def __iter__(self) -> Iterator[str]:
+        for number, line in enumerate(iter(lambda: self.stream.readline(MAX_LINE_CHARS + 1), ""), 1):
+            if len(line.rstrip("\n")) > MAX_LINE_CHARS:
+                raise ValueError(f"line {number} is longer than {MAX_LINE_CHARS:,} characters")
+            yield line
+
+    def __enter__(self) -> "_BoundedLines":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.stream.close()
 
 
 def _unreadable(path: Path, kind: str, error: Exception) -> ToucheError:
@@ -100,6 +125,9 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not scored:
         raise ToucheError(f"{path}: an empty run")
+    if scored[0].query_id.startswith("\ufeff"):  # as `touche validate` warns: the official evaluation reads it so
+        log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
+                    "as trec_eval reads it; scored so", path, scored[0].query_id[1:])
     return scored, stances
 
 
@@ -139,6 +167,8 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             mean[key] = statistics.fmean(values.values()) if values else 0.0
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
+        if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
+            raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
         # NO is both tasks' label, so a controversial run against comparative qrels shares it: their sides differ.
         given, judged = {label for _, label in pairs} - {"Q0", "NO"}, set(truth.values()) - {"NO"}

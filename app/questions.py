@@ -96,13 +96,19 @@ def format_line(a: QuestionAnalysis) -> str:
     return f"{a.type:<13} {a.confidence:.2f}  {kind}  <- {a.question}"
 
 
+MAX_QUESTIONS_BYTES = 64 << 20
+
+
 def read_questions(path: Path) -> list[str]:
     """Questions from a file: the <title>s of a topics.xml, else one question per line with text (`visible`)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_QUESTIONS_BYTES + 1)
     except OSError as e:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
+    if len(raw) > MAX_QUESTIONS_BYTES:  # `--file /dev/zero`, a runaway pipe: it took 23 GB before the OOM killer
+        raise ToucheError(f"{path}: more than {MAX_QUESTIONS_BYTES >> 20} MB of questions; split it")
     if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
         from app.topics import element_text, xml_root
 

@@ -118,3 +118,27 @@ def test_a_document_judged_twice_differently_keeps_its_last_grade_and_is_said(tm
     caplog.clear()
     evaluate_run(tmp_path / "run.txt", write(tmp_path, "q3", QRELS + QRELS[:1]))  # the same grade again: silent
     assert "judged twice" not in caplog.text
+
+
+def test_a_run_with_a_bom_is_scored_as_trec_eval_scores_it_and_said(tmp_path, caplog):
+    """trec_eval reads "\ufeff1" as another topic, which no qrels judge: the score is the official one, and the
+    warning says why it is low (it said nothing)."""
+    (tmp_path / "run.txt").write_bytes(b"\xef\xbb\xbf" + "\n".join(RUN).encode() + b"\n")
+    evaluate_run(tmp_path / "run.txt", write(tmp_path, "q", QRELS))
+    assert "a byte order mark (U+FEFF) before topic '1' makes it another topic" in caplog.text
+
+
+def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):
+    run, qrels = write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS)
+    for stance in ([], ["7 0 a FIRST"]):
+        with pytest.raises(ToucheError, match="none of its topics is judged in"):
+            evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", stance))
+
+
+def test_an_endless_qrels_line_is_an_error_not_all_the_memory(tmp_path):
+    (tmp_path / "q").write_text("1 0 a " + "9" * 200_000 + "\n")
+    for option in ("qrels", "stance_qrels"):
+        arguments = {"qrels": tmp_path / "q"} if option == "qrels" else {
+            "qrels": write(tmp_path, "good", QRELS), "stance_qrels": tmp_path / "q"}
+        with pytest.raises(ToucheError, match="line 1 is longer than 65,536 characters"):
+            evaluate_run(write(tmp_path, "run.txt", RUN), **arguments)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +93,15 @@ def test_read_questions_reads_utf16_as_touche_run_does(tmp_path):
     (tmp_path / "questions.txt").write_text("Is tea good?\nIs coffee good?\n", encoding="utf-16")
     assert read_questions(tmp_path / "topics.xml") == ["Is tea better than coffee?"]
     assert read_questions(tmp_path / "questions.txt") == ["Is tea good?", "Is coffee good?"]
+
+
+def test_an_endless_questions_file_is_an_error_not_all_the_memory(monkeypatch):
+    """`--file /dev/zero` (a runaway producer on /dev/stdin) took 23 GB before the kernel killed it."""
+    import app.questions as questions
+
+    monkeypatch.setattr(questions, "MAX_QUESTIONS_BYTES", 1 << 20)
+    with pytest.raises(ToucheError, match="/dev/zero: more than 1 MB of questions"):
+        read_questions(Path("/dev/zero"))
 
 
 def test_read_questions_passes_over_lines_of_nothing_visible(tmp_path):
