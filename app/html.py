@@ -49,6 +49,9 @@ MAX_REOPENED = 100_000
 MAX_ATTRIBUTES = 1_000
 _TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _UNFINISHED_TAG = re.compile(r"<[a-zA-Z!?/]")
+_NOFRAMES_START = re.compile(r"<noframes[\s/>]", re.IGNORECASE | re.ASCII)
+_NOFRAMES = re.compile(r"<noframes(?=[\s/>])[^<>]*+>(.*?)(?:</noframes\s*>|\Z)", re.IGNORECASE | re.ASCII | re.DOTALL)
+_FRAMESET = re.compile(r"<frameset[\s/>]", re.IGNORECASE | re.ASCII)
 # Where an attribute begins within a start tag whose quoted values are emptied (`_QUOTED`): a name after
 # whitespace, a slash or a value.
 _ATTRIBUTE = re.compile(r"""[\s/"']+[^\s/>="']""")
@@ -98,7 +101,7 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
-    markup = _UNREADABLE.sub(" ", markup)
+    markup = _without_frames(_UNREADABLE.sub(" ", markup))
     shape = tree_shape(markup)
     if shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES:
         return tag_text(markup)
@@ -114,6 +117,17 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
             raise
         text = ""
     return text or html_to_text(markup) or tag_text(markup)  # lxml stops at 256 levels, with no text
+
+
+def _without_frames(markup: str) -> str:
+    """A frameset page's `<noframes>` markup, which is all the text it has (the frames are other pages): the parser
+    reads it as raw text, so its tags and entities came out as text. On other pages the `<noframes>` element goes,
+    as a browser that shows frames hides it ("Your browser does not support frames")."""
+    if not _NOFRAMES_START.search(markup):
+        return markup
+    if _FRAMESET.search(markup):
+        return "\n".join(match.group(1) for match in _NOFRAMES.finditer(markup))
+    return _NOFRAMES.sub(" ", markup)
 
 
 def _comment_end(markup: str, position: int) -> int:

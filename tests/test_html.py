@@ -4,7 +4,8 @@ import unicodedata
 
 import pytest
 
-from app.html import MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_REOPENED, html_to_text, read_page, tag_text, tree_shape, without_bulk
+from app.html import (MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_REOPENED, PAGE_TEXTS, html_to_text, read_page, tag_text,
+                      tree_shape, without_bulk)
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -104,6 +105,17 @@ def test_a_page_that_ends_within_a_tag_is_not_read_as_its_markup(page):
     assert read_page(page) == "" == tag_text(page) == html_to_text(page)
     assert read_page("<p>Tea is better.</p><p>5 < 6 and 7 <8") == "Tea is better.\n5 < 6 and 7 <8"
     assert tag_text("<p>Tea is better.</p> and more <a href=") == "Tea is better.\nand more"
+
+
+def test_a_frameset_page_is_read_by_its_noframes_markup_and_other_pages_without_it():
+    """The parser reads <noframes> as raw text: a frameset page's only text came out as its tags and entities."""
+    frames = ('<html><head><title>Debate Club</title></head><frameset cols="20%,80%"><frame src="menu.html">'
+              "<noframes><body><h1>Debate Club</h1><p>Uniforms lessen peer &amp; pressure.</p></body></noframes>"
+              "</frameset></html>")
+    for page_text in PAGE_TEXTS:
+        assert read_page(frames, page_text) == "Debate Club\nUniforms lessen peer & pressure."
+    page = "<body><noframes><p>Your browser does not support frames.</p></noframes><p>Uniforms help.</p></body>"
+    assert read_page(page) == "Uniforms help."
 
 
 def test_tag_text_keeps_the_text_between_tags_and_drops_scripts_and_comments():
