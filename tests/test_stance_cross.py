@@ -10,7 +10,7 @@ from app.stance import _with_side
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training.stance import ControversialExample
 from app.training.stance_cross import (CROSS_SETS, QUESTION_SHARE, Recipe, _sets, as_question, fit,
-                                       lower_states, mark, negated, opposite, predict_states, question_form,
+                                       lower_states, negated, opposite, predict_states, question_form,
                                        restatements)
 
 SMOKING = Topic("1", "Should smoking in public places be banned?")
@@ -26,12 +26,6 @@ def _fresh(labels=LABELS, task="controversial", seed=13):
 
     torch.manual_seed(seed)
     return StanceCrossEncoder.create(labels, task, TINY.layers, TINY.max_length)
-
-
-def test_mark_replaces_each_objects_mentions():
-    assert mark("Laptops or a desktop?", [(0, 7)], [(13, 20)]) == "[A] or a [B]?"
-    assert mark("abcdef", [(0, 3)], [(2, 5)]) == "[A]def"  # an overlapping later span is left alone
-    assert mark("no objects", [], []) == "no objects"
 
 
 @pytest.mark.parametrize("statement, question", [
@@ -221,15 +215,3 @@ def test_shipped_controversial_cross_encoder_reads_the_side(topic):
         "A ban on smoking in public would violate the personal freedom of adults.",
     ])
     assert [model.labels[i] for i in probabilities.argmax(axis=1)] == ["PRO", "CON"]
-
-
-def test_stance_experiments_script_still_runs_against_the_package():
-    """scripts/stance_experiments.py backs issue 12's negative results; it must keep importing what it measures."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[1] / "scripts" / "stance_experiments.py"
-    result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert "argq-init" in result.stdout and "neutral-proxy" in result.stdout

@@ -12,14 +12,11 @@ computed once per pair (kept in bf16) and each epoch runs only the top layers: t
   motions), IBM Claim Stance test (claims; target phrases), Perspectrum test, ArgKP-2021 test and VAST test's PRO /
   CON comments, none trained on, each with its motions as written and asked as questions. Whether a text takes a
   stance at all (NO) stays the head's (app.stance) call.
-- comparative (FIRST / SECOND / NEUTRAL / NO, measured, not shipped): `--task comparative` cross-validates the same
-  recipe on the Touché 2022 comparative QA pairs and the 2022 dev topics' stance judgements (objects' mentions
-  replaced by [A]/[B], object-swapped copies), leave-topics-out over `--cv-splits` fold splits, against the head and
-  the mean of both. It scored below the head, so comparative topics keep the head.
+- comparative (FIRST / SECOND / NEUTRAL / NO): measured with this recipe, not shipped
+  (`scripts/stance_experiments.py comparative-cross`): it scored below the head, so comparative topics keep the head.
 
     python -m app.training.stance_cross [--data-dir ../shared/data] [--out-dir app/models] [--seed 13]
-        [--task controversial|comparative] [--sets argkp] [--question-share 0.5] [--restate] [--targets]
-        [--cv-splits 1] [--cache-dir /tmp/stance-cache]
+        [--sets argkp] [--question-share 0.5] [--restate] [--targets] [--cache-dir /tmp/stance-cache]
 """
 
 from __future__ import annotations
@@ -35,20 +32,16 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
 
-from app.records import COMPARATIVE_LABELS
-from app.stance import average_orders, find_mentions
 from app.stance_cross import DEFAULT_MODEL, StanceCrossEncoder
 from app.training import common
 from app.training import stance as stance_training
-from app.training.stance import (BASELINE_C, BASELINE_DEV_WEIGHT, EXTRA_SETS, FOLDS, SWAPPED,
-                                 ComparativeExample, ControversialExample, EmbeddingCache, without_topics,
-                                 comparative_matrix, load_argkp, load_argq, load_dev_passages, load_extra_sets,
-                                 load_ibm_claims, load_ibm_targets, load_perspectrum, load_qa_pairs, load_vast, swap,
-                                 train_comparative)
+from app.training.stance import (EXTRA_SETS, ControversialExample, EmbeddingCache, load_argkp, load_argq,
+                                 load_extra_sets, load_ibm_claims, load_ibm_targets, load_perspectrum, load_vast,
+                                 without_topics)
 
 log = logging.getLogger(__name__)
 
-# What this module reads under the data folder (docs/DATA.md), --task comparative's files included.
+# What this module reads under the data folder (docs/DATA.md).
 DATA_FILES = ("argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz", *stance_training.DATA_FILES)
 
 CONTROVERSIAL_LABELS = ("PRO", "CON")
@@ -94,10 +87,6 @@ TARGETS = False
 # 2,433 pairs), for orienting args.me conclusions such as "Teacher tenure should be abolished". ArgQ dev asked: seed
 # 13 0.885 -> 0.875, seed 14 0.877 -> 0.887, a tie; ArgKP train+dev key points oriented (243, asked) 0.893 -> 0.901
 # and 0.889 -> 0.885; UKPConvArg1 0.666 -> 0.659. No clear gain, so it stays off (the shipped model is without it).
-# Comparative: 2 epochs at 1e-4 and 128 word pieces under-fitted (loss 1.25 -> 1.09, dev CV 0.33 on one split), so
-# more epochs, a higher rate and the whole passage were fixed before measuring this recipe. On the fold split of
-# seed 13: macro-F1 0.383 (head 0.447, mean of both 0.391), about 340 s of training per fold. Not shipped.
-COMPARATIVE = Recipe(layers=2, max_length=256, epochs=5, lr=2e-4)
 
 
 # ---------------------------------------------------------------- question form
@@ -374,111 +363,15 @@ def measure_controversial(model: StanceCrossEncoder, tests: dict[str, list[Contr
     return metrics
 
 
-# ---------------------------------------------------------------- comparative
-
-def mark(text: str, spans_first: list[tuple[int, int]], spans_second: list[tuple[int, int]]) -> str:
-    """Replace the first object's mentions by "[A]" and the second's by "[B]"; a span overlapping an earlier one is
-    left alone."""
-    spans = sorted([(s, e, "[A]") for s, e in spans_first] + [(s, e, "[B]") for s, e in spans_second])
-    out, at = [], 0
-    for start, end, token in spans:
-        if start < at:
-            continue
-        out.append(text[at:start])
-        out.append(token)
-        at = end
-    out.append(text[at:])
-    return "".join(out)
-
-
-def comparative_pair(example: ComparativeExample) -> tuple[str, str]:
-    """(question, passage) with the first object's mentions as [A] and the second's as [B]."""
-    question = mark(example.question, find_mentions(example.question, example.objects[0]),
-                    find_mentions(example.question, example.objects[1]))
-    return question, mark(example.text, *example.spans)
-
-
-def _with_swapped(examples: list[ComparativeExample]) -> list[ComparativeExample]:
-    return examples + [swap(example) for example in examples]
-
-
-def _swap_average(model: StanceCrossEncoder, states, swapped_states) -> np.ndarray:
-    return average_orders(predict_states(model, states), predict_states(model, swapped_states), model.labels)
-
-
-def label_scores(gold: list[str], predicted: list[str], labels: list[str]) -> dict:
-    """Macro-F1 and per-label F1 of predicted labels, rounded for a report."""
-    return {"macro_f1": round(float(f1_score(gold, predicted, labels=labels, average="macro")), 4),
-            "per_label": dict(zip(labels, np.round(f1_score(gold, predicted, labels=labels, average=None),
-                                                   3).tolist()))}
-
-
-def comparative_predictions(model: StanceCrossEncoder, recipe: Recipe, pair, qa, dev, embed: EmbeddingCache,
-                            splits: int, seed: int):
-    """Per fold split (split s uses the topic folds of seed + s, as app.training.stance does): the dev passages'
-    gold labels, the cross-encoder's swap-averaged probabilities, the head's probabilities, and the training seconds
-    of each fold; every passage is predicted by models trained without its topic.
-
-    `model` restarts from its current weights in every fold; `pair` turns an example into its (question, passage)
-    input. The QA pairs and the other folds' dev passages, with object-swapped copies, train each fold.
-    """
-    initial = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
-    qa_pairs = _with_swapped(qa)
-    qa_states = lower_states(model, [pair(e) for e in qa_pairs])
-    dev_states = lower_states(model, [pair(e) for e in dev])
-    dev_swapped = lower_states(model, [pair(swap(e)) for e in dev])
-    head_features = comparative_matrix(dev, embed)
-    for split in range(splits):
-        gold, cross, head, seconds = [], [], [], []
-        for fold in common.topic_folds([e.group for e in dev], FOLDS, seed + split):
-            train = [i for i, e in enumerate(dev) if e.group not in fold]
-            held = [i for i, e in enumerate(dev) if e.group in fold]
-            model.network.load_state_dict(initial)
-            states = qa_states + [dev_states[i] for i in train] + [dev_swapped[i] for i in train]
-            labels = ([e.label for e in qa_pairs] + [dev[i].label for i in train]
-                      + [SWAPPED[dev[i].label] for i in train])
-            seconds.append(fit(model, states, labels, recipe, seed)["seconds"])
-            cross.append(_swap_average(model, [dev_states[i] for i in held], [dev_swapped[i] for i in held]))
-            fold_head = train_comparative(qa, [dev[i] for i in train], embed, BASELINE_C, BASELINE_DEV_WEIGHT,
-                                          seed)
-            head.append(fold_head.probabilities(head_features[held]))
-            gold += [dev[i].label for i in held]
-        yield gold, np.vstack(cross), np.vstack(head), seconds
-
-
-def cross_validate_comparative(qa, dev, embed: EmbeddingCache, splits: int, seed: int) -> dict:
-    """Dev macro-F1, leave-topics-out, of the cross-encoder, the head, and their mean probabilities, per fold split
-    (the topic folds of app.training.stance: split s uses seed + s)."""
-    labels = list(COMPARATIVE_LABELS)
-    model = _create("comparative", COMPARATIVE_LABELS, COMPARATIVE, seed)
-    result = {"splits": []}
-    for split, (gold, cross, head, seconds) in enumerate(
-            comparative_predictions(model, COMPARATIVE, comparative_pair, qa, dev, embed, splits, seed)):
-        row = {"seed": seed + split, "train_seconds": seconds}
-        for name, p in (("cross", cross), ("head", head), ("mean", (cross + head) / 2)):
-            row[name] = label_scores(gold, [labels[j] for j in p.argmax(1)], labels)
-        log.info("split %d: %s", split, json.dumps(row))
-        result["splits"].append(row)
-    for name in ("cross", "head", "mean"):
-        scores = [row[name]["macro_f1"] for row in result["splits"]]
-        result[name] = {"mean": round(float(np.mean(scores)), 4), "sd": round(float(np.std(scores)), 4)}
-    return result
-
-
 # ---------------------------------------------------------------- entry point
 
 def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR, seed: int = 13,
-         cache_dir: Path | None = None, task: str = "controversial", cv_splits: int = 1,
-         sets: tuple[str, ...] = CROSS_SETS, question_share: float = QUESTION_SHARE,
+         cache_dir: Path | None = None, sets: tuple[str, ...] = CROSS_SETS, question_share: float = QUESTION_SHARE,
          restate: bool = False, targets: bool = TARGETS) -> dict:
-    """Train, measure and write the controversial cross-encoder; or, with task "comparative", only measure the
-    comparative recipe by cross-validation."""
+    """Train, measure and write the controversial cross-encoder."""
     from app.encoder import resolve_precision
 
     embed = EmbeddingCache(cache_dir)
-    if task == "comparative":
-        return cross_validate_comparative(load_qa_pairs(data_dir), load_dev_passages(data_dir), embed, cv_splits,
-                                          seed)
     started = time.time()
     model, facts = train_controversial(data_dir, embed, seed, sets, question_share, restate,
                                        load_ibm_targets(data_dir, "train") if targets else None)
@@ -502,9 +395,6 @@ def _sets(value: str) -> tuple[str, ...]:
 
 def cli(argv: list[str] | None = None) -> None:
     parser = common.parser(__doc__, data_flag="--data-dir", cache_example="/tmp/stance-cache")
-    parser.add_argument("--task", choices=("controversial", "comparative"), default="controversial",
-                        help="comparative: cross-validate the comparative recipe (not shipped)")
-    parser.add_argument("--cv-splits", type=int, default=1, help="fold splits of the comparative cross-validation")
     parser.add_argument("--sets", type=_sets, default=CROSS_SETS,
                         help="extra controversial training sets, comma-separated, of argkp, vast ('' for none)")
     parser.add_argument("--question-share", type=float, default=QUESTION_SHARE,
