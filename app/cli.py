@@ -412,21 +412,10 @@ def classify(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
-    from .questions import format_line, load_classifier, read_questions
-    from .records import visible
-    from .topics import MAX_TOPIC_CHARS
+    from .questions import format_line, given_questions, load_classifier
 
     with _errors(debug):
-        # Under a C locale without UTF-8 mode, Python holds an argument's UTF-8 bytes as surrogate escapes.
-        texts = [question.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for question in questions or []]
-        texts += read_questions(file) if file else []
-        if not texts:
-            raise ToucheError("no questions: pass them as arguments or with --file")
-        if not all(map(visible, texts)):  # nothing but spaces, or U+200B
-            raise ToucheError("empty question: every question needs some text")
-        if any(len(text) > MAX_TOPIC_CHARS for text in texts):  # as a run cuts a title: the analysis is quadratic
-            log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)
-        results = load_classifier(method).analyze_many([text[:MAX_TOPIC_CHARS] for text in texts])
+        results = load_classifier(method).analyze_many(given_questions(questions or [], file))
     for result in results:
         say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 

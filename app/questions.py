@@ -29,6 +29,7 @@ from scipy.special import expit
 from app.errors import ToucheError
 from app.files import decoded
 from app.records import visible
+from app.topics import MAX_TOPIC_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,21 @@ def format_line(a: QuestionAnalysis) -> str:
 
 
 MAX_QUESTIONS_BYTES = 64 << 20
+
+
+def given_questions(arguments: list[str], path: Path | None) -> list[str]:
+    """The questions `touche classify` reads: its arguments, then those of `path` (`read_questions`), each at most
+    MAX_TOPIC_CHARS long, as a run cuts a title (the analysis takes time quadratic in the length)."""
+    # Under a C locale without UTF-8 mode, Python holds an argument's UTF-8 bytes as surrogate escapes.
+    texts = [question.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for question in arguments]
+    texts += read_questions(path) if path else []
+    if not texts:
+        raise ToucheError("no questions: pass them as arguments or with --file")
+    if not all(map(visible, texts)):  # nothing but spaces, or U+200B
+        raise ToucheError("empty question: every question needs some text")
+    if any(len(text) > MAX_TOPIC_CHARS for text in texts):
+        log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)
+    return [text[:MAX_TOPIC_CHARS] for text in texts]
 
 
 def read_questions(path: Path) -> list[str]:
