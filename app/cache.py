@@ -70,8 +70,12 @@ class CorpusCache:
         if not (path / "complete").exists():
             return None
         try:
-            if json.loads((path / "complete").read_text(encoding="utf-8")) != _digests(path):
+            written = json.loads((path / "complete").read_text(encoding="utf-8"))
+            if written != _digests(path):
                 raise ValueError("a file differs from the one written")
+            if DOC_IDS not in written:  # written before the ids were text
+                log.info("building the BM25 index in %s again: its cache is of an older layout", path)
+                return None
             text = (path / DOC_IDS).read_text(encoding="utf-8")
             doc_ids = text.split("\n") if text else []
             index = LexicalIndex.load(path, len(doc_ids))

@@ -318,7 +318,7 @@ class _Utf8Reader(io.RawIOBase):
         super().__init__()
         self.path, self.defects, self.guard = path, defects, guard
         self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
-        self._decoder = None  # chosen by the first bytes
+        self._encoding, self._decoder = None, None  # chosen by the first bytes
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
 
     def readable(self) -> bool:
@@ -329,13 +329,12 @@ class _Utf8Reader(io.RawIOBase):
             chunk = self._read_raw()
             self._done = not chunk
             if self._decoder is None:
-                # A BOM is no part of the JSON; a UTF-16 one is what Windows' "Unicode" and PowerShell 5's ">"
-                # write, which read as UTF-8 lost the first record and gave the others as UTF-16 to json.loads.
-                utf16 = (chunk[:2] in (b"\xff\xfe", b"\xfe\xff"))
-                self._decoder = codecs.getincrementaldecoder("utf-16" if utf16 else "utf-8-sig")("replace")
+                self._encoding = _bom_encoding(chunk)
+                self._decoder = codecs.getincrementaldecoder(self._encoding)("replace")
             text = self._decoder.decode(chunk, final=self._done)
-            # A U+FFFD the file itself holds (EF BF BD, maybe split across chunks) is not a repair.
-            self.defects.replaced_bytes += text.count("\ufffd") - (self._tail + chunk).count(_ENCODED_FFFD)
+            # A U+FFFD the file itself holds (EF BF BD in UTF-8, maybe split across chunks) is not a repair.
+            self.defects.replaced_bytes += text.count("\ufffd") - (
+                (self._tail + chunk).count(_ENCODED_FFFD) if self._encoding == "utf-8-sig" else 0)
             self._tail = (self._tail + chunk)[-2:]
             self._pending, self._offset = text.encode("utf-8"), 0
             if self.guard is not None:
@@ -356,6 +355,15 @@ class _Utf8Reader(io.RawIOBase):
     def close(self) -> None:
         self._raw.close()
         super().close()
+
+
+def _bom_encoding(start: bytes) -> str:
+    """How a corpus file whose first bytes are `start` decodes: by its byte order mark, else as UTF-8. A BOM is no
+    part of the JSON; a UTF-16 one is what Windows' "Unicode" and PowerShell 5's ">" write, which read as UTF-8 lost
+    the first record and gave the others to json.loads as UTF-16."""
+    if start[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+        return "utf-32"
+    return "utf-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
 
 
 def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> io.BufferedReader:

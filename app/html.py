@@ -50,12 +50,11 @@ MAX_ATTRIBUTES = 1_000
 _TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _UNFINISHED_TAG = re.compile(r"<[a-zA-Z!?/]")
 _NOFRAMES_START = re.compile(r"<noframes[\s/>]", re.IGNORECASE | re.ASCII)
-_NOFRAMES = re.compile(r"<noframes(?=[\s/>])[^<>]*+>(.*?)(?:</noframes\s*>|\Z)", re.IGNORECASE | re.ASCII | re.DOTALL)
-_FRAMESET = re.compile(r"<frameset[\s/>]", re.IGNORECASE | re.ASCII)
-# Where an attribute begins within a start tag whose quoted values are emptied (`_QUOTED`): a name after
-# whitespace, a slash or a value.
-_ATTRIBUTE = re.compile(r"""[\s/"']+[^\s/>="']""")
-_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+# An attribute's value, quoted or not ("/" and "=" belong to an unquoted one), and where an attribute begins in a
+# start tag whose values are emptied: a name after whitespace, a slash or a value. The look-behind makes a run of
+# spaces one match attempt, not one per space (a 1 MB tag of spaces took hours).
+_VALUE = re.compile(r"""=\s*+(?:"[^"]*+"|'[^']*+'|[^\s>]++)""")
+_ATTRIBUTE = re.compile(r"""(?<![\s/"'])[\s/"']++[^\s/>="']""")
 _COMMENT_END = re.compile(r"--!?>")
 _EMPTY_COMMENT_END = re.compile(r"-?>")
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -121,13 +120,32 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
 
 def _without_frames(markup: str) -> str:
     """A frameset page's `<noframes>` markup, which is all the text it has (the frames are other pages): the parser
-    reads it as raw text, so its tags and entities came out as text. On other pages the `<noframes>` element goes,
-    as a browser that shows frames hides it ("Your browser does not support frames")."""
+    reads it as raw text, so its tags and entities came out as text. On other pages the `<noframes>` elements go, as
+    a browser that shows frames hides them ("Your browser does not support frames"). Tags are found as the parser
+    finds them (`_tokens`), so a "<noframes>" in a script, a comment or an attribute is none."""
     if not _NOFRAMES_START.search(markup):
         return markup
-    if _FRAMESET.search(markup):
-        return "\n".join(match.group(1) for match in _NOFRAMES.finditer(markup))
-    return _NOFRAMES.sub(" ", markup)
+    frameset, spans, start = False, [], None  # spans: each element's (start, content start, content end, end)
+    for token in _tokens(markup):
+        if isinstance(token, str):
+            continue
+        closing, name = token.group(1), token.group(2).lower()
+        if name == "frameset" and not closing:
+            frameset = True
+        elif name == "noframes" and not closing:
+            start = token
+        elif name == "noframes" and start is not None:
+            spans.append((start.start(), start.end(), token.start(), token.end()))
+            start = None
+    if start is not None:  # open to the end of the page
+        spans.append((start.start(), start.end(), len(markup), len(markup)))
+    if frameset:
+        return "\n".join(markup[begin:end] for _, begin, end, _ in spans)
+    kept, position = [], 0
+    for begin, _, _, end in spans:
+        kept.append(markup[position:begin])
+        position = end
+    return "".join(kept) + markup[position:]
 
 
 def _comment_end(markup: str, position: int) -> int:
@@ -153,8 +171,10 @@ _BULK = re.compile(rf"<!--|<(script|style|textarea|svg|title)(?=[\s/>])[^>]*+>|<
                    rf"|<[a-zA-Z][^>]{{{_LONG_VALUE_CHARS},}}+>", re.IGNORECASE | re.ASCII)
 _BULK_ELEMENTS = frozenset(("script", "style", "textarea", "svg"))
 _SVG_END = re.compile(r"</svg[\s/>]", re.IGNORECASE | re.ASCII)
+# An unquoted data: URI counts from its start only (after "=" or a space): a scan from each "data:" within a run of
+# near misses was quadratic.
 _LONG_VALUE = re.compile(rf"\"[^\"]{{{_LONG_VALUE_CHARS},}}+\"|'[^']{{{_LONG_VALUE_CHARS},}}+'|"
-                         rf"data:[^\s\"'>]{{{_LONG_VALUE_CHARS},}}+")
+                         rf"(?<![^\s=])data:[^\s\"'>]{{{_LONG_VALUE_CHARS},}}+")
 
 
 def without_bulk(markup: str) -> str:
@@ -162,17 +182,20 @@ def without_bulk(markup: str) -> str:
     scripts, styles, form fields' text, inline SVG drawings, and attribute values of a thousand characters and more
     (base64 images, a framework's state as JSON), which become empty. Extraction skips them anyway (an SVG's own text
     aside); cut out first, they no longer push the text past the bound a page is cut to, so it is for pages past
-    that bound only. It reads tags and titles as the parser does, so a "<!--" or "<script" within an attribute or a
-    title starts nothing. Linear in the markup: a tag is sought only up to the last ">", where no tag can fail to
-    end."""
+    that bound only. It passes over titles and over tags to their first ">", so a "<!--" or "<script" within a
+    title or an attribute starts nothing (after a ">" within a quoted value it does). Linear in the markup: a tag
+    is sought only up to the last ">", where no tag can fail to end, and an SVG's end only until none is found.
+    """
     kept, position, last = [], 0, markup.rfind(">") + 1
+    svg_ends = True  # whether a "</svg" may follow
     while (bulk := _BULK.search(markup, position, last)) is not None:
         kept.append(markup[position:bulk.start()])
         name = (bulk.group(1) or "").lower()
         if bulk.group(0) == "<!--":
             position = _comment_end(markup, bulk.end())
         elif name == "svg":  # up to its end tag, which stays as a stray end tag the parser ignores; unclosed: kept
-            end = _SVG_END.search(markup, bulk.end())
+            end = _SVG_END.search(markup, bulk.end()) if svg_ends else None
+            svg_ends = end is not None
             kept.append("" if end else bulk.group(0))
             position = end.start() if end else bulk.end()
         elif name in _BULK_ELEMENTS:  # raw text up to its end tag, which stays as a stray end tag
@@ -313,7 +336,7 @@ def tree_shape(markup: str) -> TreeShape:
                 close(target, clears=name in _MARKERS)
             continue
         if len(token.group(0)) > 2 * MAX_ATTRIBUTES:
-            attributes = max(attributes, len(_ATTRIBUTE.findall(_QUOTED.sub('""', token.group(0)))))
+            attributes = max(attributes, len(_ATTRIBUTE.findall(_VALUE.sub('=""', token.group(0)))))
         if closed_early and name not in _NOT_REOPENING:
             reopen()
         # Start tags that first close an element, as the parser does.
@@ -362,8 +385,8 @@ def html_to_text(markup: str) -> str:
         return ""
     try:
         root = lxml_html.document_fromstring(markup)
-    except (etree.ParserError, ValueError):  # "Document is empty": markup without an element, or cut within one
-        return ""
+    except (etree.ParserError, ValueError):  # "Document is empty", an XML declaration left unclosed, ...
+        return tag_text(markup)
     for element in list(root.iter(*_INVISIBLE)):
         element.drop_tree()
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, with_tail=False)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 
 import numpy as np
 import pytest
 
-from app.cache import CorpusCache, EmbeddingStore, fingerprint
+from app.cache import CorpusCache, EmbeddingStore, _digests as cache_digests, fingerprint
 from app.corpus import CorpusSource
 from app.lexical import LexicalIndex
 
@@ -163,3 +164,12 @@ def test_one_long_document_id_costs_its_own_bytes_not_every_documents(tmp_path):
     cache.save_index(LexicalIndex.build(TEXTS), doc_ids)
     assert (tmp_path / "key" / "index" / "doc_ids.txt").stat().st_size < 1_000_100
     assert cache.load_index()[1] == doc_ids
+
+
+def test_an_index_cache_of_the_older_layout_is_built_again_without_a_damage_warning(tmp_path, caplog):
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    index = tmp_path / "key" / "index"
+    (index / "doc_ids.txt").rename(index / "doc_ids.npy")  # as the ids were kept before
+    (index / "complete").write_text(json.dumps(cache_digests(index)))
+    assert cache.load_index() is None and "damaged" not in caplog.text

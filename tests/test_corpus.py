@@ -602,10 +602,10 @@ def test_a_raw_control_character_in_a_json_line_costs_no_record(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["passages.jsonl", "passages.jsonl.gz", "rerank.jsonl", "args-me.json"])
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
 def test_a_corpus_in_utf16_with_a_byte_order_mark_is_read_whole(tmp_path, name, encoding, caplog):
-    """What Windows' "Unicode" and PowerShell 5's ">" write: read as UTF-8, the first record was lost and the
-    others reached json.loads as UTF-16, with only "skipped 2 records" to say so."""
+    """What Windows' "Unicode" and PowerShell 5's ">" write: read as UTF-8, the first record was lost and the others
+    reached json.loads as UTF-16, with only "skipped 2 records" to say so. UTF-32's BOM begins as UTF-16's."""
     from app.topics import read_topics
 
     records = {"passages": [{"id": f"p{i}", "contents": f"Tea \u00e9 {i} \U0001f375"} for i in range(3)],
