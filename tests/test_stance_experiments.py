@@ -1,19 +1,11 @@
 """scripts/stance_experiments.py backs the stance choices the README reports (most of them negative results): it
 must keep importing what it measures."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "stance_experiments.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("stance_experiments", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_script_still_runs_against_the_package():
@@ -22,8 +14,8 @@ def test_the_script_still_runs_against_the_package():
     assert "comparative-cross" in result.stdout and "neutral-proxy" in result.stdout
 
 
-def test_mark_replaces_each_objects_mentions():
-    mark = load_script().mark
+def test_mark_replaces_each_objects_mentions(load_script):
+    mark = load_script("stance_experiments").mark
     assert mark("Laptops or a desktop?", [(0, 7)], [(13, 20)]) == "[A] or a [B]?"
     assert mark("abcdef", [(0, 3)], [(2, 5)]) == "[A]def"  # an overlapping later span is left alone
     assert mark("no objects", [], []) == "no objects"

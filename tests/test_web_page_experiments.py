@@ -1,7 +1,6 @@
 """scripts/web_page_experiments.py backs the web-page choices (README, "Web pages"): it must keep running against the
 package, and its per-topic nDCG must be the acceptance evaluator's."""
 
-import importlib.util
 import subprocess
 import sys
 from collections import defaultdict
@@ -12,21 +11,14 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "web_page_experiments.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("web_page_experiments", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_script_runs_against_the_package():
     result = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents"))
 
 
-def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path):
-    script = load_script()
+def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path, load_script):
+    script = load_script("web_page_experiments")
     if not script.PAGES.exists():
         pytest.skip("needs ../shared/data/web-pages-clueweb12")
     served = {page["doc_id"] for page in script.served_pages()}
