@@ -47,9 +47,14 @@ MAX_REOPENED = 100_000
 # other page is fetched and a stop waits). The ClueWeb12 pages ChatNoir serves carry at most 2; past this a page is
 # read by `tag_text` too.
 MAX_ATTRIBUTES = 1_000
+# Options of one <select>: the parser takes time quadratic in them (20,000 options: 2 s; a 2 MB list of them over a
+# minute). The dev pages have none; a country list has about 250.
+MAX_OPTIONS = 5_000
 _TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _UNFINISHED_TAG = re.compile(r"<[a-zA-Z!?/]")
 _NOFRAMES_START = re.compile(r"<noframes[\s/>]", re.IGNORECASE | re.ASCII)
+# Start tags that may come before a <frameset> the parser keeps (any other begins the body, and it is ignored).
+_BEFORE_FRAMESET = frozenset("html head meta link title script style base noscript template frame noframes".split())
 # An attribute's value, quoted or not ("/" and "=" belong to an unquoted one), and where an attribute begins in a
 # start tag whose values are emptied: a name after whitespace, a slash or a value. The look-behind makes a run of
 # spaces one match attempt, not one per space (a 1 MB tag of spaces took hours).
@@ -95,14 +100,15 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     """The text of a web page, as ChatNoir extracts it: Resiliparse's main content (`page_text="main"`) or all
     its visible text ("full"); a page whose main content is empty gives all its text, and one Resiliparse
     cannot read gives what the lxml reader (`html_to_text`) finds, or else `tag_text`. A page whose tree would nest past
-    MAX_MAIN_DEPTH, reopen more than MAX_REOPENED elements or give one more than MAX_ATTRIBUTES attributes
-    (`tree_shape`) is read by `tag_text`."""
+    MAX_MAIN_DEPTH, reopen more than MAX_REOPENED elements, give one more than MAX_ATTRIBUTES attributes or a
+    <select> more than MAX_OPTIONS options (`tree_shape`) is read by `tag_text`."""
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
     markup = _without_frames(_UNREADABLE.sub(" ", markup))
     shape = tree_shape(markup)
-    if shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES:
+    if (shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES
+            or shape.options > MAX_OPTIONS):
         return tag_text(markup)
     try:
         tree = HTMLTree.parse(markup)
@@ -122,21 +128,26 @@ def _without_frames(markup: str) -> str:
     """A frameset page's `<noframes>` markup, which is all the text it has (the frames are other pages): the parser
     reads it as raw text, so its tags and entities came out as text. On other pages the `<noframes>` elements go, as
     a browser that shows frames hides them ("Your browser does not support frames"). Tags are found as the parser
-    finds them (`_tokens`), so a "<noframes>" in a script, a comment or an attribute is none."""
+    finds them (`_tokens`), so a "<noframes>" in a script, a comment or an attribute is none; and a <frameset> after
+    the body began (text, a <body>, an element of it) is none either, as the parser ignores it."""
     if not _NOFRAMES_START.search(markup):
         return markup
-    frameset, spans, start = False, [], None  # spans: each element's (start, content start, content end, end)
+    frameset = body = False
+    spans, start = [], None  # spans: each element's (start, content start, content end, end)
     for token in _tokens(markup):
         if isinstance(token, str):
+            body = body or not token.isspace()
             continue
         closing, name = token.group(1), token.group(2).lower()
-        if name == "frameset" and not closing:
-            frameset = True
-        elif name == "noframes" and not closing:
+        if name == "noframes" and not closing:
             start = token
         elif name == "noframes" and start is not None:
             spans.append((start.start(), start.end(), token.start(), token.end()))
             start = None
+        elif name == "frameset" and not closing:
+            frameset = frameset or not body
+        elif not closing and name not in _BEFORE_FRAMESET:
+            body = True
     if start is not None:  # open to the end of the page
         spans.append((start.start(), start.end(), len(markup), len(markup)))
     if frameset:
@@ -165,16 +176,16 @@ def _raw_text_end(markup: str, name: str, position: int) -> int:
 # Attribute values of this many characters and more: inline `data:` images, hydration state (`data-props`), styles.
 _LONG_VALUE_CHARS = 1000
 # A comment; an element whose content is bulk (`_BULK_ELEMENTS`) or kept whole (a title, whose "<!--" is text); a
-# start tag holding a "<" (in an attribute: it starts nothing), or long enough to hold a long value (`_LONG_VALUE`).
+# start tag holding a "<" (in an attribute: it starts nothing), or long enough to hold a long value (`_VALUE`).
 # Other tags are no match, so the scan stays in the regex engine; the possessive runs scan a tag once.
 _BULK = re.compile(rf"<!--|<(script|style|textarea|svg|title)(?=[\s/>])[^>]*+>|<[a-zA-Z][^<>]*+<[^>]*+>"
                    rf"|<[a-zA-Z][^>]{{{_LONG_VALUE_CHARS},}}+>", re.IGNORECASE | re.ASCII)
-_BULK_ELEMENTS = frozenset(("script", "style", "textarea", "svg"))
-_SVG_END = re.compile(r"</svg[\s/>]", re.IGNORECASE | re.ASCII)
-# An unquoted data: URI counts from its start only (after "=" or a space): a scan from each "data:" within a run of
-# near misses was quadratic.
-_LONG_VALUE = re.compile(rf"\"[^\"]{{{_LONG_VALUE_CHARS},}}+\"|'[^']{{{_LONG_VALUE_CHARS},}}+'|"
-                         rf"(?<![^\s=])data:[^\s\"'>]{{{_LONG_VALUE_CHARS},}}+")
+_BULK_ELEMENTS = frozenset(("script", "style", "textarea"))  # raw text; an SVG is bulk too (`_SVG_END`)
+# Where an SVG's content ends for the parser: its end tag, or a start tag of HTML that breaks out of foreign
+# content (the parser closes the SVG there).
+_SVG_END = re.compile(r"</svg[\s/>]|<(?:b|big|blockquote|body|br|center|code|dd|div|dl|dt|em|embed|h[1-6]|head|hr"
+                      r"|i|img|li|listing|menu|meta|nobr|ol|p|pre|ruby|s|small|span|strong|strike|sub|sup|table|tt"
+                      r"|u|ul|var)[\s/>]", re.IGNORECASE | re.ASCII)
 
 
 def without_bulk(markup: str) -> str:
@@ -193,7 +204,9 @@ def without_bulk(markup: str) -> str:
         name = (bulk.group(1) or "").lower()
         if bulk.group(0) == "<!--":
             position = _comment_end(markup, bulk.end())
-        elif name == "svg":  # up to its end tag, which stays as a stray end tag the parser ignores; unclosed: kept
+        elif name == "svg" and not bulk.group(0).endswith("/>"):  # self-closed: no content
+            # Up to where its content ends (`_SVG_END`; an end tag stays as a stray end tag the parser ignores); an
+            # SVG whose content never ends is kept.
             end = _SVG_END.search(markup, bulk.end()) if svg_ends else None
             svg_ends = end is not None
             kept.append("" if end else bulk.group(0))
@@ -203,17 +216,17 @@ def without_bulk(markup: str) -> str:
         elif name == "title":
             position = _raw_text_end(markup, name, bulk.end())
             kept.append(markup[bulk.start():position])
-        else:
+        else:  # another start tag, a self-closed SVG too
             tag = bulk.group(0)
-            kept.append(_LONG_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
+            kept.append(_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
             position = bulk.end()
     kept.append(markup[position:])
     return "".join(kept)
 
 
 def _emptied(value: re.Match) -> str:
-    """A long attribute value emptied, in its own quotes."""
-    return value.group(0)[0] * 2 if value.group(0)[0] in "\"'" else ""
+    """An attribute value (`_VALUE`, each scanned once) emptied where it is long."""
+    return '=""' if len(value.group(0)) > _LONG_VALUE_CHARS else value.group(0)
 
 
 def _tokens(markup: str) -> Iterator[str | re.Match]:
@@ -246,12 +259,14 @@ def _tokens(markup: str) -> Iterator[str | re.Match]:
 class TreeShape:
     """What a parser would build of a page, counted without building it (`tree_shape`): how deep its elements nest
     at most, how many elements it reopens (HTML's "active formatting elements"), and the most attributes of one
-    element (counted where there can be more than MAX_ATTRIBUTES: a start tag of over twice as many characters).
+    element (counted where there can be more than MAX_ATTRIBUTES: a start tag of over twice as many characters), and
+    the most options of one `<select>`.
     A ">" within a quoted value ends the tag here, so attributes after it go uncounted."""
 
     depth: int
     reopened: int
     attributes: int = 0
+    options: int = 0
 
 
 def tree_shape(markup: str) -> TreeShape:
@@ -270,9 +285,14 @@ def tree_shape(markup: str) -> TreeShape:
     stack: list[tuple[str, str]] = []  # (name, tag) of each open element
     at: dict[str, list[int]] = {}  # per name, the stack positions of its open elements
     kept: dict[frozenset, list[int]] = {kind: [] for kind in _KINDS}  # per kind, the positions of such elements
-    closed_early: list[tuple[str, str]] = []  # formatting elements closed by another element's end
+    # Formatting elements closed by another element's end, None where an end tag of their own ended them since; the
+    # positions of each name's entries there, so that such an end tag finds its entry at once (a scan of the list,
+    # 500 long, for each of a million stray end tags took seconds).
+    closed_early: list[tuple[str, str] | None] = []
+    early_at: dict[str, list[int]] = {}
     alike: Counter = Counter()  # of closed_early's entries
-    deepest = reopened = 0
+    deepest = reopened = options = attributes = 0
+    options_here = 0  # in the <select> opened last
 
     def push(entry: tuple[str, str]) -> None:
         nonlocal deepest
@@ -292,6 +312,7 @@ def tree_shape(markup: str) -> TreeShape:
                 if positions and positions[-1] == len(stack):
                     positions.pop()
             if len(stack) > position and entry[0] in _FORMATTING and not clears and alike[entry] < 3:
+                early_at.setdefault(entry[0], []).append(len(closed_early))
                 closed_early.append(entry)
                 alike[entry] += 1
 
@@ -301,16 +322,16 @@ def tree_shape(markup: str) -> TreeShape:
 
     def reopen() -> None:
         nonlocal reopened
-        reopened += len(closed_early)
-        entries = list(closed_early)
+        entries = [entry for entry in closed_early if entry is not None]
+        reopened += len(entries)
         closed_early.clear()
+        early_at.clear()
         alike.clear()
         for entry in entries:
             push(entry)
 
-    attributes = 0
     for token in _tokens(markup):
-        if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED or attributes > MAX_ATTRIBUTES:
+        if deepest > MAX_MAIN_DEPTH or reopened > MAX_REOPENED or attributes > MAX_ATTRIBUTES or options > MAX_OPTIONS:
             break
         if isinstance(token, str):
             if closed_early and not token.isspace():
@@ -321,11 +342,10 @@ def tree_shape(markup: str) -> TreeShape:
         open_at = at.get(name)
         if closing:
             if not open_at:
-                if name in _FORMATTING:  # its end tag ends the last one reopened for it
-                    for position in range(len(closed_early) - 1, -1, -1):
-                        if closed_early[position][0] == name:
-                            alike[closed_early.pop(position)] -= 1
-                            break
+                if early_at.get(name):  # its end tag ends the last one to be reopened for it
+                    position = early_at[name].pop()
+                    alike[closed_early[position]] -= 1
+                    closed_early[position] = None
                 continue
             target = open_at[-1]
             ignored = (name == "form" or above(_SCOPE, target) if name in _SPECIAL
@@ -337,6 +357,11 @@ def tree_shape(markup: str) -> TreeShape:
             continue
         if len(token.group(0)) > 2 * MAX_ATTRIBUTES:
             attributes = max(attributes, len(_ATTRIBUTE.findall(_VALUE.sub('=""', token.group(0)))))
+        if name == "select":
+            options_here = 0
+        elif name in ("option", "optgroup") and at.get("select"):
+            options_here += 1
+            options = max(options, options_here)
         if closed_early and name not in _NOT_REOPENING:
             reopen()
         # Start tags that first close an element, as the parser does.
@@ -356,7 +381,7 @@ def tree_shape(markup: str) -> TreeShape:
             deepest = max(deepest, len(stack) + 1)
         elif name not in _VOID and not self_closed:
             push((name, token.group(0).lower() if name in _FORMATTING else ""))
-    return TreeShape(deepest, reopened, attributes)
+    return TreeShape(deepest, reopened, attributes, options)
 
 
 def tag_text(markup: str) -> str:
@@ -387,9 +412,8 @@ def html_to_text(markup: str) -> str:
         root = lxml_html.document_fromstring(markup)
     except (etree.ParserError, ValueError):  # "Document is empty", an XML declaration left unclosed, ...
         return tag_text(markup)
-    for element in list(root.iter(*_INVISIBLE)):
-        element.drop_tree()
-    etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, with_tail=False)
+    # In one pass: dropping each alone appends its tail to the text before it, copied again each time (quadratic).
+    etree.strip_elements(root, *_INVISIBLE, etree.Comment, etree.ProcessingInstruction, with_tail=False)
     for element in root.iter(*_BLOCKS):
         element.text = "\n" + (element.text or "")
         element.tail = "\n" + (element.tail or "")

@@ -4,8 +4,8 @@ import unicodedata
 
 import pytest
 
-from app.html import (MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_REOPENED, PAGE_TEXTS, html_to_text, read_page, tag_text,
-                      tree_shape, without_bulk)
+from app.html import (MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_OPTIONS, MAX_REOPENED, PAGE_TEXTS, html_to_text, read_page,
+                      tag_text, tree_shape, without_bulk)
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -93,6 +93,27 @@ def test_an_element_of_too_many_attributes_is_read_by_its_tags(element):
     assert tree_shape('<p a="x y" b=\'z\' c d=e/>' + "<p>" * 3000).attributes == 0  # a short tag is not counted
 
 
+def test_stray_end_tags_find_their_reopened_element_at_once():
+    """Each "</i>" with no <i> open scanned the 498 <b>s waiting to be reopened: a million took seconds."""
+    closed = "<div>" + "".join(f"<b a={i}>" for i in range(498)) + "</div>"
+    assert tree_shape(closed + "</i>" * 250_000 + "x").reopened == 498
+    assert tree_shape(closed + "</b>" * 10 + "x").reopened == 488  # each ends the last one to be reopened
+
+
+def test_a_select_of_too_many_options_is_read_by_its_tags():
+    """The parser takes time quadratic in one <select>'s options: a 2 MB list of them took over a minute."""
+    page = "<p>Uniforms help.</p><select>" + "<option>x" * (MAX_OPTIONS + 1)
+    assert tree_shape(page).options == MAX_OPTIONS + 1 and read_page(page) == tag_text(page)
+    assert tree_shape("<select>" + "<option>x" * 300 + "</select>" * 2 + "<select><option>y" * 300).options == 300
+
+
+def test_text_among_many_invisible_elements_is_read_in_linear_time():
+    """html_to_text dropped each <script> alone, appending its tail to the text before it, copied each time: a
+    1 MB page whose text Resiliparse does not read (inside a <label>) took 13 s."""
+    assert read_page("<label>" + "<svg/>x" * 140_000 + "</label>") == "x" * 140_000
+    assert html_to_text("<p>" + "<script></script>x" * 100_000) == "x" * 100_000
+
+
 @pytest.mark.parametrize("tag, attributes", [
     ("<img src=data:image/png;base64," + "iVBOR/w0K+/" * 6000 + " alt=logo>", 2),  # an unquoted value's "/" is in it
     ('<p title="' + "a b/c " * 2000 + '" id=x>', 2),
@@ -137,9 +158,12 @@ def test_a_frameset_page_is_read_by_its_noframes_markup_and_other_pages_without_
     "<!-- <noframes> old -->",
     '<p title="use <noframes> for old browsers">',
     '<script>var f = "<frameset ";</script><noframes>Old browser</noframes>',
+    '<frameset cols="50%,50%"><frame src="a.html"><noframes>Old browser</noframes></frameset>',  # after the body
 ])
 def test_a_noframes_in_a_script_a_comment_or_an_attribute_is_none(before):
-    """Found by a pattern over the whole markup, each of these erased the rest of an ordinary page."""
+    """Found by a pattern over the whole markup, each of these erased the rest of an ordinary page (a <frameset>
+    after the body began is one the parser ignores)."""
+    assert read_page(f"<html><body>{ARTICLE}{before}</body></html>") == read_page(ARTICLE)
     assert read_page(f"<html><body>{before}{ARTICLE}</body></html>") == read_page(ARTICLE)
 
 
@@ -217,14 +241,23 @@ def test_bulk_before_the_text_of_a_long_page_does_not_push_it_past_the_bound(bef
     '<meta content="How to write <!-- in HTML">',
     "<title>never put <script> in a title</title>",
     '<a title="never put <script> in a title">',
-    '<svg viewBox="0 0 8 8">',  # unclosed: kept
-    "<svg>" * 200_000,  # each sought its end again: quadratic
 ])
 def test_without_bulk_reads_tags_and_titles_as_the_parser_does(head):
     """A "<!--" or "<script" within a title or an attribute starts nothing: it erased the rest of the page."""
     page = f"<html><head>{head}<script>{'x' * 1_100_000}</script></head><body>{ARTICLE}</body></html>"
     slim = without_bulk(page)
     assert head in slim and ARTICLE in slim and len(slim) < 500 + len(head)
+
+
+@pytest.mark.parametrize("svg", [
+    '<svg class="icon"/>',  # self-closed: no content, though an SVG follows later
+    '<svg viewBox="0 0 8 8"><path d="M0"/>',  # unclosed: the parser leaves it at the next HTML start tag
+    "<svg>" * 200_000,  # each sought its end again: quadratic
+])
+def test_an_svg_is_cut_out_up_to_where_the_parser_ends_it(svg):
+    """Up to the next "</svg" it took the article after a self-closed or unclosed SVG with it."""
+    page = f"<html><body><p>Intro</p>{svg}{ARTICLE}<svg><path/></svg><script>{'x' * 1_100_000}</script></body></html>"
+    assert read_page(without_bulk(page)[:1_000_000]) == "Intro\n" + read_page(ARTICLE)
 
 
 @pytest.mark.parametrize("value", ['"' + ("data:" * 199 + " ") * 2_000 + '"', ("data:" * 199 + " ") * 2_000])
