@@ -122,14 +122,17 @@ class Validation:
 
 
 def locate_run(path: Path) -> Path:
-    """A run file, or the one run file (run.txt or run.txt.gz) of an output directory; else a ToucheError."""
+    """A run file, or the one run file (run.txt or run.txt.gz) of an output directory; else a ToucheError. As TIRA
+    counts them, whatever is there under either name counts (a directory too)."""
     if not path.is_dir():
         if not path.exists():
             raise ToucheError(f"{path}: no such file or directory")
         return path  # a file, or a pipe read as one (`touche validate <(zcat run.gz)`)
-    found = [path / name for name in RUN_FILES if (path / name).is_file()]
+    found = [path / name for name in RUN_FILES if (path / name).exists()]
     if len(found) != 1:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
+    if found[0].is_dir():
+        raise ToucheError(f"{found[0]} is a directory, not a run file")
     return found[0]
 
 
@@ -148,7 +151,7 @@ class _Bounded(io.RawIOBase):
         size = self.raw.readinto(buffer)
         self.count += size
         if self.count > MAX_BYTES:
-            raise ToucheError(f"{self.path}: the run is larger than {_size_limit(self.path)}, TIRA's limit")
+            raise ToucheError(f"{self.path}: the run is larger than {_size_limit(self.path)}")
         return size
 
     def close(self) -> None:
@@ -157,8 +160,11 @@ class _Bounded(io.RawIOBase):
 
 
 def _size_limit(path: Path) -> str:
-    """MAX_BYTES in words, unpacked for a gzipped run."""
-    return f"{MAX_BYTES // 2**20} MB{' unpacked' if path.suffix == '.gz' else ''}"
+    """MAX_BYTES in words: TIRA's limit of a file as stored, which for a gzipped run is also the most read of it
+    unpacked (a few MB may hold gigabytes)."""
+    if path.suffix == ".gz":
+        return f"{MAX_BYTES // 2**20} MB unpacked, the most this reads"
+    return f"{MAX_BYTES // 2**20} MB, TIRA's limit"
 
 
 def open_run(path: Path) -> TextIO:
@@ -182,6 +188,13 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
     if run_path is None:
         return result
     result.path = run_path
+    if run_path.name in RUN_FILES:  # given as a file: TIRA checks its directory
+        other = run_path.with_name(RUN_FILES[1] if run_path.name == RUN_FILES[0] else RUN_FILES[0])
+        if other.exists():
+            result.errors.append(f"{other} lies beside it: TIRA rejects an output holding both")
+    if run_path.is_file() and run_path.stat().st_size > MAX_BYTES:  # as TIRA measures it: packed, for a .gz
+        result.errors.append(f"file is larger than {MAX_BYTES // 2**20} MB, TIRA's limit")
+        return result
     by_topic: dict[str, list[tuple[int, float, str, int]]] = defaultdict(list)
     tags, stances = set(), set()
     try:

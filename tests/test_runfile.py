@@ -215,10 +215,10 @@ def test_a_run_past_tiras_limit_is_read_no_further(tmp_path, monkeypatch, name):
     lines = "".join(f"{q} Q0 d{i} {i + 1} {100 - i}.0 t\n" for q in (1, 2, 3) for i in range(100)).encode()
     (tmp_path / name).write_bytes(gzip.compress(lines) if name.endswith(".gz") else lines)
     result = validate_run(tmp_path / name)
-    unpacked = " unpacked" if name.endswith(".gz") else ""
-    assert not result.ok and result.errors == [f"file is larger than 0 MB{unpacked}"]
+    limit = "0 MB unpacked, the most this reads" if name.endswith(".gz") else "0 MB, TIRA's limit"
+    assert not result.ok and result.errors == [f"file is larger than {limit}"]
     (tmp_path / "q").write_text("1 0 d1 1\n")
-    with pytest.raises(ToucheError, match=f"the run is larger than 0 MB{unpacked}, TIRA's limit"):
+    with pytest.raises(ToucheError, match=f"the run is larger than {limit}"):
         evaluate_run(tmp_path / name, tmp_path / "q")
     monkeypatch.setattr(runfile, "MAX_BYTES", len(lines))
     assert validate_run(tmp_path / name).ok
@@ -236,3 +236,20 @@ def test_validate_lists_the_first_problems_and_counts_the_rest(tmp_path, monkeyp
     assert len(result.errors) == 3 and result.errors.more == 7 + 1 and result.errors.count == 11  # and 0 topics
     output = CliRunner().invoke(app, ["validate", str(tmp_path / "run.txt")]).stdout.splitlines()
     assert output[3:] == ["error: ... and 8 more", f"invalid: 11 problems in {tmp_path / 'run.txt'}"]
+
+
+def test_a_gzipped_run_is_bounded_as_stored_as_tira_bounds_it(tmp_path, monkeypatch):
+    """TIRA measures the file on disk: a gzip stored without compression past 75 MB was valid here, refused there."""
+    monkeypatch.setattr(runfile, "MAX_BYTES", 4096)
+    lines = "".join(f"{q} Q0 d{i} {i + 1} {100 - i}.0 t\n" for q in (1, 2, 3) for i in range(20)).encode()
+    (tmp_path / "run.txt.gz").write_bytes(gzip.compress(lines, compresslevel=0) + b"\0" * 4096)
+    assert validate_run(tmp_path / "run.txt.gz").errors == ["file is larger than 0 MB, TIRA's limit"]
+
+
+@pytest.mark.parametrize("given", ["directory", "file"])
+def test_an_output_holding_run_txt_and_run_txt_gz_is_invalid_as_in_tira(tmp_path, given):
+    """TIRA counts whatever lies under either name, a directory too; the file alone was valid here."""
+    write_run(rows_for(), tmp_path)
+    (tmp_path / "run.txt.gz").mkdir()
+    result = validate_run(tmp_path if given == "directory" else tmp_path / "run.txt")
+    assert not result.ok and ("found 2" in result.errors[0] or "lies beside it" in result.errors[0]), result.errors
