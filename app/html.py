@@ -258,10 +258,9 @@ def _tokens(markup: str) -> Iterator[str | re.Match]:
 @dataclass(frozen=True)
 class TreeShape:
     """What a parser would build of a page, counted without building it (`tree_shape`): how deep its elements nest
-    at most, how many elements it reopens (HTML's "active formatting elements"), and the most attributes of one
-    element (counted where there can be more than MAX_ATTRIBUTES: a start tag of over twice as many characters), and
-    the most options of one `<select>`.
-    A ">" within a quoted value ends the tag here, so attributes after it go uncounted."""
+    at most, how many elements it reopens (HTML's "active formatting elements"), the most attributes of one element
+    (counted where there can be more than MAX_ATTRIBUTES: a start tag of over twice as many characters; a ">" within
+    a quoted value ends the tag here, so attributes after it go uncounted) and the most options of one `<select>`."""
 
     depth: int
     reopened: int
