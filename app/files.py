@@ -128,7 +128,8 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
     here, not after the hour it took. `flag` is the option that names the directory."""
     if directory.exists() and not directory.is_dir():
         raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
-    if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):  # a probe file there could not be removed again
+    # A probe file could not be removed again from a locked directory.
+    if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):
         raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
                           "in place there")
     try:

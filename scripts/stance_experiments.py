@@ -1792,7 +1792,8 @@ def argkp_key_points(data_dir: Path):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("experiment", choices=("comparative-cross", "argq-init", "query-cosines", "neutral-proxy", "ukp-sides",
+    parser.add_argument("experiment", choices=("comparative-cross", "argq-init", "query-cosines", "neutral-proxy",
+                                               "ukp-sides",
                                                "controversial-sets", "stated", "stated-run", "fnc1",
                                                "fnc1-neutral", "stemmed-mentions", "relevance-no", "label-biases",
                                                "targets-dev", "long-texts", "stated-debates", "object-embeddings",

@@ -21,7 +21,8 @@ def _chattr(flag: str, path) -> bool:
     import shutil
     import subprocess
 
-    return bool(shutil.which("chattr")) and subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+    return bool(shutil.which("chattr")) and subprocess.run(["chattr", flag, str(path)],
+                                                          capture_output=True).returncode == 0
 
 
 def test_an_immutable_run_or_an_append_only_directory_is_an_error_before_the_work(tmp_path):
