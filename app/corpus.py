@@ -28,7 +28,7 @@ import ijson
 import numpy as np
 
 from .errors import ToucheError, counted
-from .files import not_a_file
+from .files import bom_encoding, not_a_file
 from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
@@ -361,9 +361,9 @@ def _bom_encoding(start: bytes) -> str:
     """How a corpus file whose first bytes are `start` decodes: by its byte order mark, else as UTF-8. A BOM is no
     part of the JSON; a UTF-16 one is what Windows' "Unicode" and PowerShell 5's ">" write, which read as UTF-8 lost
     the first record and gave the others to json.loads as UTF-16."""
-    if start[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+    if start[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):  # begins as UTF-16's does
         return "utf-32"
-    return "utf-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    return bom_encoding(start) or "utf-8-sig"
 
 
 def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> io.BufferedReader:

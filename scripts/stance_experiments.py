@@ -641,7 +641,6 @@ def neural_side(qa, dev, embed) -> dict:
 
     from app.stance_side import LABELS as SIDE_LABELS
     from app.stance_side import both_object_sentences, masked
-    from app.training.stance_cross import fit, lower_states
 
     compsent, test = load_compsent(common.DEFAULT_DATA_DIR, "train"), load_compsent(common.DEFAULT_DATA_DIR, "test")
     torch.manual_seed(SEED)
@@ -944,8 +943,7 @@ def ukp_finetune_all(data_dir: Path, labels: Path | None, seeds: tuple[int, ...]
     words their debate shares) and ArgQ dev, before and per seed; and, with the first seed, the test sets the
     shipped model must not lose (`app.training.stance_cross.train_controversial`'s: macro-F1 with the motions as
     written and asked as questions)."""
-    from app.training.stance_cross import (CONTROVERSIAL_LABELS, fit, load_argkp, lower_states,
-                                           measure_controversial, predict_states)
+    from app.training.stance_cross import CONTROVERSIAL_LABELS, load_argkp, measure_controversial
 
     model = StanceCrossEncoder.load(device="cpu")
     shipped = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
@@ -1046,8 +1044,6 @@ def ukp_finetune(data_dir: Path) -> dict:
     turn: trained on the other 8 yes/no debates' posts and the 7 "X or Y" debates' posts read toward "Is X better
     than Y?" (FIRST -> PRO) and "Is Y better than X?" (FIRST -> CON). PRO / CON macro-F1 of the cross-encoder's own
     reading (argmax, no NEU or NO) on the held-out debates, before and after; ArgQ dev asked, before and per fold."""
-    from app.training.stance_cross import fit, lower_states, predict_states
-
     model = StanceCrossEncoder.load(device="cpu")
     shipped = {name: tensor.clone() for name, tensor in model.network.state_dict().items()}
     ukp = read_ukp_debates(data_dir)
