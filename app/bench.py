@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .logs import log_to_stderr
 from .settings import DATA_DIR as DATA
 
 log = logging.getLogger(__name__)
@@ -396,9 +397,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
-    for noisy in ("sentence_transformers", "transformers", "bm25s"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    log_to_stderr()
     work = args.out / "work"
     if args.effectiveness:
         effectiveness(args.data, lengths=tuple(int(n) for n in args.max_seq_lengths.split(",")), device=args.device)

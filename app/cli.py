@@ -21,6 +21,7 @@ from .files import (check_temporary_directory, describe_os_error, identity, moun
                     prepare_output, withdraw)
 from .encoder import PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
+from .logs import log_to_stderr
 from .settings import DATA_DIR, MODELS_DIR, STANCE_DEPTH, RunSettings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -127,11 +128,7 @@ def _setup_logging(debug: bool, quiet: bool) -> None:
         os.environ.setdefault("TQDM_DISABLE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         _disable_imported_bars()
-    level = logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        datefmt="%H:%M:%S", force=True)
-    for noisy in ("sentence_transformers", "transformers", "httpx", "urllib3", "bm25s"):
-        logging.getLogger(noisy).setLevel(logging.WARNING if not debug else logging.DEBUG)
+    log_to_stderr(logging.WARNING if quiet else logging.INFO, debug)
 
 
 def _disable_imported_bars() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
-import logging
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -22,6 +21,7 @@ import numpy as np
 from app.corpus import detect_corpus, read_documents
 from app.errors import ToucheError
 from app.evaluate import read_qrels, read_stance_qrels
+from app.logs import log_to_stderr
 from app.records import Topic
 from app.settings import DATA_DIR, MODELS_DIR
 from app.topics import read_topics
@@ -163,7 +163,7 @@ def parser(doc: str, data_flag: str = "data_dir", out_dir: bool = True,
 def run(main: Callable, parser: argparse.ArgumentParser, argv: list[str] | None = None):
     """Parse argv, log to stderr, and call main with the options as keywords; returns what main returns."""
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    log_to_stderr()
     module = sys.modules[main.__module__]  # `python -m` runs it as __main__; its spec keeps the real name
     try:
         require_data(args.data_dir, module.DATA_FILES, f"python -m {module.__spec__.name}")

@@ -1,0 +1,17 @@
+"""Logging to stderr, set up the same way by the command line, training and the benchmark: stdout stays for data."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+# Libraries whose INFO lines (each HTTP request, each model load) drown the run's own; shown only with --debug.
+NOISY = ("sentence_transformers", "transformers", "httpx", "urllib3", "bm25s")
+
+
+def log_to_stderr(level: int = logging.INFO, debug: bool = False) -> None:
+    """Send log records of `level` and above to stderr, the noisy libraries' from WARNING (DEBUG with `debug`)."""
+    logging.basicConfig(level=logging.DEBUG if debug else level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S", force=True)
+    for noisy in NOISY:
+        logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)
