@@ -98,11 +98,9 @@ def run(settings: RunSettings) -> RunReport:
                                                settings.tag, settings.depth)]
         path = runfile.write_run(rows, settings.output_dir, settings.overwrite)
         # A run TIRA rejects (e.g. fewer than 5 lines or 3 topics when topics found nothing) is still written,
-        # but said loudly: the user learns it here, not after the submission (once: not again what was foreseen).
-        validation = runfile.validate_run(path, task)
-        for problem in validation.errors:
-            if problem not in {validation.short.get(check) for check in foreseen}:
-                log.warning("TIRA will reject this run: %s", problem)
+        # but said loudly: the user learns it here, not after the submission.
+        for problem in runfile.validate_run(path, task).unforeseen(foreseen):
+            log.warning("TIRA will reject this run: %s", problem)
     return RunReport(path, len(ranked), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
 
 

@@ -106,7 +106,8 @@ class Problems(list):
 
 @dataclass
 class Validation:
-    """What `touche validate` found: errors make a run invalid, warnings are TIRA's warnings."""
+    """What `touche validate` found: errors make a run invalid (TIRA's, Touché's and trec_eval's rules); warnings
+    are this tool's own (ties, scientific notation), which TIRA accepts silently."""
 
     path: Path | None = None
     errors: Problems = field(default_factory=Problems)
@@ -119,6 +120,11 @@ class Validation:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    def unforeseen(self, foreseen: dict[str, str]) -> list[str]:
+        """The errors, less the size checks that `foreseen_problems` already announced before the work."""
+        announced = {self.short.get(check) for check in foreseen}
+        return [problem for problem in self.errors if problem not in announced]
 
 
 def locate_run(path: Path) -> Path:

@@ -1,4 +1,5 @@
 import gzip
+from dataclasses import replace
 
 import pytest
 
@@ -204,6 +205,16 @@ def test_foreseen_problems_are_tiras_size_checks_before_the_work():
     assert runfile.foreseen_problems(3, 1) == {"lines": "3 topics of at most 1 document each: at most 3 lines; at "
                                                         "least 5 are required"}
     assert runfile.foreseen_problems(2, 1000) == {"topics": "the input has 2 topics; at least 3 are required"}
+
+
+def test_unforeseen_leaves_out_the_size_checks_said_before_the_work(tmp_path):
+    rows = rows_for(topics=2)
+    write_run(rows[:-1] + [replace(rows[-1], tag="other")], tmp_path)  # 2 topics, 2 tags
+    validation = validate_run(tmp_path)
+    assert len(validation.errors) == 2
+    unforeseen = validation.unforeseen(runfile.foreseen_problems(2, 1000))
+    assert len(unforeseen) == 1 and "2 tags" in unforeseen[0]
+    assert validation.unforeseen({}) == validation.errors
 
 
 @pytest.mark.parametrize("name", ["run.txt", "run.txt.gz"])
