@@ -131,3 +131,30 @@ def test_a_row_of_other_width_is_named(tmp_path):
     path = _gzip(folder / "a-debate_yes.csv.gz", b"#id\tlabel\ta1\ta2\n1_2\ta1\tone text\n")
     with pytest.raises(ToucheError, match=rf"^cannot read {path}: not enough values to unpack"):
         training_quality.load_ukp_pairs(tmp_path)
+
+
+QUESTIONS_HEADER = b"id\taspect\tdirect\tfactual\topinion\tcomp\tquestion\tdataset\n"
+
+
+@pytest.mark.parametrize("rows, reason", [
+    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\t1\tWhat is a CPU?\tg\n2\t0\t0\t0\t1",
+     "line 3 has fewer fields than the header (is the file cut short?)"),
+    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\tyes\tWhat is a CPU?\tg\n", "line 2: comp is 'yes', not 0 or 1"),
+    (QUESTIONS_HEADER.replace(b"\tcomp", b"") + b"1\t0\t0\t1\t0\tWhat is a CPU?\tg\n", "it lacks the column or key 'comp'"),
+])
+def test_training_on_a_cut_or_odd_table_is_one_line_naming_it(tmp_path, rows, reason):
+    """A cut full.tsv was an internal error of scikit-learn's split, a missing column a KeyError after the read."""
+    _all_data_files(tmp_path, "questions")
+    damaged = tmp_path / "comparative-questions/Webis-CompQuestions-22/comparative-opinion-fact-questions/full.tsv"
+    damaged.write_bytes(rows)
+    result = CliRunner().invoke(app, ["train", "questions", "--data", str(tmp_path), "--out", str(tmp_path / "m")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"touche: error: cannot read {damaged}: {reason}; docs/DATA.md says what it holds"]
+
+
+def test_a_stance_table_cut_within_a_row_is_named(tmp_path):
+    path = _gzip(tmp_path / "stance" / "vast" / training_stance.VAST_FILES["test"],
+                 b"topic_str,post,label\nguns,A long comment,1\nguns,A comment cut")
+    with pytest.raises(ToucheError, match=rf"^cannot read {path}: line 3 has fewer fields than the header"):
+        training_stance.load_vast(tmp_path, "test")

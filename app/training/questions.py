@@ -52,13 +52,18 @@ DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/
 
 def read_labelled_questions(data_dir: Path) -> list[dict]:
     with common.reading(data_dir / COMPQ / "comparative-opinion-fact-questions" / "full.tsv") as f:
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+        rows = list(common.csv_rows(f, ("question", "comp", "factual", "opinion"), delimiter="\t",
+                                    quoting=csv.QUOTE_NONE))
+        for line, row in enumerate(rows, start=2):
+            if row["comp"] not in ("0", "1"):
+                raise ValueError(f"line {line}: comp is {row['comp']!r}, not 0 or 1")
+        return rows
 
 
 def read_tagged_questions(data_dir: Path) -> list[tuple[list[str], list[str]]]:
     sentences: dict[str, tuple[list[str], list[str]]] = {}
     with common.reading(data_dir / COMPQ / "comparative-questions-parsing" / "full.tsv") as f:
-        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
+        for row in common.csv_rows(f, ("sentence_id", "words", "labels"), delimiter="\t", quoting=csv.QUOTE_NONE):
             words, tags = sentences.setdefault(row["sentence_id"], ([], []))
             words.append(row["words"].lower())
             tags.append(row["labels"])

@@ -150,7 +150,8 @@ def load_qa_pairs(data_dir: Path) -> list[ComparativeExample]:
     csv.field_size_limit(sys.maxsize)
     examples = []
     with common.reading(path) as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
+        for row in common.csv_rows(handle, ("object_1", "object_2", "mask_pos_1", "mask_pos_2", "answer", "question",
+                                            "answer_stance"), delimiter="\t"):
             objects = (row["object_1"].strip(), row["object_2"].strip())
             spans = tuple(_merge(_annotated_spans(row[column]) + find_mentions(row["answer"], obj))
                           for column, obj in (("mask_pos_1", objects[0]), ("mask_pos_2", objects[1])))
@@ -200,7 +201,7 @@ def load_compsent(data_dir: Path, split: str) -> list[ComparativeExample]:
     path = data_dir / "stance" / "compsent19" / COMPSENT_FILES[split]
     examples = []
     with common.reading(path) as handle:
-        for row in csv.DictReader(handle):
+        for row in common.csv_rows(handle, ("object_a", "object_b", "sentence", "most_frequent_label")):
             objects, text = (row["object_a"].strip(), row["object_b"].strip()), row["sentence"]
             spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
             examples.append(ComparativeExample("compsent", "", text, objects, spans,
@@ -336,12 +337,17 @@ class ControversialExample:
     label: str
 
 
+# The columns of IBM Claim Stance's CSV that the claims and the target phrases are read from.
+IBM_CLAIM_COLUMNS = ("split", "topicText", "claims.claimCorrectedText", "claims.stance")
+IBM_TARGET_COLUMNS = ("topicSentiment", "topicTarget", "claims.claimTarget.text", "claims.targetsRelation")
+
+
 def load_ibm_claims(data_dir: Path, split: str) -> list[ControversialExample]:
     """IBM Claim Stance claims of one split, with their PRO/CON stance toward the debate motion."""
     path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
     with common.reading(path) as handle:
         return [ControversialExample(row["topicText"], row["claims.claimCorrectedText"], row["claims.stance"])
-                for row in csv.DictReader(handle) if row["split"] == split]
+                for row in common.csv_rows(handle, IBM_CLAIM_COLUMNS) if row["split"] == split]
 
 
 def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) -> list[ControversialExample]:
@@ -353,7 +359,7 @@ def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) ->
     path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
     found: dict[tuple[str, str], str] = {}
     with common.reading(path) as handle:
-        for row in csv.DictReader(handle):
+        for row in common.csv_rows(handle, IBM_CLAIM_COLUMNS + IBM_TARGET_COLUMNS):
             if row["split"] != split or row["topicSentiment"] not in ("1", "-1"):
                 continue
             sentiment = int(row["topicSentiment"])
@@ -388,7 +394,7 @@ def load_argq(data_dir: Path, split: str, min_confidence: float = 0.0) -> list[C
     path = data_dir / "argument-quality" / "ibm-argq-30k" / "arg_quality_rank_30k.csv.gz"
     with common.reading(path) as handle:
         return [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance_WA"] == "1" else "CON")
-                for row in csv.DictReader(handle)
+                for row in common.csv_rows(handle, ("topic", "argument", "stance_WA", "stance_WA_conf", "set"))
                 if row["set"] == split and float(row["stance_WA_conf"]) >= min_confidence]
 
 
@@ -402,7 +408,8 @@ def load_argkp(data_dir: Path, splits: tuple[str, ...]) -> list[ControversialExa
     for split in splits:
         with common.reading(data_dir / "stance" / "ibm-argkp-2021" / ARGKP_FILES[split]) as handle:
             examples += [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance"] == "1" else "CON")
-                         for row in csv.DictReader(handle) if row["topic"] not in held_out]
+                         for row in common.csv_rows(handle, ("topic", "argument", "stance"))
+                         if row["topic"] not in held_out]
     return examples
 
 
@@ -411,7 +418,7 @@ def load_vast(data_dir: Path, split: str) -> list[ControversialExample]:
     PRO / CON / NEU toward a topic phrase, mostly never seen in training (zero-shot)."""
     with common.reading(data_dir / "stance" / "vast" / VAST_FILES[split]) as handle:
         return [ControversialExample(row["topic_str"], row["post"], VAST_LABELS[row["label"]])
-                for row in csv.DictReader(handle)]
+                for row in common.csv_rows(handle, ("topic_str", "post", "label"))]
 
 
 # The controversial training sets that can be added by name (`load_extra_sets`).
