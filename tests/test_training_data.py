@@ -140,7 +140,8 @@ QUESTIONS_HEADER = b"id\taspect\tdirect\tfactual\topinion\tcomp\tquestion\tdatas
     (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\t1\tWhat is a CPU?\tg\n2\t0\t0\t0\t1",
      "line 3 has fewer fields than the header (is the file cut short?)"),
     (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\tyes\tWhat is a CPU?\tg\n", "line 2: comp is 'yes', not 0 or 1"),
-    (QUESTIONS_HEADER.replace(b"\tcomp", b"") + b"1\t0\t0\t1\t0\tWhat is a CPU?\tg\n", "it lacks the column or key 'comp'"),
+    (QUESTIONS_HEADER.replace(b"\tcomp", b"") + b"1\t0\t0\t1\t0\tWhat is a CPU?\tg\n",
+     "it lacks the column or key 'comp'"),
 ])
 def test_training_on_a_cut_or_odd_table_is_one_line_naming_it(tmp_path, rows, reason):
     """A cut full.tsv was an internal error of scikit-learn's split, a missing column a KeyError after the read."""
