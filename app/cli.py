@@ -87,6 +87,10 @@ def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir"
     """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
     if cache_dir.exists() and not cache_dir.is_dir():
         raise ToucheError(f"cache directory {cache_dir} is a file: pass a directory to {flag}")
+    existing = next((path for path in cache_dir.parents if path.exists()), None)
+    if existing is not None and not existing.is_dir():  # $XDG_CACHE_HOME a file: the cache went uncached
+        raise ToucheError(f"cache directory {cache_dir} cannot be made: {existing} is a file; pass a directory to "
+                          f"{flag}")
     cache, output = cache_dir.resolve(), output_dir.resolve()
     if cache == output or output in cache.parents:
         raise ToucheError(f"cache directory {cache_dir} lies in the output {output_dir}, which TIRA keeps whole: "
@@ -245,7 +249,7 @@ def run(
                                        "(Resiliparse's main content, as ChatNoir extracts it) or full (all visible "
                                        "text)."),
     cache_dir: Optional[Path] = typer.Option(None, parser=given_path, help="Cache for the BM25 index, embeddings "
-                                             "and fetched pages, kept across runs (default: $XDG_CACHE_HOME/touche, "
+                                             "and fetched pages, kept across runs (default: touche in $XDG_CACHE_HOME, "
                                              "else a temporary directory removed after the run; never the output)."),
     stance: bool = typer.Option(True, "--stance/--no-stance", help="Stance labels in column 2 (else Q0)."),
     stance_model: StanceReader = typer.Option(RunSettings.stance_model, help="cross: on controversial topics a "
@@ -256,15 +260,15 @@ def run(
                                      f"the stance cross-encoder (default {STANCE_DEPTH}); the default "
                                      "--rerank-depth is as deep."),
     task: Optional[Task] = typer.Option(None, help="comparative or controversial (default: from the topics)."),
-    balance_stance: bool = typer.Option(False, help="Reorder the top 10 of argumentative topics to alternate pro "
-                                        "and con, moving documents up from the top 20 (the score column keeps its "
-                                        "order)."),
-    overwrite: bool = typer.Option(False, help="Replace an existing run.txt and ir-metadata.yml (with "
+    balance_stance: bool = typer.Option(False, "--balance-stance", help="Reorder the top 10 of argumentative "
+                                        "topics to alternate pro and con, moving documents up from the top 20 (the "
+                                        "score column keeps its order)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing run.txt and ir-metadata.yml (with "
                                    "--no-metadata an old ir-metadata.yml is removed: it would describe another run)."),
     metadata: bool = typer.Option(True, "--metadata/--no-metadata", help="Write ir-metadata.yml beside run.txt "
                                   "(tirex-tracker: hardware, resources, software, command; models, settings)."),
-    quiet: bool = typer.Option(False, help="Warnings only, no progress bars."),
-    debug: bool = typer.Option(False, help="Debug logging and tracebacks."),
+    quiet: bool = typer.Option(False, "--quiet", help="Warnings only, no progress bars."),
+    debug: bool = typer.Option(False, "--debug", help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
     _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported

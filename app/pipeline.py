@@ -18,6 +18,7 @@ import numpy as np
 
 from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint, text_digest
+from .chatnoir import MAX_DEPTH as CHATNOIR_MAX_DEPTH
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import CorpusSource, choose_source, read_documents, rerank_candidates
 from .lexical import LexicalIndex
@@ -145,10 +146,13 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
         with timer.stage("first-stage retrieval"):
             chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
                                                 page_text=settings.page_text)
+            searched = min(settings.candidates, CHATNOIR_MAX_DEPTH)
+            if searched < settings.candidates:  # the run holds at most 1,000 a topic (--depth) anyway
+                log.info("ChatNoir gives at most %d results a search: --candidates %d searches %d", searched,
+                         settings.candidates, searched)
             # Full texts for the reranked head only: the candidates below it follow in ChatNoir's order, and keep
             # title + snippet.
-            candidates = ChatNoirBackend(chatnoir).retrieve(topics, settings.candidates,
-                                                            text_depth=settings.rerank_depth)
+            candidates = ChatNoirBackend(chatnoir).retrieve(topics, searched, text_depth=settings.rerank_depth)
         return FirstStage(candidates, sum(len(found) for found in candidates.values()), None)
     if source.kind == "rerank":
         with timer.stage("corpus read"):

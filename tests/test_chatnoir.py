@@ -205,6 +205,24 @@ def test_credentials_values_must_be_strings_and_may_follow_a_bom(tmp_path, monke
 # --- retrieval -----------------------------------------------------------------------------------------------
 
 
+def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, monkeypatch, caplog):
+    """`--candidates 1001` was the error "ChatNoir depth must be between 1 and 1000", naming no option, after the
+    topics were read; a run holds at most 1,000 documents a topic anyway."""
+    from app.pipeline import first_stage
+    from app.settings import RunSettings
+
+    caplog.set_level(logging.INFO)
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
+    monkeypatch.setenv("CHATNOIR_BASE_URL", stub.base_url)
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           candidates=5000, rerank_depth=2, progress=False)
+    candidates = first_stage(settings, TOPICS[:1]).candidates
+    assert [c.doc.doc_id for c in candidates["1"]][:1] == ["clueweb22-en0001-11-00002"]
+    assert [r["body"]["size"] for r in stub.requests if r["endpoint"] == "search"] == [1000]
+    assert "--candidates 5000 searches 1000" in caplog.text
+
+
+
 def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog):
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="urllib3")  # an in-process CLI run earlier may have quietened it

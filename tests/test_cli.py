@@ -114,6 +114,7 @@ def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
     for flags, message in ((["--tag", "my tag"], "must be one word"),
                            (["--device", "cuda"], "sees no CUDA device"),
                            (["--cache-dir", str(tmp_path / "a-file")], "is a file"),
+                           (["--cache-dir", str(tmp_path / "a-file" / "touche")], "cannot be made: "),
                            (["--cache-dir", str(tmp_path / "out" / "cache")], "lies in the output"),
                            (["--balance-stance", "--no-stance"], "which --no-stance leaves out")):
         result = runner.invoke(app, base + flags)
@@ -145,6 +146,10 @@ def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "out"))
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 1 and "choose another --cache-dir (it came from $XDG_CACHE_HOME)" in result.stderr
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a-file"))  # ran uncached, with two warnings
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "is a file; pass a directory to --cache-dir (it came from $XDG_CACHE_HOME)" \
+        in result.stderr
 
 
 def test_stance_depth_help_names_the_pipelines_default():
@@ -152,6 +157,15 @@ def test_stance_depth_help_names_the_pipelines_default():
 
     result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
     assert f"(default {STANCE_DEPTH})" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("command", [["run"], ["validate"], ["evaluate"], ["report"], ["classify"],
+                                     ["train", "stance"]])
+def test_help_cuts_no_word_at_80_columns(command):
+    """At 80 columns (a pipe's width, `touche run --help | less`) rich cut `--no-balance-stance` and the cache's
+    default path to an ellipsis."""
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0 and "\N{HORIZONTAL ELLIPSIS}" not in result.stdout
 
 
 def test_mounted_in_and_out_are_read_when_nothing_is_set(tmp_path, monkeypatch):

@@ -52,3 +52,15 @@ def test_a_shell_given_to_the_image_runs_as_the_shell(tmp_path):
     done = subprocess.run([str(ROOT / "entrypoint.sh"), "sh", "-c", "echo from the shell; exit 7"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 7 and done.stdout == "from the shell\n"
+
+
+def test_the_manifest_names_the_readme_command_and_every_args_me_file():
+    import json
+
+    from app.corpus import ARGSME_FILES
+
+    manifest = json.loads((ROOT / "tira.json").read_text(encoding="utf-8"))
+    assert f"`{manifest['command']}`" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert all(task.get("command", manifest["command"]).startswith(manifest["command"]) for task in manifest["tasks"])
+    layouts = " ".join(manifest["input_layouts"])
+    assert [name for name in ARGSME_FILES if name not in layouts] == []
