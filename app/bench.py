@@ -383,7 +383,7 @@ def merge(path: Path, result: dict) -> list[dict]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
-                        help="comma-separated: 10k, 868k, tira-input, tira-input-controversial, long-document, "
+                        help="comma-separated: 10k, 100k, 868k, tira-input, tira-input-controversial, long-document, "
                         "web-pages, args-me")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--data", type=Path, default=DATA)

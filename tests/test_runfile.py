@@ -139,6 +139,12 @@ def test_task_restricts_stance_labels(tmp_path):
                                                "NO, SECOND, or Q0)"]
 
 
+def test_a_rank_given_twice_is_a_gap_not_a_rising_score(tmp_path):
+    """It was also "score rises from rank 5 to 5", the two lines of one rank being ordered by their scores."""
+    lines = GOOD + ["4 Q0 d1 1 3.0 t", "4 Q0 d2 1 2.0 t", "4 Q0 d3 3 1.0 t"]
+    assert validate_run(write_lines(tmp_path, lines)).errors == ["topic 4: ranks are not 1..3 without gaps"]
+
+
 @pytest.mark.parametrize("bad", ["1 Q0 d3 3 1.0", "1 Q0 d3 3.0 1.0 t", "1 Q0 d3 3 abc t"])
 def test_a_rejected_line_is_one_error_not_also_a_gap_in_its_topic(tmp_path, bad):
     lines = GOOD[:2] + [bad, "1 Q0 d4 4 0.5 t"] + GOOD[2:]
