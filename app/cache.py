@@ -16,7 +16,7 @@ import numpy as np
 
 from .corpus import CorpusSource
 from .encoder import EMBEDDING_DIM
-from .files import atomic_file, os_reason
+from .files import atomic_file, os_reason, remove_stale_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,9 @@ class CorpusCache:
     """The cache entries of one corpus; every method tolerates a missing or damaged entry (it recomputes)."""
 
     def __init__(self, root: Path, key: str):
-        self.directory = root / key
+        self.key, self.directory = key, root / key
+        for directory in (self.directory, self.directory / "index"):
+            remove_stale_temporaries(directory)  # a killed run's half-written entry: up to gigabytes each
 
     def load_index(self):
         """The cached LexicalIndex and document ids, or None."""
@@ -71,11 +73,15 @@ class CorpusCache:
             return None
         try:
             written = json.loads((path / "complete").read_text(encoding="utf-8"))
-            if written != _digests(path):
-                raise ValueError("a file differs from the one written")
-            if DOC_IDS not in written:  # written before the ids were text
+            if not isinstance(written, dict) or not isinstance(written.get("files"), dict):
                 log.info("building the BM25 index in %s again: its cache is of an older layout", path)
                 return None
+            # An entry copied from another corpus's (its files whole) ranked this corpus's documents by the other
+            # one's texts, or failed on an id the other lacks.
+            if written.get("corpus") != self.key:
+                raise ValueError("it was built from another corpus")
+            if written["files"] != _digests(path):
+                raise ValueError("a file differs from the one written")
             text = (path / DOC_IDS).read_text(encoding="utf-8")
             doc_ids = text.split("\n") if text else []
             index = LexicalIndex.load(path, len(doc_ids))
@@ -95,7 +101,7 @@ class CorpusCache:
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.
             with atomic_file(path / "complete", ".complete.") as out:
-                json.dump(_digests(path), out)
+                json.dump({"corpus": self.key, "files": _digests(path)}, out)
         except OSError as error:
             log.warning("cannot cache the BM25 index in %s (%s); the run goes on without caching it", path,
                         os_reason(error))
@@ -114,6 +120,8 @@ class EmbeddingStore:
         self.vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         if path.exists():
             try:
+                if not zipfile.is_zipfile(path):  # else numpy reads it as a pickle and says it "contains pickled data"
+                    raise ValueError("it is no zip of arrays")
                 with np.load(path, allow_pickle=False) as arrays:
                     # Written stored, never deflated: a deflated member is a zip bomb's way to gigabytes.
                     if any(info.compress_type != zipfile.ZIP_STORED for info in arrays.zip.infolist()):

@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -168,6 +169,22 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+# How long a temporary file (`atomic_file`'s) may go unwritten before it counts as a killed process's: a write in
+# progress touches its file all the time, and another run sharing a cache may be writing one.
+STALE_AFTER_S = 3600
+
+
+def remove_stale_temporaries(directory: Path) -> None:
+    """Remove the temporary files in `directory` that no write has touched for STALE_AFTER_S: a process killed
+    while writing (SIGKILL, the OOM killer, a power cut) leaves its file there for good."""
+    try:
+        for path in directory.glob("." + "*" + TEMPORARY_SUFFIX):
+            if path.is_file() and time.time() - path.stat().st_mtime > STALE_AFTER_S:
+                path.unlink(missing_ok=True)
+    except OSError:  # a cache that cannot be read or changed: the entry's own checks say so
+        pass
 
 
 def check_temporary_directory() -> None:

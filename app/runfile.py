@@ -14,6 +14,7 @@ from typing import TextIO
 
 from .errors import ToucheError, counted
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
+from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, RunRow, record_id
 
 RUN_FILE = "run.txt"
@@ -73,8 +74,11 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
-    # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.
-    (output_dir / (RUN_FILE + ".gz")).unlink(missing_ok=True)
+    # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz, and
+    # an old ir-metadata.yml describes another run (the new one follows once the run is tracked to its end; a kill
+    # in between left the old one beside this run).
+    for replaced in (RUN_FILE + ".gz", METADATA_FILE):
+        (output_dir / replaced).unlink(missing_ok=True)
     return target
 
 

@@ -83,8 +83,12 @@ def _repeated_ids(path):
     np.savez(path, ids=np.array(["a", "a"]), vectors=np.ones((2, 384), dtype=np.float32))
 
 
+def _zeroed(path):
+    path.write_bytes(bytes(path.stat().st_size))  # numpy read it as a pickle: "This file contains pickled data"
+
+
 @pytest.mark.parametrize("damage", [lambda path: path.write_bytes(b"not a zip"), lambda path: path.write_bytes(b""),
-                                    _cut, _fewer_vectors, _repeated_ids])
+                                    _cut, _zeroed, _fewer_vectors, _repeated_ids])
 def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     store = EmbeddingStore(tmp_path / "e.npz")
     store.add(["a", "b", "c"], np.ones((3, 384), dtype=np.float32))
@@ -92,6 +96,7 @@ def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     damage(tmp_path / "e.npz")
     again = EmbeddingStore(tmp_path / "e.npz")
     assert again.missing(["a"]) == ["a"] and "ignoring the damaged embedding cache" in caplog.text
+    assert "pickled" not in caplog.text
     again.add(["a", "b"], np.full((2, 384), 0.5, dtype=np.float32))
     np.testing.assert_array_equal(again.get(["b"]), np.full((1, 384), 0.5))
 
@@ -173,3 +178,34 @@ def test_an_index_cache_of_the_older_layout_is_built_again_without_a_damage_warn
     (index / "doc_ids.txt").rename(index / "doc_ids.npy")  # as the ids were kept before
     (index / "complete").write_text(json.dumps(cache_digests(index)))
     assert cache.load_index() is None and "damaged" not in caplog.text
+
+
+def test_an_index_copied_from_another_corpus_is_built_again(tmp_path, caplog):
+    """Its files whole, it ranked this corpus's documents by the other corpus's texts, silently."""
+    import shutil
+
+    other = CorpusCache(tmp_path, "other-corpus")
+    other.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    shutil.copytree(other.directory / "index", tmp_path / "this-corpus" / "index")
+    assert CorpusCache(tmp_path, "this-corpus").load_index() is None
+    assert "it was built from another corpus" in caplog.text
+    assert other.load_index()[1] == ["d0", "d1", "d2", "d3"]
+
+
+def test_a_killed_runs_temporary_files_go_once_no_write_touches_them(tmp_path):
+    """A SIGKILL while the embeddings were saved left their temporary file for good (1.3 GB at 868k passages)."""
+    import os
+    import time
+
+    from app.files import STALE_AFTER_S
+
+    index = tmp_path / "key" / "index"
+    index.mkdir(parents=True)
+    stale, fresh = tmp_path / "key" / ".embeddings-x.npz.abc.tmp", index / ".complete.def.tmp"
+    for path in (stale, fresh, index / ".complete.old.tmp"):
+        path.write_text("half written")
+    long_ago = time.time() - STALE_AFTER_S - 60
+    for path in (stale, index / ".complete.old.tmp"):
+        os.utime(path, (long_ago, long_ago))
+    CorpusCache(tmp_path, "key")
+    assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == [fresh.name]  # another run may be writing it

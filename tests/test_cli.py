@@ -391,7 +391,8 @@ def test_a_symbolic_link_loop_and_running_out_of_memory_are_errors_not_internal_
     assert result.stderr.startswith("touche: error: ") and "symbolic link loop" in result.stderr
     for failure in (MemoryError(), RuntimeError("[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: "
                                                 "can't allocate memory: you tried to allocate 1048576 bytes."),
-                    ImportError("libtorch_cpu.so: failed to map segment from shared object")):  # ulimit -v 800000
+                    ImportError("libtorch_cpu.so: failed to map segment from shared object"),  # ulimit -v 800000
+                    RuntimeError("could not create a primitive")):  # oneDNN's, under ulimit -v 1500000
         def out_of_memory(settings, failure=failure):
             raise failure
 

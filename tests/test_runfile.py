@@ -36,6 +36,7 @@ def test_write_is_atomic_and_refuses_to_overwrite(tmp_path):
     assert path.read_text().splitlines()[0] == "1 Q0 d0 1 3.000000 t"
     with pytest.raises(ToucheError, match="exists"):
         write_run(rows_for(), tmp_path)
+    (tmp_path / "ir-metadata.yml").write_text("describes the run replaced")  # a kill left it beside the new one
     write_run(rows_for(topics=4), tmp_path, overwrite=True)
     assert len(path.read_text().splitlines()) == 12
     assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
