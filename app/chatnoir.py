@@ -24,7 +24,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
 from urllib.parse import urljoin, urlsplit
@@ -44,7 +44,8 @@ from urllib3.util.retry import Retry
 from app.errors import ToucheError, counted
 from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
-from app.records import MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score
+from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score,
+                         scores_or_order)
 
 logger = logging.getLogger(__name__)
 
@@ -61,10 +62,21 @@ MAX_BODY_BYTES = 64 << 20
 MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf overflows the clock: an internal error)
 MAX_REDIRECTS = 5  # followed where the key may go (`_redirect_target`)
 MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a down service take about 20 minutes
-MAX_DOCUMENT_FAILURES_IN_A_ROW = 20  # then the cache endpoint counts as down: stop asking, keep the snippets
+# Then the cache endpoint counts as down: stop asking, keep the snippets. So too once this many pages failed and
+# they are half of those answered or more: pages that never answer, among others that do, cost their retries each
+# (30 s x 5 and backoff), which was hours over a run's 5,000 pages.
+MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
-# failing in a row say the service is down, and the run stops instead of spending every topic's retries.
+# failing in a row, with no search answered for MAX_OUTAGE_S, say the service is down, and the run stops instead of
+# spending every topic's retries. A shorter outage costs no topic: a burst of errors of 45 s failed 3 topics in a
+# row, each of whose next request would have been answered, and ended the run.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
+MAX_OUTAGE_S = 300.0
+# A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
+# are a few hundred characters.
+MAX_PREVIEW_CHARS = 10_000
+# A result's document id at most: ClueWeb's are 25 characters, uuids 36. One of 30 MB a topic made a 90 MB run.
+MAX_ID_CHARS = 256
 # Failures that no other topic's search would escape: the key, the address, the service itself.
 _SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected"])
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
@@ -210,6 +222,8 @@ class ChatNoirStats:
     retries: int = 0
     cache_hits: int = 0
     dropped_results: int = 0
+    uuid_ids: int = 0  # results without a trec_id, whose uuid stands in
+    unscored_topics: int = 0  # topics ranked by ChatNoir's order, their scores unusable
     fallbacks: Counter = field(default_factory=Counter)
     seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -691,7 +705,7 @@ class Hit:
 
     doc_id: str
     uuid: UUID
-    score: float
+    score: float | None  # None: no finite number
     preview: str
 
 
@@ -758,7 +772,7 @@ class ChatNoirBackend:
         self.client = ChatNoirClient(settings, self.stats)
         self.cache = (TextCache(settings.cache_dir, settings.index, settings.page_text)
                       if settings.cache_dir is not None else None)
-        self._failures_in_a_row = 0
+        self._failures_in_a_row = self._failures = self._answers = 0
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
         self._redirect_said = threading.Event()  # a redirected page is said once, in words
@@ -793,18 +807,19 @@ class ChatNoirBackend:
         """Each topic's hits, in the topics' order, without the topics whose search failed twice (see `retrieve`)."""
         hits: dict[str, list[Hit]] = {}
         failed: list[Topic] = []
-        in_a_row = 0
+        in_a_row, answered = 0, time.monotonic()
         for topic in topics:
             try:
                 hits[topic.number] = self._search(topic, depth)
-                in_a_row = 0
+                in_a_row, answered = 0, time.monotonic()
             except ChatNoirRequestError as error:
                 self._give_up_on_service(topic, error)
                 failed.append(topic)
                 in_a_row += 1
-                if in_a_row == MAX_SEARCH_FAILURES_IN_A_ROW:
+                if in_a_row >= MAX_SEARCH_FAILURES_IN_A_ROW and time.monotonic() - answered >= MAX_OUTAGE_S:
                     raise ToucheError(f"topic {topic.number}: {error} (the searches of {in_a_row} topics in a row "
-                                      "failed: ChatNoir seems down)") from None
+                                      f"failed, none answered for {time.monotonic() - answered:.0f} s: ChatNoir "
+                                      "seems down)") from None
                 logger.warning("topic %s: %s; asked again after the other topics", topic.number, error)
         left = []
         for topic in failed:
@@ -837,16 +852,18 @@ class ChatNoirBackend:
                 seen.add(hit.doc_id)
                 hits.append(hit)
         if not hits:
-            logger.warning("ChatNoir found nothing for topic %s (%s)", topic.number, topic.quoted)
-        return hits
+            logger.warning("ChatNoir found nothing usable for topic %s (%s)", topic.number, topic.quoted)
+        scores = scores_or_order([hit.score for hit in hits])  # as a re-rank file's: one unusable ranks by order
+        if any(hit.score is None for hit in hits):
+            self.stats.unscored_topics += 1
+        return [replace(hit, score=score) for hit, score in zip(hits, scores)]
 
     def _hit(self, raw: object) -> Hit | None:
-        """A result with a numeric score and a trec_id or uuid is usable; other fields may be missing or null."""
+        """A result with a trec_id or uuid is usable; other fields may be missing or null (a score that is no finite
+        number is None)."""
         if not isinstance(raw, dict):
             return None
         score, trec_id, uuid = record_score(raw.get("score")), raw.get("trec_id"), raw.get("uuid")
-        if score is None:
-            return None
         try:
             uuid = decode_uuid(uuid) if isinstance(uuid, str) and uuid else None
         except ValueError:
@@ -857,13 +874,13 @@ class ChatNoirBackend:
             doc_id = trec_id
         elif uuid is not None:
             doc_id = str(uuid)
+            self.stats.add("uuid_ids")
         else:
             return None
-        if record_id(doc_id) != doc_id:  # an id a run file cannot hold
+        if len(doc_id) > MAX_ID_CHARS or record_id(doc_id) != doc_id:  # an id a run file cannot hold
             return None
-        preview = " ".join(
-            html_to_text(raw[name]) for name in ("title", "snippet") if isinstance(raw.get(name), str)
-        ).strip()
+        fields = (raw[name][:MAX_PREVIEW_CHARS] for name in ("title", "snippet") if isinstance(raw.get(name), str))
+        preview = " ".join(html_to_text(field) for field in fields).strip()
         return Hit(doc_id=doc_id, uuid=uuid, score=score, preview=bounded_text(preview))
 
     def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
@@ -903,14 +920,17 @@ class ChatNoirBackend:
             if cached is not None:
                 self.stats.add("cache_hits")
                 return cached
-        if self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW:
+        if self._given_up():
             self.stats.fallback("not asked, the cache endpoint kept failing")
             return None
         try:
             text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
-            self._failed(error.reason not in ("HTTP 404", NOT_TEXT))  # a page's own defect says nothing of the service
+            service = error.reason not in ("HTTP 404", NOT_TEXT)  # a page's own defect says nothing of the service
+            if service:  # minutes of retries each: said as they end, where no progress bar shows (not a terminal)
+                logger.info("ChatNoir document %s keeps title + snippet: %s", hit.doc_id, error)
+            self._failed(service)
             if error.reason == "redirected" and not self._redirect_said.is_set():  # the summary counts them only
                 self._redirect_said.set()
                 logger.warning("ChatNoir's cache: %s; pages keep title + snippet", error)
@@ -924,9 +944,19 @@ class ChatNoirBackend:
         return text
 
     def _failed(self, failed: bool) -> None:
-        """Track failures in a row, so a dead cache endpoint costs 20 documents' retries, not thousands."""
+        """Track the endpoint's failures, so a dead or half-dead cache endpoint costs 20 documents' retries, not
+        thousands (`_given_up`)."""
         with self._failures_lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if failed else 0
+            self._failures += failed
+            self._answers += not failed
+
+    def _given_up(self) -> bool:
+        """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and
+        at least as often as it answered."""
+        with self._failures_lock:
+            return (self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW
+                    or MAX_DOCUMENT_FAILURES_IN_A_ROW <= self._failures >= self._answers)
 
     def _log_summary(self) -> None:
         stats = self.stats
@@ -940,7 +970,14 @@ class ChatNoirBackend:
             logger.warning("ChatNoir: %d cached texts in %s were damaged and fetched again", self.cache.damaged,
                            self.cache.directory)
         if stats.dropped_results:
-            logger.warning("ChatNoir: dropped %d results without a score or document id", stats.dropped_results)
+            logger.warning("ChatNoir: dropped %d results without a usable document id (none, or one a run file "
+                           "cannot hold)", stats.dropped_results)
+        if stats.uuid_ids:
+            logger.warning("ChatNoir: %d results carry no trec_id; their uuids stand in, which qrels of ClueWeb "
+                           "documents do not name", stats.uuid_ids)
+        if stats.unscored_topics:
+            logger.warning("ChatNoir: %d topics ranked by ChatNoir's order, their results' scores being no finite "
+                           "numbers", stats.unscored_topics)
         if stats.fallbacks:
             reasons = ", ".join(f"{count} {reason}" for reason, count in stats.fallbacks.most_common())
             logger.warning(

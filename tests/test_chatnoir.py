@@ -355,17 +355,29 @@ def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault,
     ("hang", "after 3 attempts: no answer within 0.3 s"),
     ("gateway-html", r"with malformed JSON \(55 bytes\) 3 times"),
 ])
-def test_search_faults_that_outlast_the_retries_in_every_topic_fail_clearly(stub, settings, fault, message):
+def test_search_faults_that_outlast_the_retries_in_every_topic_fail_clearly(stub, settings, fault, message,
+                                                                          monkeypatch):
+    monkeypatch.setattr("app.chatnoir.MAX_OUTAGE_S", 0.0)  # no search answered for 0 s: the outage is long enough
     stub.fail("search", fault, times=9)  # 3 topics, 3 attempts each
     started = time.perf_counter()
     with pytest.raises(ToucheError, match=message) as error:
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     assert time.perf_counter() - started < 6.0
     assert str(error.value).startswith("topic 3: ") and "\n" not in str(error.value)
-    assert "the searches of 3 topics in a row failed: ChatNoir seems down" in str(error.value)
+    assert re.search(r"the searches of 3 topics in a row failed, none answered for \d+ s: ChatNoir seems down",
+                     str(error.value))
     assert stub.count("search") == 9 and stub.count("cache") == 0
     assert not settings.cache_dir.exists()
     assert_key_absent(str(error.value))
+
+
+def test_an_outage_shorter_than_max_outage_costs_no_topic(stub, settings, caplog):
+    """A burst of errors of 45 s failed 3 topics in a row and ended the run, though each topic's next request would
+    have been answered."""
+    stub.fail("search", "500", times=9)  # 3 topics, 3 attempts each, within a second
+    candidates = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    assert list(candidates) == ["1", "2", "3"] and all(candidates.values())
+    assert caplog.text.count("asked again after the other topics") == 3
 
 
 def test_a_topic_whose_search_fails_is_asked_again_after_the_others(stub, settings, caplog):
@@ -511,16 +523,35 @@ def test_results_missing_optional_fields_are_kept_and_without_ids_dropped(stub, 
         "clueweb22-en0002-22-00005", "clueweb22-en0002-22-00006", str(stub.documents[7].uuid),
         "clueweb22-en0001-11-00001"]
     assert backend.stats.dropped_results == 1
-    assert "dropped 1 results without a score or document id" in caplog.text
+    assert "dropped 1 results without a usable document id" in caplog.text
 
 
-def test_a_result_scored_nan_is_dropped_not_ranked(stub, settings):
-    """JSON's NaN would write "nan" into the run and unscale the topic's other scores in the fusion."""
+def test_a_result_scored_nan_ranks_its_topic_by_chatnoirs_order(stub, settings, caplog):
+    """JSON's NaN would write "nan" into the run and unscale the topic's other scores in the fusion; dropping such
+    results lost every one of a topic whose scores were all strings, NaN or booleans ("found nothing", then "the run
+    is empty"). As a re-rank file's, a topic's scores rank it only where each is a finite number."""
+    expected = [c.doc.doc_id for c in ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]]
     stub.fail("search", "nan-score")
+    backend = ChatNoirBackend(replace(settings, cache_dir=None))
+    candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
+    assert backend.stats.dropped_results == 0 and backend.stats.unscored_topics == 1
+    assert [c.doc.doc_id for c in candidates] == expected
+    assert [c.score for c in candidates] == [-float(i) for i in range(len(expected))]
+    assert "1 topics ranked by ChatNoir's order" in caplog.text
+
+
+def test_titles_snippets_and_ids_are_bounded_before_they_are_read(settings, monkeypatch):
+    """A title of 160,000 attributes (1.5 MB) held lxml for 220 s; a trec_id of 30 MB a topic made a 90 MB run."""
+    from app import chatnoir
+
+    read = []
+    monkeypatch.setattr(chatnoir, "html_to_text", lambda markup: read.append(len(markup)) or markup[:5])
     backend = ChatNoirBackend(settings)
-    candidates = backend.retrieve(TOPICS[:1], depth=5)
-    assert backend.stats.dropped_results == 1
-    assert all(math.isfinite(candidate.score) for candidate in candidates["1"]) and candidates["1"]
+    hostile = "<p " + " ".join(f"a{i}=x" for i in range(160_000)) + ">tenure"
+    hit = backend._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000", "title": hostile, "snippet": "s"})
+    assert hit is not None and read == [chatnoir.MAX_PREVIEW_CHARS, 1]
+    long_id = "clueweb12-" + "0" * chatnoir.MAX_ID_CHARS
+    assert backend._hit({"score": 1.0, "trec_id": long_id, "uuid": str(uuid5(NAMESPACE_URL, "x"))}) is None
 
 
 def test_a_search_answer_after_a_byte_order_mark_is_read(stub, settings):
@@ -594,6 +625,18 @@ def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):
     answer = fetch(present)
     assert answer.headers["Content-Type"] == "application/pdf" and answer.content == chatnoir_stub.PDF_BYTES
     assert fetch(present).headers["Content-Type"].startswith("text/html")
+
+
+def test_a_cache_endpoint_failing_as_often_as_it_answers_is_given_up_on(settings, monkeypatch):
+    """Pages that never answer, among others that do, never made 20 failures in a row: each cost 5 attempts of 30
+    s, hours over a run."""
+    monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 3)
+    backend = ChatNoirBackend(settings)
+    for failed in (True, False, True, False, False, False, True):  # 3 failures, 4 answers
+        backend._failed(failed)
+        assert not backend._given_up()
+    backend._failed(True)  # 4 failures, as many as the answers
+    assert backend._given_up()
 
 
 def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
