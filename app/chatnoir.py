@@ -38,7 +38,7 @@ from tqdm import tqdm
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, MaxRetryError, NewConnectionError,
-                                ProtocolError, ProxyError, ReadTimeoutError)
+                                ProtocolError, ProxyError, ReadTimeoutError, SSLError)
 from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
@@ -442,11 +442,11 @@ class ChatNoirClient:
             if payload is not None or attempt == self.settings.retries:
                 break
             # A gateway's error page or a cut answer says the service is unwell, as a 5xx does: wait and ask again.
-            self._pause("search", f"HTTP {response.status_code} answer that is not JSON ({len(response.content)} "
-                        "bytes)", attempt + 1)
+            self._pause("search", f"HTTP {response.status_code} answer that is not JSON ({_size(response)})",
+                        attempt + 1)
         if payload is None:
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} with malformed JSON ({len(response.content)} bytes) "
+                f"ChatNoir answered the search for {query!r} with malformed JSON ({_size(response)}) "
                 f"{counted(self.settings.retries + 1, 'time')}",
                 "malformed JSON",
             )
@@ -609,6 +609,12 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
                                "another host is not followed, for the key's sake)", "redirected")
 
 
+def _size(response: requests.Response) -> str:
+    """An answer's length in words; one cut at MAX_BODY_BYTES (an endless or gzip-bombed body) says so."""
+    size = len(response.content)
+    return f"cut at {MAX_BODY_BYTES >> 20} MB, the most read" if size >= MAX_BODY_BYTES else counted(size, "byte")
+
+
 def _json_answer(response: requests.Response) -> object | None:
     """The answer's JSON, None when it is not JSON (an HTML error page, a cut body, nesting too deep to parse).
     A byte order mark decodes the rest (RFC 8259 lets a reader ignore it; requests' `.json()` chokes on it)."""
@@ -693,6 +699,9 @@ def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str
         error, NewConnectionError  # urllib3 files a refused connection under connect time-outs
     ):
         return f"no answer within {settings.timeout_s:g} s", "time-out"
+    if isinstance(error, SSLError):  # a failed TLS handshake: its usual causes, in words
+        return (f"no TLS connection to {settings.base_url} (SSLError: a certificate that cannot be verified, or "
+                "a server that speaks no https)"), "unreachable"
     # These errors' messages can quote the URL and with it the key: report the class only.
     if isinstance(error, ProtocolError):  # reached, then the connection broke off (before or during the answer)
         return f"the connection to {settings.base_url} broke off ({type(error).__name__})", "broken"

@@ -512,6 +512,25 @@ def test_unreachable_chatnoir_is_one_clear_error():
     assert_key_absent(str(error.value))
 
 
+def test_https_to_a_plain_http_server_says_tls(stub):
+    """It read "cannot reach ... (SSLError)", with no hint of why."""
+    tls = ChatNoirSettings(api_key=KEY, base_url=stub.base_url.replace("http:", "https:"), retries=0)
+    with pytest.raises(ToucheError, match=r"no TLS connection to https://127\.0\.0\.1:\d+/ \(SSLError: a "
+                                          "certificate that cannot be verified, or a server that speaks no https"):
+        ChatNoirBackend(tls).retrieve(TOPICS, depth=5)
+
+
+def test_an_answer_cut_at_the_bound_says_so_not_its_byte_count(monkeypatch):
+    """An endless chunked or gzip-bombed search answer read "malformed JSON (67108864 bytes)"."""
+    from app import chatnoir
+
+    response = requests.Response()
+    response._content = b"[" * chatnoir.MAX_BODY_BYTES
+    assert chatnoir._size(response) == "cut at 64 MB, the most read"
+    response._content = b"<html>"
+    assert chatnoir._size(response) == "6 bytes"
+
+
 def test_results_missing_optional_fields_are_kept_and_without_ids_dropped(stub, settings, caplog):
     stub.fail("search", "missing-fields")  # lang and cache_uri absent: chatnoir-api's strict model rejects the page
     stub.fail("search", "missing-id")
