@@ -73,7 +73,9 @@ class CorpusCache:
             return None
         try:
             written = json.loads((path / "complete").read_text(encoding="utf-8"))
-            if not isinstance(written, dict) or not isinstance(written.get("files"), dict):
+            if not isinstance(written, dict):
+                raise ValueError("its complete mark is no JSON object")
+            if not isinstance(written.get("files"), dict):  # {name: digest}, before the corpus was named
                 log.info("building the BM25 index in %s again: its cache is of an older layout", path)
                 return None
             # An entry copied from another corpus's (its files whole) ranked this corpus's documents by the other
@@ -120,8 +122,9 @@ class EmbeddingStore:
         self.vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
         if path.exists():
             try:
-                if not zipfile.is_zipfile(path):  # else numpy reads it as a pickle and says it "contains pickled data"
-                    raise ValueError("it is no zip of arrays")
+                with path.open("rb") as start:  # else numpy reads it as a pickle: it "contains pickled data"
+                    if start.read(4) != b"PK\x03\x04":
+                        raise ValueError("it is no zip of arrays")
                 with np.load(path, allow_pickle=False) as arrays:
                     # Written stored, never deflated: a deflated member is a zip bomb's way to gigabytes.
                     if any(info.compress_type != zipfile.ZIP_STORED for info in arrays.zip.infolist()):

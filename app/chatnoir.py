@@ -63,7 +63,7 @@ MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf ove
 MAX_REDIRECTS = 5  # followed where the key may go (`_redirect_target`)
 MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a down service take about 20 minutes
 # Then the cache endpoint counts as down: stop asking, keep the snippets. So too once this many pages failed and
-# they are half of those answered or more: pages that never answer, among others that do, cost their retries each
+# they are as many as those answered or more: pages that never answer, among others that do, cost their retries each
 # (30 s x 5 and backoff), which was hours over a run's 5,000 pages.
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
@@ -72,6 +72,7 @@ MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # row, each of whose next request would have been answered, and ended the run.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
 MAX_OUTAGE_S = 300.0
+OUTAGE_PAUSE_S = 10.0  # between the rounds in which the topics an outage failed are asked again
 # A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
 # are a few hundred characters.
 MAX_PREVIEW_CHARS = 10_000
@@ -772,6 +773,27 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+class _Outage:
+    """Searches failed in a row since the last one answered: MAX_SEARCH_FAILURES_IN_A_ROW of them with none answered
+    for MAX_OUTAGE_S say ChatNoir is down, and end the retrieval."""
+
+    def __init__(self):
+        self.in_a_row, self.since = 0, time.monotonic()
+
+    @property
+    def ongoing(self) -> bool:
+        return self.in_a_row >= MAX_SEARCH_FAILURES_IN_A_ROW
+
+    def answered(self) -> None:
+        self.in_a_row, self.since = 0, time.monotonic()
+
+    def failed(self, topic: Topic, error: ChatNoirRequestError) -> None:
+        self.in_a_row += 1
+        if self.ongoing and (silent := time.monotonic() - self.since) >= MAX_OUTAGE_S:
+            raise ToucheError(f"topic {topic.number}: {error} (the searches of {self.in_a_row} topics in a row "
+                              f"failed, none answered for {silent:.0f} s: ChatNoir seems down)") from None
+
+
 class ChatNoirBackend:
     """Retrieves candidates for topics from a ChatNoir index, with full texts for the rerank and stance stages."""
 
@@ -789,12 +811,12 @@ class ChatNoirBackend:
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
         """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
 
-        Candidates keep ChatNoir's order and score; doc ids are ChatNoir's trec_id (uuid where an index has none).
-        Documents below `text_depth` (all when None), or whose text cannot be fetched, carry title + snippet.
-        A topic whose search fails for good (its retries spent) is asked again after the others, then left out
-        with an error line: one topic's trouble costs that topic. Raises ToucheError when the service fails as a
-        whole: a rejected key, an address that cannot be reached, MAX_SEARCH_FAILURES_IN_A_ROW topics in a row, or
-        every topic.
+        Candidates keep ChatNoir's order and score (its order where a score is no finite number); doc ids are
+        ChatNoir's trec_id (uuid where an index has none). Documents below `text_depth` (all when None), or whose
+        text cannot be fetched, carry title + snippet. A topic whose search fails for good (its retries spent) is
+        asked again after the others, then left out with an error line: one topic's trouble costs that topic.
+        Raises ToucheError when the service fails as a whole: a rejected key, an address that cannot be reached, an
+        outage (`_Outage`), or every topic.
         """
         if not 1 <= depth <= MAX_DEPTH:
             raise ToucheError(f"ChatNoir depth must be between 1 and {MAX_DEPTH}, got {depth}")
@@ -815,28 +837,20 @@ class ChatNoirBackend:
     def _search_all(self, topics: list[Topic], depth: int) -> dict[str, list[Hit]]:
         """Each topic's hits, in the topics' order, without the topics whose search failed twice (see `retrieve`)."""
         hits: dict[str, list[Hit]] = {}
-        failed: list[Topic] = []
-        in_a_row, answered = 0, time.monotonic()
+        outage = _Outage()
+        failed = []
         for topic in topics:
-            try:
-                hits[topic.number] = self._search(topic, depth)
-                in_a_row, answered = 0, time.monotonic()
-            except ChatNoirRequestError as error:
-                self._give_up_on_service(topic, error)
-                failed.append(topic)
-                in_a_row += 1
-                if in_a_row >= MAX_SEARCH_FAILURES_IN_A_ROW and time.monotonic() - answered >= MAX_OUTAGE_S:
-                    raise ToucheError(f"topic {topic.number}: {error} (the searches of {in_a_row} topics in a row "
-                                      f"failed, none answered for {time.monotonic() - answered:.0f} s: ChatNoir "
-                                      "seems down)") from None
+            if (error := self._ask(topic, depth, hits, outage)) is not None:
                 logger.warning("topic %s: %s; asked again after the other topics", topic.number, error)
-        left = []
-        for topic in failed:
-            try:
-                hits[topic.number] = self._search(topic, depth)
-            except ChatNoirRequestError as error:
-                self._give_up_on_service(topic, error)
-                left.append((topic, error))
+                failed.append(topic)
+        left = [(topic, error) for topic in failed if (error := self._ask(topic, depth, hits, outage)) is not None]
+        # The last searches all failed: the service may be down, or out for a while. Its topics are asked until it
+        # answers or MAX_OUTAGE_S pass without an answer, which ends the retrieval (`_Outage.failed`); a run that
+        # left them out was a run of fewer topics while ChatNoir was down.
+        while left and outage.ongoing:
+            time.sleep(OUTAGE_PAUSE_S)
+            left = [(topic, error) for topic, _ in left
+                    if (error := self._ask(topic, depth, hits, outage)) is not None]
         if left and not hits:
             topic, error = left[0]
             raise ToucheError(f"topic {topic.number}: {error} (no topic's search succeeded)")
@@ -844,11 +858,18 @@ class ChatNoirBackend:
             logger.error("topic %s: %s; the run goes on without it", topic.number, error)
         return {topic.number: hits[topic.number] for topic in topics if topic.number in hits}
 
-    @staticmethod
-    def _give_up_on_service(topic: Topic, error: ChatNoirRequestError) -> None:
-        """A failure no other topic's search would escape ends the retrieval at once."""
-        if error.reason in _SERVICE_FAILURES:
-            raise ToucheError(f"topic {topic.number}: {error}") from None
+    def _ask(self, topic: Topic, depth: int, hits: dict[str, list[Hit]],
+             outage: _Outage) -> ChatNoirRequestError | None:
+        """Search one topic into `hits`; the error, when its search failed for good."""
+        try:
+            hits[topic.number] = self._search(topic, depth)
+        except ChatNoirRequestError as error:
+            if error.reason in _SERVICE_FAILURES:  # no other topic's search would escape it
+                raise ToucheError(f"topic {topic.number}: {error}") from None
+            outage.failed(topic, error)
+            return error
+        outage.answered()
+        return None
 
     def _search(self, topic: Topic, depth: int) -> list[Hit]:
         results = self.client.search(topic.title, depth)
@@ -965,7 +986,7 @@ class ChatNoirBackend:
         at least as often as it answered."""
         with self._failures_lock:
             return (self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW
-                    or MAX_DOCUMENT_FAILURES_IN_A_ROW <= self._failures >= self._answers)
+                    or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and self._failures >= self._answers))
 
     def _log_summary(self) -> None:
         stats = self.stats

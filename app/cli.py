@@ -449,6 +449,7 @@ def _train_command(name: str, help_text: str):
 
         from .training.common import require_data
 
+        log_to_stderr(logging.INFO, debug)  # the training's progress, and what it measured
         with _errors(debug):
             if name != "questions":  # the one that reads no encoder
                 check_interpreter()

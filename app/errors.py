@@ -21,7 +21,7 @@ def environment_failure(error: Exception) -> str | None:
         return f"a symbolic link loop: {text.removeprefix('Symlink loop from ')}"
     if isinstance(error, MemoryError) or any(words in text.lower() for words in (
             "can't allocate memory", "not enough memory", "out of memory",  # torch's, on CPU and CUDA
-            "failed to map segment from shared object",  # the loader's, a library too big for the limit
-            "could not create a primitive")):  # oneDNN's (torch on CPU), its scratch memory refused
+            "failed to map segment from shared object")) \
+            or text == "could not create a primitive":  # oneDNN's, its scratch memory refused (not "... descriptor")
         return "out of memory (a memory limit such as ulimit -v, or the machine's)"
     return None

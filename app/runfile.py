@@ -74,11 +74,10 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
-    # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz, and
-    # an old ir-metadata.yml describes another run (the new one follows once the run is tracked to its end; a kill
-    # in between left the old one beside this run).
-    for replaced in (RUN_FILE + ".gz", METADATA_FILE):
-        (output_dir / replaced).unlink(missing_ok=True)
+    # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.
+    (output_dir / (RUN_FILE + ".gz")).unlink(missing_ok=True)
+    if overwrite:  # an old ir-metadata.yml describes another run: the new one follows once the run is tracked to
+        (output_dir / METADATA_FILE).unlink(missing_ok=True)  # its end, and a kill in between left the old one
     return target
 
 

@@ -159,6 +159,9 @@ def test_a_deflated_embedding_cache_and_a_deep_complete_mark_are_ignored(tmp_pat
     cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("[" * 100_000)
     assert cache.load_index() is None
+    (tmp_path / "key" / "index" / "complete").write_text("[]")
+    caplog.clear()
+    assert cache.load_index() is None and "its complete mark is no JSON object" in caplog.text
 
 
 def test_one_long_document_id_costs_its_own_bytes_not_every_documents(tmp_path):

@@ -221,7 +221,6 @@ def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, mon
     assert "--candidates 5000 searches 1000" in caplog.text
 
 
-
 def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog):
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="urllib3")  # an in-process CLI run earlier may have quietened it
@@ -377,6 +376,18 @@ def test_an_outage_shorter_than_max_outage_costs_no_topic(stub, settings, caplog
     candidates = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     assert list(candidates) == ["1", "2", "3"] and all(candidates.values())
     assert caplog.text.count("asked again after the other topics") == 3
+
+
+def test_an_outage_over_the_last_topics_ends_the_run_once_it_lasts(stub, settings, monkeypatch):
+    """The outage rule held in the first round only: ChatNoir down from the 45th of 50 topics on gave a run of 44."""
+    monkeypatch.setattr("app.chatnoir.MAX_OUTAGE_S", 0.5)
+    monkeypatch.setattr("app.chatnoir.OUTAGE_PAUSE_S", 0.1)
+    down = [Topic(str(n), f"Is {n} down?") for n in (4, 5, 6)]
+    for topic in down:
+        stub.fail_query(topic.title, "500")
+    with pytest.raises(ToucheError, match=r"^topic [456]: .*topics in a row failed, none answered for \d+ s: "
+                                          "ChatNoir seems down"):
+        ChatNoirBackend(settings).retrieve(TOPICS[:1] + down, depth=5)
 
 
 def test_a_topic_whose_search_fails_is_asked_again_after_the_others(stub, settings, caplog):

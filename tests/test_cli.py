@@ -161,7 +161,7 @@ def test_stance_depth_help_names_the_pipelines_default():
 
 @pytest.mark.parametrize("command", [["run"], ["validate"], ["evaluate"], ["report"], ["classify"],
                                      ["train", "stance"]])
-def test_help_cuts_no_word_at_80_columns(command):
+def test_help_cuts_no_word_to_an_ellipsis_at_80_columns(command):
     """At 80 columns (a pipe's width, `touche run --help | less`) rich cut `--no-balance-stance` and the cache's
     default path to an ellipsis."""
     result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
@@ -399,6 +399,12 @@ def test_a_symbolic_link_loop_and_running_out_of_memory_are_errors_not_internal_
         monkeypatch.setattr(pipeline, "run", out_of_memory)
         result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
         assert result.exit_code == 1 and result.stderr.startswith("touche: error: out of memory"), result.stderr
+    def unsupported(settings):  # oneDNN's words for bf16 on a CPU without it: no memory limit
+        raise RuntimeError("could not create a primitive descriptor for a matmul primitive")
+
+    monkeypatch.setattr(pipeline, "run", unsupported)
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
+    assert result.exit_code == 1 and result.stderr.startswith("touche: internal error: RuntimeError"), result.stderr
 
 
 def test_an_os_error_of_the_run_is_not_the_outputs_and_debug_shows_it(tmp_path, monkeypatch):

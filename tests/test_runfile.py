@@ -140,6 +140,12 @@ def test_task_restricts_stance_labels(tmp_path):
                                                "NO, SECOND, or Q0)"]
 
 
+def test_a_first_run_keeps_metadata_it_was_not_asked_to_replace(tmp_path):
+    (tmp_path / "ir-metadata.yml").write_text("someone's")
+    write_run(rows_for(), tmp_path)
+    assert (tmp_path / "ir-metadata.yml").read_text() == "someone's"
+
+
 def test_a_rank_given_twice_is_a_gap_not_a_rising_score(tmp_path):
     """It was also "score rises from rank 5 to 5", the two lines of one rank being ordered by their scores."""
     lines = GOOD + ["4 Q0 d1 1 3.0 t", "4 Q0 d2 1 2.0 t", "4 Q0 d3 3 1.0 t"]

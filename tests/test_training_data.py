@@ -1,6 +1,7 @@
 """Retraining outside this team: each training module's DATA_FILES drives the missing-file check and docs/DATA.md."""
 
 import gzip
+import re
 from importlib import import_module
 from pathlib import Path
 
@@ -18,6 +19,11 @@ DATA_DOC = Path(__file__).parents[1] / "docs" / "DATA.md"
 MODULES = [*(name.replace("-", "_") for name in TRAINED_MODELS), "fusion"]
 
 
+def errors(stderr: str) -> list[str]:
+    """stderr less the training's log lines (`touche train` logs its progress at INFO)."""
+    return [line for line in stderr.splitlines() if not re.match(r"\d\d:\d\d:\d\d (INFO|WARNING) ", line)]
+
+
 def data_files(module: str) -> tuple[str, ...]:
     return import_module(f"app.training.{module}").DATA_FILES
 
@@ -27,7 +33,7 @@ def test_train_on_an_empty_folder_is_one_line_naming_the_file_data_and_the_doc(t
     result = CliRunner().invoke(app, ["train", name, "--data", str(tmp_path), "--out", str(tmp_path / "models")])
     files = data_files(name.replace("-", "_"))
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [
+    assert errors(result.stderr) == [
         f"touche: error: touche train {name}: {tmp_path / files[0]} is missing (and {len(files) - 1} more); "
         "pass --data DIR holding the files docs/DATA.md lists"]
     assert not (tmp_path / "models").exists()
@@ -36,7 +42,7 @@ def test_train_on_an_empty_folder_is_one_line_naming_the_file_data_and_the_doc(t
 def test_a_missing_data_folder_is_named(tmp_path):
     result = CliRunner().invoke(app, ["train", "quality", "--data", str(tmp_path / "absent")])
     assert result.exit_code == 1
-    assert result.stderr.strip() == (f"touche: error: touche train quality: no data folder {tmp_path / 'absent'}; "
+    assert "\n".join(errors(result.stderr)) == (f"touche: error: touche train quality: no data folder {tmp_path / 'absent'}; "
                                      "pass --data DIR holding the files docs/DATA.md lists")
 
 
@@ -67,7 +73,7 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
                                       str(tmp_path / "a-file")])
     assert result.exit_code == 1
-    assert result.stderr.strip() == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory: "
+    assert "\n".join(errors(result.stderr)) == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory: "
                                      "pass a directory to --out")
 
 
@@ -86,9 +92,9 @@ def test_a_damaged_data_file_is_one_line_naming_it_and_debug_shows_the_traceback
     arguments = ["train", "questions", "--data", str(tmp_path), "--out", str(tmp_path / "models")]
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 1
-    assert len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith(f"touche: error: cannot read {damaged}: 'utf-8' codec can't decode")
-    assert result.stderr.rstrip().endswith("docs/DATA.md says what it holds")
+    assert len(errors(result.stderr)) == 1
+    assert errors(result.stderr)[0].startswith(f"touche: error: cannot read {damaged}: 'utf-8' codec can't decode")
+    assert errors(result.stderr)[0].endswith("docs/DATA.md says what it holds")
     result = CliRunner().invoke(app, [*arguments, "--debug"])
     assert result.exit_code == 1 and isinstance(result.exception, ToucheError)
 
@@ -139,7 +145,9 @@ QUESTIONS_HEADER = b"id\taspect\tdirect\tfactual\topinion\tcomp\tquestion\tdatas
 @pytest.mark.parametrize("rows, reason", [
     (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\t1\tWhat is a CPU?\tg\n2\t0\t0\t0\t1",
      "line 3 has fewer fields than the header (is the file cut short?)"),
-    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\tyes\tWhat is a CPU?\tg\n", "line 2: comp is 'yes', not 0 or 1"),
+    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\t1\tWhat is a CP", "line 2 has fewer fields than the header (is the file cut "
+                                                              "short?)"),  # cut within a column read
+    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\tyes\tWhat is a CPU?\tg\n", "line 2: comp is 'yes', not one of 0, 1"),
     (QUESTIONS_HEADER.replace(b"\tcomp", b"") + b"1\t0\t0\t1\t0\tWhat is a CPU?\tg\n",
      "it lacks the column or key 'comp'"),
 ])
@@ -150,7 +158,7 @@ def test_training_on_a_cut_or_odd_table_is_one_line_naming_it(tmp_path, rows, re
     damaged.write_bytes(rows)
     result = CliRunner().invoke(app, ["train", "questions", "--data", str(tmp_path), "--out", str(tmp_path / "m")])
     assert result.exit_code == 1
-    assert result.stderr.splitlines() == [
+    assert errors(result.stderr) == [
         f"touche: error: cannot read {damaged}: {reason}; docs/DATA.md says what it holds"]
 
 

@@ -73,17 +73,23 @@ def reading(path: Path) -> Iterator:
         raise ToucheError(f"cannot read {path}: {reason}; docs/DATA.md says what it holds") from error
 
 
-def csv_rows(handle, columns: Sequence[str], **options) -> Iterator[dict[str, str]]:
-    """The rows of a CSV / TSV file open in a `reading` block, as csv.DictReader reads them with `options`, each
-    holding every one of `columns`: a column missing from the header, or a row cut short (a file cut in the middle),
-    is an error of the block, naming the line, where it would give None to the code that reads the row."""
+def csv_rows(handle, columns: Sequence[str], allowed: dict[str, Sequence[str]] | None = None,
+             **options) -> Iterator[dict[str, str]]:
+    """The rows of a CSV / TSV file open in a `reading` block, as csv.DictReader reads them with `options`. A
+    header without one of `columns`, a row with fewer fields than the header (a file cut in the middle), or a value
+    outside its column's `allowed` ones is an error of the block, naming the line, where it would give None or an
+    odd label to the code that reads the row."""
     reader = csv.DictReader(handle, **options)
     for column in columns:
         if column not in (reader.fieldnames or ()):
             raise KeyError(column)
     for row in reader:
-        if any(row[column] is None for column in columns):
+        if None in row.values():
             raise ValueError(f"line {reader.line_num} has fewer fields than the header (is the file cut short?)")
+        for column, values in (allowed or {}).items():
+            if row[column] not in values:
+                raise ValueError(f"line {reader.line_num}: {column} is {row[column]!r}, not one of "
+                                 f"{', '.join(values)}")
         yield row
 
 

@@ -339,7 +339,8 @@ class ControversialExample:
 
 # The columns of IBM Claim Stance's CSV that the claims and the target phrases are read from.
 IBM_CLAIM_COLUMNS = ("split", "topicText", "claims.claimCorrectedText", "claims.stance")
-IBM_TARGET_COLUMNS = ("topicSentiment", "topicTarget", "claims.claimTarget.text", "claims.targetsRelation")
+IBM_TARGET_COLUMNS = ("split", "topicText", "topicSentiment", "topicTarget", "claims.claimTarget.text",
+                      "claims.targetsRelation")
 
 
 def load_ibm_claims(data_dir: Path, split: str) -> list[ControversialExample]:
@@ -359,7 +360,7 @@ def load_ibm_targets(data_dir: Path, split: str, subjects_only: bool = False) ->
     path = data_dir / "stance" / "ibm-claim-stance" / "claim_stance_dataset_v1.csv"
     found: dict[tuple[str, str], str] = {}
     with common.reading(path) as handle:
-        for row in common.csv_rows(handle, IBM_CLAIM_COLUMNS + IBM_TARGET_COLUMNS):
+        for row in common.csv_rows(handle, IBM_TARGET_COLUMNS):
             if row["split"] != split or row["topicSentiment"] not in ("1", "-1"):
                 continue
             sentiment = int(row["topicSentiment"])
