@@ -12,6 +12,7 @@ cache file and repr.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import logging
@@ -56,6 +57,9 @@ MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the mo
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 _MARKUP_START = re.compile(r"\s*<")
 MAX_RETRY_AFTER_S = 60.0
+# A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
+# 429 with Retry-After held a 3-topic run 16 minutes at 60 s.
+MAX_PAGE_RETRY_AFTER_S = 10.0
 # An answer's body is read up to here, decoded: a page's markup past MAX_PAGE_CHARS loses its bulk first, and
 # a gzip bomb (10 MB that decode to 10 GB) or an endless answer from a misbehaving service must not fill the memory.
 MAX_BODY_BYTES = 64 << 20
@@ -63,8 +67,10 @@ MAX_TIMEOUT_S = 3600.0  # CHATNOIR_TIMEOUT_S at most an hour per answer (inf ove
 MAX_REDIRECTS = 5  # followed where the key may go (`_redirect_target`)
 MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a down service take about 20 minutes
 # Then the cache endpoint counts as down: stop asking, keep the snippets. So too once this many pages failed and
-# they are as many as those answered or more: pages that never answer, among others that do, cost their retries each
-# (30 s x 5 and backoff), which was hours over a run's 5,000 pages.
+# they are half as many as those answered or more: pages that never answer, among others that do, cost their retries
+# each (30 s x 5 and backoff), which was hours over a run's 5,000 pages. (Not "as many": a failure is counted after
+# its retries, an answer at once, so with 8 pages fetched at a time and every second one failing, the answers stayed
+# 8 ahead.)
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # A topic whose search fails for good is asked once more after the others, then left out of the run; this many
 # failing in a row, with no search answered for MAX_OUTAGE_S, say the service is down, and the run stops instead of
@@ -303,12 +309,14 @@ class _Retry(Retry):
         return super().new(what=self.what, settings=self.settings, stats=self.stats, **kwargs)
 
     def get_retry_after(self, response) -> float | None:
-        """The server's Retry-After in seconds, at most MAX_RETRY_AFTER_S; None when absent or malformed."""
+        """The server's Retry-After in seconds, at most MAX_RETRY_AFTER_S (a page's MAX_PAGE_RETRY_AFTER_S); None
+        when absent or malformed."""
         try:
             seconds = super().get_retry_after(response)
         except InvalidHeader:  # neither seconds nor an HTTP date: back off instead
             return None
-        return None if seconds is None else min(seconds, MAX_RETRY_AFTER_S)
+        most = MAX_RETRY_AFTER_S if self.what == "search" else MAX_PAGE_RETRY_AFTER_S
+        return None if seconds is None else min(seconds, most)
 
     def sleep(self, response=None) -> None:
         """Wait before the next attempt (the server's Retry-After, else the backoff), counting and logging it."""
@@ -484,7 +492,7 @@ class ChatNoirClient:
         if "html" not in content_type and not _MARKUP_START.match(page):
             return normalize_whitespace(page[:MAX_PAGE_CHARS])
         if len(page) > MAX_PAGE_CHARS:
-            page = without_bulk(page)[:MAX_PAGE_CHARS]
+            page = without_bulk(page, MAX_PAGE_CHARS)
         return read_page(page, self.settings.page_text)
 
     def _pause(self, what: str, problem: str, retry: int) -> None:
@@ -641,16 +649,50 @@ _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff
 # Labels browsers read as windows-1252 (WHATWG Encoding), whose 0x80-0x9F are quotes and dashes, not C1 controls.
 _WINDOWS_1252_LABELS = frozenset("ascii us-ascii iso-8859-1 iso8859-1 iso_8859-1 latin-1 latin1 l1 cp819 ibm819 "
                                  "windows-1252 cp1252".split())
+# The encodings of WHATWG Encoding, the web's, by Python's codec names: a label of another codec Python knows is no
+# web page's (`punycode` took minutes to decode a 2 MB page and held the run; `idna`, `unicode_escape`,
+# `base64_codec`), and the page is read as UTF-8, as a label nobody knows is.
+_WEB_CODECS = frozenset(codecs.lookup(name).name for name in (
+    "utf-8", "utf-16-le", "utf-16-be", "cp866", *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+    "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", *(f"cp{n}" for n in range(1250, 1259)), "gbk",
+    "gb18030", "big5hkscs", "euc_jp", "iso2022_jp", "cp932", "cp949"))
+# WHATWG labels that Python does not know, or knows as a narrower codec than the web's (its Shift_JIS, EUC-KR, Big5
+# and GB2312 are the Windows supersets), by the Python codec that reads them (x-sjis, windows-874, koi8 read as
+# undecodable).
+_WEB_LABELS = {
+    **dict.fromkeys("shift_jis sjis x-sjis csshiftjis ms_kanji ms932 windows-31j".split(), "cp932"),
+    **dict.fromkeys("windows-874 dos-874 tis-620 iso-8859-11 iso8859-11".split(), "cp874"),
+    **dict.fromkeys("koi8 koi cskoi8r".split(), "koi8-r"), "koi8-ru": "koi8-u",
+    **dict.fromkeys("mac x-mac-roman csmacintosh".split(), "mac-roman"),
+    **dict.fromkeys("x-mac-cyrillic x-mac-ukrainian".split(), "mac-cyrillic"),
+    **dict.fromkeys("gb2312 x-gbk chinese csgb2312 iso-ir-58 csiso58gb231280 gb_2312 gb_2312-80".split(), "gbk"),
+    **dict.fromkeys("big5 x-x-big5 cn-big5 csbig5 big5-hkscs".split(), "big5hkscs"),
+    **dict.fromkeys("euc-kr cseuckr korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 windows-949 iso-ir-149 "
+                    "csksc56011987".split(), "cp949"),
+    **dict.fromkeys("x-euc-jp cseucpkdfmtjapanese".split(), "euc_jp"),
+    **dict.fromkeys("iso-8859-8-i csiso88598i logical".split(), "iso8859-8"),
+    **dict.fromkeys("unicode-1-1-utf-8 unicode11utf8 unicode20utf8 x-unicode20utf8".split(), "utf-8"),
+    **dict.fromkeys("utf-16 unicode unicodefeff csunicode iso-10646-ucs-2 ucs-2".split(), "utf-16-le"),
+    **{f"x-cp{n}": f"cp{n}" for n in range(1250, 1259)},
+}
 
 
 def _page_encoding(response: requests.Response) -> str:
     """How a page's bytes decode: by its byte order mark (before any header, as browsers sniff it), else the
-    header's charset (a Latin-1 one as windows-1252, as browsers do), else UTF-8 (requests would assume
-    ISO-8859-1 for text/* without a charset)."""
+    header's charset as WHATWG Encoding reads it (a Latin-1 one as windows-1252, Shift_JIS as windows-31j, ...,
+    as browsers do; a label of no web encoding as UTF-8), else UTF-8 (requests would assume ISO-8859-1 for text/*
+    without a charset)."""
     if encoding := bom_encoding(response.content):
         return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
-        return "cp1252" if response.encoding.strip().lower() in _WINDOWS_1252_LABELS else response.encoding
+        label = response.encoding.strip().lower()
+        if label in _WINDOWS_1252_LABELS:
+            return "cp1252"
+        try:
+            codec = codecs.lookup(_WEB_LABELS.get(label, label)).name
+        except LookupError:  # a label nobody knows
+            return "utf-8"
+        return codec if codec in _WEB_CODECS else "utf-8"
     return "utf-8"
 
 
@@ -983,10 +1025,10 @@ class ChatNoirBackend:
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and
-        at least as often as it answered."""
+        at least half as often as it answered."""
         with self._failures_lock:
             return (self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW
-                    or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and self._failures >= self._answers))
+                    or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and 2 * self._failures >= self._answers))
 
     def _log_summary(self) -> None:
         stats = self.stats

@@ -188,7 +188,7 @@ _SVG_END = re.compile(r"</svg[\s/>]|<(?:b|big|blockquote|body|br|center|code|dd|
                       r"|u|ul|var)[\s/>]", re.IGNORECASE | re.ASCII)
 
 
-def without_bulk(markup: str) -> str:
+def without_bulk(markup: str, limit: int | None = None) -> str:
     """The markup without what holds no readable text yet can fill megabytes before a page's text begins: comments,
     scripts, styles, form fields' text, inline SVG drawings, and attribute values of a thousand characters and more
     (base64 images, a framework's state as JSON), which become empty. Extraction skips them anyway (an SVG's own text
@@ -196,11 +196,19 @@ def without_bulk(markup: str) -> str:
     that bound only. It passes over titles and over tags to their first ">", so a "<!--" or "<script" within a
     title or an attribute starts nothing (after a ">" within a quoted value it does). Linear in the markup: a tag
     is sought only up to the last ">", where no tag can fail to end, and an SVG's end only until none is found.
+    With a `limit`, the first `limit` characters of that, found without going further: 64 MB of tags holding a "<"
+    made 16 million strings, 1.2 GB and 30 s a page, of which the first million characters are read.
     """
-    kept, position, last = [], 0, markup.rfind(">") + 1
+    kept, size, position, last = [], 0, 0, markup.rfind(">") + 1
     svg_ends = True  # whether a "</svg" may follow
-    while (bulk := _BULK.search(markup, position, last)) is not None:
-        kept.append(markup[position:bulk.start()])
+
+    def keep(piece: str) -> None:
+        nonlocal size
+        kept.append(piece)
+        size += len(piece)
+
+    while (limit is None or size < limit) and (bulk := _BULK.search(markup, position, last)) is not None:
+        keep(markup[position:bulk.start()])
         name = (bulk.group(1) or "").lower()
         if bulk.group(0) == "<!--":
             position = _comment_end(markup, bulk.end())
@@ -209,19 +217,20 @@ def without_bulk(markup: str) -> str:
             # SVG whose content never ends is kept.
             end = _SVG_END.search(markup, bulk.end()) if svg_ends else None
             svg_ends = end is not None
-            kept.append("" if end else bulk.group(0))
+            keep("" if end else bulk.group(0))
             position = end.start() if end else bulk.end()
         elif name in _BULK_ELEMENTS:  # raw text up to its end tag, which stays as a stray end tag
             position = _raw_text_end(markup, name, bulk.end())
         elif name == "title":
             position = _raw_text_end(markup, name, bulk.end())
-            kept.append(markup[bulk.start():position])
+            keep(markup[bulk.start():position])
         else:  # another start tag, a self-closed SVG too
             tag = bulk.group(0)
-            kept.append(_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
+            keep(_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
             position = bulk.end()
-    kept.append(markup[position:])
-    return "".join(kept)
+    if limit is None:
+        return "".join(kept) + markup[position:]
+    return ("".join(kept) + markup[position:position + max(0, limit - size)])[:limit]
 
 
 def _emptied(value: re.Match) -> str:

@@ -523,6 +523,18 @@ def test_unreachable_chatnoir_is_one_clear_error():
     assert_key_absent(str(error.value))
 
 
+def test_a_page_waits_at_most_10_s_for_a_retry_after_a_search_60(settings):
+    """A cache endpoint answering every page 429 with Retry-After held a 3-topic run 16 minutes at 60 s a wait."""
+    from urllib3.response import HTTPResponse
+
+    from app.chatnoir import ChatNoirStats, _Retry
+
+    answer = HTTPResponse(headers={"Retry-After": "999999"}, status=429)
+    waits = {what: _Retry.policy(what, settings, ChatNoirStats()).get_retry_after(answer)
+             for what in ("search", "document")}
+    assert waits == {"search": 60.0, "document": 10.0}
+
+
 def test_https_to_a_plain_http_server_says_tls(stub):
     """It read "cannot reach ... (SSLError)", with no hint of why."""
     tls = ChatNoirSettings(api_key=KEY, base_url=stub.base_url.replace("http:", "https:"), retries=0)
@@ -640,6 +652,21 @@ def test_a_latin1_label_reads_as_windows_1252_and_dense_quotes_are_text(encoding
     assert _not_text(_page(random.Random(13).randbytes(4096), "text/html; charset=ISO-8859-1")) == "undecodable bytes"
 
 
+@pytest.mark.parametrize("label, codec", [
+    ("punycode", "utf-8"), ("idna", "utf-8"), ("unicode_escape", "utf-8"), ("base64_codec", "utf-8"),  # no web's
+    ("no-such-charset", "utf-8"), ("x-sjis", "cp932"), ("Shift_JIS", "cp932"), ("windows-874", "cp874"),
+    ("koi8", "koi8-r"), ("EUC-KR", "cp949"), ("x-mac-cyrillic", "mac-cyrillic"), ("iso-8859-5", "iso8859-5"),
+    ("UTF-8", "utf-8"),
+])
+def test_a_charset_label_reads_as_browsers_read_it(label, codec):
+    """`charset=punycode` held the run: Python's punycode decoder took minutes for a 2 MB page. WHATWG labels Python
+    lacks (x-sjis, windows-874, koi8) read as undecodable."""
+    page = _page("<p>Ѳ café ｶﾀｶﾅ</p>".encode(codec if codec != "utf-8" else "utf-8", "replace"),
+                 f"text/html; charset={label}")
+    assert page.encoding == codec
+    assert _not_text(page) is None
+
+
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):
     """Concurrent fetches arrive in any order: a queued PDF must not turn the page the stub lacks into 'not text'."""
     lacking = next(document for document in stub.documents if not document.cached)
@@ -656,15 +683,16 @@ def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):
     assert fetch(present).headers["Content-Type"].startswith("text/html")
 
 
-def test_a_cache_endpoint_failing_as_often_as_it_answers_is_given_up_on(settings, monkeypatch):
+def test_a_cache_endpoint_failing_for_a_third_of_its_pages_is_given_up_on(settings, monkeypatch):
     """Pages that never answer, among others that do, never made 20 failures in a row: each cost 5 attempts of 30
     s, hours over a run."""
     monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 3)
     backend = ChatNoirBackend(settings)
-    for failed in (True, False, True, False, False, False, True):  # 3 failures, 4 answers
+    for failed in (True, False, True, False, False, False, False, False, False, True):  # 3 failures, 7 answers
         backend._failed(failed)
         assert not backend._given_up()
-    backend._failed(True)  # 4 failures, as many as the answers
+    backend._failed(False)
+    backend._failed(True)  # 4 failures, half as many as the 8 answers: failures count after their retries
     assert backend._given_up()
 
 
