@@ -32,6 +32,7 @@ from urllib.parse import urljoin, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import requests
+import webencodings
 from chatnoir_api.model import Index, SearchMethod, decode_uuid, index_id, index_prefix, parse_index
 from chatnoir_api.v1.model import Request
 from requests.adapters import HTTPAdapter
@@ -646,53 +647,29 @@ _TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/j
 _SAMPLE_BYTES = 4096
 _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
-# Labels browsers read as windows-1252 (WHATWG Encoding), whose 0x80-0x9F are quotes and dashes, not C1 controls.
-_WINDOWS_1252_LABELS = frozenset("ascii us-ascii iso-8859-1 iso8859-1 iso_8859-1 latin-1 latin1 l1 cp819 ibm819 "
-                                 "windows-1252 cp1252".split())
-# The encodings of WHATWG Encoding, the web's, by Python's codec names: a label of another codec Python knows is no
-# web page's (`punycode` took minutes to decode a 2 MB page and held the run; `idna`, `unicode_escape`,
-# `base64_codec`), and the page is read as UTF-8, as a label nobody knows is.
-_WEB_CODECS = frozenset(codecs.lookup(name).name for name in (
-    "utf-8", "utf-16-le", "utf-16-be", "cp866", *(f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
-    "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874", *(f"cp{n}" for n in range(1250, 1259)), "gbk",
-    "gb18030", "big5hkscs", "euc_jp", "iso2022_jp", "cp932", "cp949"))
-# WHATWG labels that Python does not know, or knows as a narrower codec than the web's (its Shift_JIS, EUC-KR, Big5
-# and GB2312 are the Windows supersets), by the Python codec that reads them (x-sjis, windows-874, koi8 read as
-# undecodable).
-_WEB_LABELS = {
-    **dict.fromkeys("shift_jis sjis x-sjis csshiftjis ms_kanji ms932 windows-31j".split(), "cp932"),
-    **dict.fromkeys("windows-874 dos-874 tis-620 iso-8859-11 iso8859-11".split(), "cp874"),
-    **dict.fromkeys("koi8 koi cskoi8r".split(), "koi8-r"), "koi8-ru": "koi8-u",
-    **dict.fromkeys("mac x-mac-roman csmacintosh".split(), "mac-roman"),
-    **dict.fromkeys("x-mac-cyrillic x-mac-ukrainian".split(), "mac-cyrillic"),
-    **dict.fromkeys("gb2312 x-gbk chinese csgb2312 iso-ir-58 csiso58gb231280 gb_2312 gb_2312-80".split(), "gbk"),
-    **dict.fromkeys("big5 x-x-big5 cn-big5 csbig5 big5-hkscs".split(), "big5hkscs"),
-    **dict.fromkeys("euc-kr cseuckr korean ks_c_5601-1987 ks_c_5601-1989 ksc5601 ksc_5601 windows-949 iso-ir-149 "
-                    "csksc56011987".split(), "cp949"),
-    **dict.fromkeys("x-euc-jp cseucpkdfmtjapanese".split(), "euc_jp"),
-    **dict.fromkeys("iso-8859-8-i csiso88598i logical".split(), "iso8859-8"),
-    **dict.fromkeys("unicode-1-1-utf-8 unicode11utf8 unicode20utf8 x-unicode20utf8".split(), "utf-8"),
-    **dict.fromkeys("utf-16 unicode unicodefeff csunicode iso-10646-ucs-2 ucs-2".split(), "utf-16-le"),
-    **{f"x-cp{n}": f"cp{n}" for n in range(1250, 1259)},
-}
+# The Python codecs that webencodings (WHATWG Encoding's label table) names for Shift_JIS, EUC-KR, Big5 and GBK, and
+# the Windows supersets WHATWG's decoders are: their extra characters are read, not replaced.
+_SUPERSETS = {"shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs", "gbk": "gb18030"}
 
 
 def _page_encoding(response: requests.Response) -> str:
     """How a page's bytes decode: by its byte order mark (before any header, as browsers sniff it), else the
-    header's charset as WHATWG Encoding reads it (a Latin-1 one as windows-1252, Shift_JIS as windows-31j, ...,
-    as browsers do; a label of no web encoding as UTF-8), else UTF-8 (requests would assume ISO-8859-1 for text/*
-    without a charset)."""
+    header's charset as browsers read it (WHATWG Encoding, by webencodings: ISO-8859-1 and ASCII as windows-1252,
+    x-sjis as Shift_JIS, ...), else UTF-8 (requests would assume ISO-8859-1 for text/* without a charset). A label
+    no browser knows reads as UTF-8, though Python may know it: Python's punycode decoder took minutes on a 2 MB
+    page and held the run (idna, unicode_escape, base64_codec: no page's encoding either)."""
     if encoding := bom_encoding(response.content):
         return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
-        label = response.encoding.strip().lower()
-        if label in _WINDOWS_1252_LABELS:
-            return "cp1252"
-        try:
-            codec = codecs.lookup(_WEB_LABELS.get(label, label)).name
-        except LookupError:  # a label nobody knows
+        found = webencodings.lookup(response.encoding)
+        if found is None:
             return "utf-8"
-        return codec if codec in _WEB_CODECS else "utf-8"
+        codec = _SUPERSETS.get(found.codec_info.name, found.codec_info.name)
+        try:
+            codecs.lookup(codec)
+        except LookupError:  # webencodings' own x-user-defined, which requests cannot decode by name
+            return "utf-8"
+        return codec
     return "utf-8"
 
 
@@ -816,23 +793,24 @@ def _digest(text: str) -> str:
 
 
 class _Outage:
-    """Searches failed in a row since the last one answered: MAX_SEARCH_FAILURES_IN_A_ROW of them with none answered
-    for MAX_OUTAGE_S say ChatNoir is down, and end the retrieval."""
+    """The topics whose searches failed since the last one answered: MAX_SEARCH_FAILURES_IN_A_ROW of them, with
+    none answered for MAX_OUTAGE_S, say ChatNoir is down, and end the retrieval."""
 
     def __init__(self):
-        self.in_a_row, self.since = 0, time.monotonic()
+        self.failing: set[str] = set()
+        self.since = time.monotonic()
 
     @property
     def ongoing(self) -> bool:
-        return self.in_a_row >= MAX_SEARCH_FAILURES_IN_A_ROW
+        return len(self.failing) >= MAX_SEARCH_FAILURES_IN_A_ROW
 
     def answered(self) -> None:
-        self.in_a_row, self.since = 0, time.monotonic()
+        self.failing, self.since = set(), time.monotonic()
 
     def failed(self, topic: Topic, error: ChatNoirRequestError) -> None:
-        self.in_a_row += 1
+        self.failing.add(topic.number)
         if self.ongoing and (silent := time.monotonic() - self.since) >= MAX_OUTAGE_S:
-            raise ToucheError(f"topic {topic.number}: {error} (the searches of {self.in_a_row} topics in a row "
+            raise ToucheError(f"topic {topic.number}: {error} (the searches of {len(self.failing)} topics in a row "
                               f"failed, none answered for {silent:.0f} s: ChatNoir seems down)") from None
 
 
@@ -885,14 +863,9 @@ class ChatNoirBackend:
             if (error := self._ask(topic, depth, hits, outage)) is not None:
                 logger.warning("topic %s: %s; asked again after the other topics", topic.number, error)
                 failed.append(topic)
-        left = [(topic, error) for topic in failed if (error := self._ask(topic, depth, hits, outage)) is not None]
-        # The last searches all failed: the service may be down, or out for a while. Its topics are asked until it
-        # answers or MAX_OUTAGE_S pass without an answer, which ends the retrieval (`_Outage.failed`); a run that
-        # left them out was a run of fewer topics while ChatNoir was down.
-        while left and outage.ongoing:
-            time.sleep(OUTAGE_PAUSE_S)
-            left = [(topic, error) for topic, _ in left
-                    if (error := self._ask(topic, depth, hits, outage)) is not None]
+        if outage.ongoing:  # the last topics failed in a row: ChatNoir down, or out for a while, or these queries
+            self._await_service(next((t for t in topics if t.number in hits), failed[0]), outage)
+        left = [(topic, error) for topic in failed if (error := self._ask(topic, depth, hits)) is not None]
         if left and not hits:
             topic, error = left[0]
             raise ToucheError(f"topic {topic.number}: {error} (no topic's search succeeded)")
@@ -900,17 +873,36 @@ class ChatNoirBackend:
             logger.error("topic %s: %s; the run goes on without it", topic.number, error)
         return {topic.number: hits[topic.number] for topic in topics if topic.number in hits}
 
+    def _await_service(self, canary: Topic, outage: _Outage) -> None:
+        """Ask `canary` (a topic answered before, where there is one) every OUTAGE_PAUSE_S until it is answered, or
+        MAX_OUTAGE_S pass without an answer (`_Outage.failed` ends the retrieval). Asking the failed topics again
+        instead could not tell an outage from queries that always fail, and left the last topics out of a run
+        while ChatNoir was down."""
+        while True:
+            try:
+                self.client.search(canary.title, 1)  # one result: the answer, not the hits, is wanted
+            except ChatNoirRequestError as error:
+                if error.reason in _SERVICE_FAILURES:
+                    raise ToucheError(f"topic {canary.number}: {error}") from None
+                outage.failed(canary, error)
+                time.sleep(OUTAGE_PAUSE_S)
+                continue
+            outage.answered()
+            return
+
     def _ask(self, topic: Topic, depth: int, hits: dict[str, list[Hit]],
-             outage: _Outage) -> ChatNoirRequestError | None:
-        """Search one topic into `hits`; the error, when its search failed for good."""
+             outage: _Outage | None = None) -> ChatNoirRequestError | None:
+        """Search one topic into `hits`; the error, when its search failed for good (counted in `outage`)."""
         try:
             hits[topic.number] = self._search(topic, depth)
         except ChatNoirRequestError as error:
             if error.reason in _SERVICE_FAILURES:  # no other topic's search would escape it
                 raise ToucheError(f"topic {topic.number}: {error}") from None
-            outage.failed(topic, error)
+            if outage is not None:
+                outage.failed(topic, error)
             return error
-        outage.answered()
+        if outage is not None:
+            outage.answered()
         return None
 
     def _search(self, topic: Topic, depth: int) -> list[Hit]:

@@ -382,12 +382,31 @@ def test_an_outage_over_the_last_topics_ends_the_run_once_it_lasts(stub, setting
     """The outage rule held in the first round only: ChatNoir down from the 45th of 50 topics on gave a run of 44."""
     monkeypatch.setattr("app.chatnoir.MAX_OUTAGE_S", 0.5)
     monkeypatch.setattr("app.chatnoir.OUTAGE_PAUSE_S", 0.1)
-    down = [Topic(str(n), f"Is {n} down?") for n in (4, 5, 6)]
-    for topic in down:
-        stub.fail_query(topic.title, "500")
-    with pytest.raises(ToucheError, match=r"^topic [456]: .*topics in a row failed, none answered for \d+ s: "
-                                          "ChatNoir seems down"):
-        ChatNoirBackend(settings).retrieve(TOPICS[:1] + down, depth=5)
+    backend = ChatNoirBackend(settings)
+    search = backend.client.search
+
+    def down_after_the_first(query, size):  # every search after the first fails
+        answer = search(query, size)
+        stub.fail("search", "500", times=10_000)
+        return answer
+
+    monkeypatch.setattr(backend.client, "search", down_after_the_first)
+    with pytest.raises(ToucheError, match=r"^topic 1: .*the searches of 4 topics in a row failed, none answered for "
+                                          r"\d+ s: ChatNoir seems down"):
+        backend.retrieve(TOPICS[:1] + [Topic(str(n), f"Is {n} down?") for n in (4, 5, 6)], depth=5)
+
+
+@pytest.mark.parametrize("order", [(1, 7, 2, 8, 3, 9), (1, 2, 3, 7, 8, 9)])
+def test_queries_that_always_fail_cost_their_topics_not_the_run(stub, settings, monkeypatch, order):
+    """Asked again in a row, topics whose queries always fail looked like an outage and ended the run; a topic
+    answered before, asked again, tells them apart."""
+    monkeypatch.setattr("app.chatnoir.MAX_OUTAGE_S", 0.5)
+    monkeypatch.setattr("app.chatnoir.OUTAGE_PAUSE_S", 0.1)
+    topics = {n: TOPICS[n - 1] if n <= 3 else Topic(str(n), f"Is {n} broken?") for n in order}
+    for n in (7, 8, 9):
+        stub.fail_query(topics[n].title, "gateway-html")
+    candidates = ChatNoirBackend(settings).retrieve(list(topics.values()), depth=5)
+    assert list(candidates) == ["1", "2", "3"]
 
 
 def test_a_topic_whose_search_fails_is_asked_again_after_the_others(stub, settings, caplog):
@@ -656,11 +675,12 @@ def test_a_latin1_label_reads_as_windows_1252_and_dense_quotes_are_text(encoding
     ("punycode", "utf-8"), ("idna", "utf-8"), ("unicode_escape", "utf-8"), ("base64_codec", "utf-8"),  # no web's
     ("no-such-charset", "utf-8"), ("x-sjis", "cp932"), ("Shift_JIS", "cp932"), ("windows-874", "cp874"),
     ("koi8", "koi8-r"), ("EUC-KR", "cp949"), ("x-mac-cyrillic", "mac-cyrillic"), ("iso-8859-5", "iso8859-5"),
-    ("UTF-8", "utf-8"),
+    ("UTF-8", "utf-8"), ("iso-8859-9", "cp1254"), ("latin5", "cp1254"), ("shift-jis", "cp932"), ("gb2312", "gb18030"),
+    ("x-user-defined", "utf-8"), ("US-ASCII", "cp1252"),
 ])
 def test_a_charset_label_reads_as_browsers_read_it(label, codec):
     """`charset=punycode` held the run: Python's punycode decoder took minutes for a 2 MB page. WHATWG labels Python
-    lacks (x-sjis, windows-874, koi8) read as undecodable."""
+    lacks (x-sjis, windows-874, koi8) read as undecodable; a first table of them left out ISO-8859-9."""
     page = _page("<p>Ѳ café ｶﾀｶﾅ</p>".encode(codec if codec != "utf-8" else "utf-8", "replace"),
                  f"text/html; charset={label}")
     assert page.encoding == codec

@@ -42,8 +42,9 @@ def test_train_on_an_empty_folder_is_one_line_naming_the_file_data_and_the_doc(t
 def test_a_missing_data_folder_is_named(tmp_path):
     result = CliRunner().invoke(app, ["train", "quality", "--data", str(tmp_path / "absent")])
     assert result.exit_code == 1
-    assert "\n".join(errors(result.stderr)) == (f"touche: error: touche train quality: no data folder {tmp_path / 'absent'}; "
-                                     "pass --data DIR holding the files docs/DATA.md lists")
+    assert "\n".join(errors(result.stderr)) == (f"touche: error: touche train quality: no data folder "
+                                                f"{tmp_path / 'absent'}; pass --data DIR holding the files "
+                                                "docs/DATA.md lists")
 
 
 def test_one_missing_file_is_named_and_globs_need_a_match(tmp_path):
@@ -73,8 +74,8 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
                                       str(tmp_path / "a-file")])
     assert result.exit_code == 1
-    assert "\n".join(errors(result.stderr)) == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not a directory: "
-                                     "pass a directory to --out")
+    assert "\n".join(errors(result.stderr)) == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not "
+                                                "a directory: pass a directory to --out")
 
 
 def _all_data_files(folder: Path, module: str) -> None:
