@@ -79,7 +79,7 @@ MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # row, each of whose next request would have been answered, and ended the run.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
 MAX_OUTAGE_S = 300.0
-OUTAGE_PAUSE_S = 10.0  # between the rounds in which the topics an outage failed are asked again
+OUTAGE_PAUSE_S = 10.0  # between the asks of a topic answered before, once the last topics failed in a row
 # A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
 # are a few hundred characters.
 MAX_PREVIEW_CHARS = 10_000

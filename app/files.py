@@ -180,7 +180,7 @@ def remove_stale_temporaries(directory: Path) -> None:
     """Remove the temporary files in `directory` that no write has touched for STALE_AFTER_S: a process killed
     while writing (SIGKILL, the OOM killer, a power cut) leaves its file there for good."""
     try:
-        for path in directory.glob("." + "*" + TEMPORARY_SUFFIX):
+        for path in directory.glob(f".*{TEMPORARY_SUFFIX}"):
             if path.is_file() and time.time() - path.stat().st_mtime > STALE_AFTER_S:
                 path.unlink(missing_ok=True)
     except OSError:  # a cache that cannot be read or changed: the entry's own checks say so
