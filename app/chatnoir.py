@@ -73,13 +73,15 @@ MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a 
 # its retries, an answer at once, so with 8 pages fetched at a time and every second one failing, the answers stayed
 # 8 ahead.)
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
-# A topic whose search fails for good is asked once more after the others, then left out of the run; this many
-# failing in a row, with no search answered for MAX_OUTAGE_S, say the service is down, and the run stops instead of
-# spending every topic's retries. A shorter outage costs no topic: a burst of errors of 45 s failed 3 topics in a
-# row, each of whose next request would have been answered, and ended the run.
+# A topic whose search fails for good is asked once more after the others, then left out of the run. After this
+# many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
+# OUTAGE_PAUSE_S until it is answered): ChatNoir answering no search for MAX_OUTAGE_S is down, and the run stops
+# instead of spending every topic's retries. A shorter outage costs no topic (a burst of errors of 45 s failed 3
+# topics in a row, each of whose next request would have been answered, and ended the run), nor do queries that
+# always fail.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
 MAX_OUTAGE_S = 300.0
-OUTAGE_PAUSE_S = 10.0  # between the asks of a topic answered before, once the last topics failed in a row
+OUTAGE_PAUSE_S = 10.0
 # A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
 # are a few hundred characters.
 MAX_PREVIEW_CHARS = 10_000
@@ -793,8 +795,7 @@ def _digest(text: str) -> str:
 
 
 class _Outage:
-    """The topics whose searches failed since the last one answered: MAX_SEARCH_FAILURES_IN_A_ROW of them, with
-    none answered for MAX_OUTAGE_S, say ChatNoir is down, and end the retrieval."""
+    """The topics whose searches failed since the last search answered, and since when none was."""
 
     def __init__(self):
         self.failing: set[str] = set()
@@ -807,11 +808,12 @@ class _Outage:
     def answered(self) -> None:
         self.failing, self.since = set(), time.monotonic()
 
-    def failed(self, topic: Topic, error: ChatNoirRequestError) -> None:
+    def failed(self, topic: Topic) -> None:
         self.failing.add(topic.number)
-        if self.ongoing and (silent := time.monotonic() - self.since) >= MAX_OUTAGE_S:
-            raise ToucheError(f"topic {topic.number}: {error} (the searches of {len(self.failing)} topics in a row "
-                              f"failed, none answered for {silent:.0f} s: ChatNoir seems down)") from None
+
+    @property
+    def silent_s(self) -> float:
+        return time.monotonic() - self.since
 
 
 class ChatNoirBackend:
@@ -863,8 +865,14 @@ class ChatNoirBackend:
             if (error := self._ask(topic, depth, hits, outage)) is not None:
                 logger.warning("topic %s: %s; asked again after the other topics", topic.number, error)
                 failed.append(topic)
-        if outage.ongoing:  # the last topics failed in a row: ChatNoir down, or out for a while, or these queries
-            self._await_service(next((t for t in topics if t.number in hits), failed[0]), outage)
+                if outage.ongoing and hits:  # ChatNoir down, or out for a while, or these queries failing for good
+                    self._await_service(topics, hits, outage)
+                elif outage.ongoing and outage.silent_s >= MAX_OUTAGE_S:  # none answered yet: the failures alone
+                    raise ToucheError(f"topic {topic.number}: {error} (the searches of the first "
+                                      f"{len(outage.failing)} topics failed, none answered for "
+                                      f"{outage.silent_s:.0f} s: ChatNoir seems down)") from None
+        if failed and hits:  # before asking them again: an outage over the last topics would cost them
+            self._await_service(topics, hits, outage)
         left = [(topic, error) for topic in failed if (error := self._ask(topic, depth, hits)) is not None]
         if left and not hits:
             topic, error = left[0]
@@ -873,18 +881,28 @@ class ChatNoirBackend:
             logger.error("topic %s: %s; the run goes on without it", topic.number, error)
         return {topic.number: hits[topic.number] for topic in topics if topic.number in hits}
 
-    def _await_service(self, canary: Topic, outage: _Outage) -> None:
-        """Ask `canary` (a topic answered before, where there is one) every OUTAGE_PAUSE_S until it is answered, or
-        MAX_OUTAGE_S pass without an answer (`_Outage.failed` ends the retrieval). Asking the failed topics again
-        instead could not tell an outage from queries that always fail, and left the last topics out of a run
-        while ChatNoir was down."""
+    def _await_service(self, topics: list[Topic], hits: dict[str, list[Hit]], outage: _Outage) -> None:
+        """Ask a topic answered before until it is answered; where it is not, again every OUTAGE_PAUSE_S, and once no
+        search has been answered for MAX_OUTAGE_S, end the retrieval: ChatNoir is down. Asking the failed topics
+        instead could not tell an outage from queries that always fail (three that always time out took 8 minutes
+        and ended a run ChatNoir was answering)."""
+        canary = next(topic for topic in topics if topic.number in hits)
+        said = False
         while True:
             try:
                 self.client.search(canary.title, 1)  # one result: the answer, not the hits, is wanted
             except ChatNoirRequestError as error:
                 if error.reason in _SERVICE_FAILURES:
                     raise ToucheError(f"topic {canary.number}: {error}") from None
-                outage.failed(canary, error)
+                if outage.silent_s >= MAX_OUTAGE_S:
+                    raise ToucheError(f"topic {canary.number}: {error} (no search answered for "
+                                      f"{outage.silent_s:.0f} s, {len(outage.failing | {canary.number})} topics' "
+                                      "searches failing: ChatNoir seems down)") from None
+                if not said:
+                    logger.warning("ChatNoir answered none of the last searches: asking topic %s again every %g s "
+                                   "until it is answered, or no search has been for %g s", canary.number,
+                                   OUTAGE_PAUSE_S, MAX_OUTAGE_S)
+                    said = True
                 time.sleep(OUTAGE_PAUSE_S)
                 continue
             outage.answered()
@@ -899,7 +917,7 @@ class ChatNoirBackend:
             if error.reason in _SERVICE_FAILURES:  # no other topic's search would escape it
                 raise ToucheError(f"topic {topic.number}: {error}") from None
             if outage is not None:
-                outage.failed(topic, error)
+                outage.failed(topic)
             return error
         if outage is not None:
             outage.answered()
