@@ -892,8 +892,7 @@ class ChatNoirBackend:
             try:
                 self.client.search(canary.title, 1)  # one result: the answer, not the hits, is wanted
             except ChatNoirRequestError as error:
-                if error.reason in _SERVICE_FAILURES:
-                    raise ToucheError(f"topic {canary.number}: {error}") from None
+                self._give_up_on_service(canary, error)
                 if outage.silent_s >= MAX_OUTAGE_S:
                     raise ToucheError(f"topic {canary.number}: {error} (no search answered for "
                                       f"{outage.silent_s:.0f} s, {len(outage.failing | {canary.number})} topics' "
@@ -908,14 +907,19 @@ class ChatNoirBackend:
             outage.answered()
             return
 
+    @staticmethod
+    def _give_up_on_service(topic: Topic, error: ChatNoirRequestError) -> None:
+        """A failure no other topic's search would escape ends the retrieval at once."""
+        if error.reason in _SERVICE_FAILURES:
+            raise ToucheError(f"topic {topic.number}: {error}") from None
+
     def _ask(self, topic: Topic, depth: int, hits: dict[str, list[Hit]],
              outage: _Outage | None = None) -> ChatNoirRequestError | None:
         """Search one topic into `hits`; the error, when its search failed for good (counted in `outage`)."""
         try:
             hits[topic.number] = self._search(topic, depth)
         except ChatNoirRequestError as error:
-            if error.reason in _SERVICE_FAILURES:  # no other topic's search would escape it
-                raise ToucheError(f"topic {topic.number}: {error}") from None
+            self._give_up_on_service(topic, error)
             if outage is not None:
                 outage.failed(topic)
             return error
