@@ -447,12 +447,14 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
     the parse resumes at the next argument's start (`_Resumable`). A file cut short, invalid before its first
     argument or after its last argument start, or damaged where the parse cannot tell what it lost, is an error."""
     last, warned = None, False  # the id of the last argument read: where a damaged file can be looked at
+    items = 0
     guard = JsonGuard(path)
     with open_text(path, defects, guard) as text:
         stream = _Resumable(text, guard)
         while True:
             try:
                 for item in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
+                    items += 1
                     for argument in _arguments_in(item):
                         if not stream.read_anew(argument):
                             continue
@@ -462,6 +464,8 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                         else:
                             last = document.doc_id
                             yield document
+                if not items:  # valid JSON of another shape: a list of arguments, "arguments" a mapping, ...
+                    log.warning("%s: no arguments read: an args.me file holds {\"arguments\": [...]}", path.name)
                 return
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:
@@ -653,11 +657,14 @@ def _argument_document(argument) -> Document | None:
     if not isinstance(argument, dict) or not isinstance(argument.get("id"), str):
         return None
     premises = argument.get("premises")
-    premises = [premise for premise in premises if isinstance(premise, dict)] if isinstance(premises, list) else []
+    premises = [premises] if isinstance(premises, (str, dict)) else premises if isinstance(premises, list) else []
+    # Other exporters' shapes: a premise as a bare string, its text a list of sentences.
+    premises = [{"text": premise} if isinstance(premise, str) else premise for premise in premises
+                if isinstance(premise, (str, dict))]
     conclusion = argument.get("conclusion")
     conclusion = conclusion.strip() if isinstance(conclusion, str) else ""
-    parts = [conclusion] + [premise.get("text") or "" for premise in premises]
-    text = " ".join(part.strip() for part in parts if isinstance(part, str) and part.strip())
+    parts = [conclusion] + [_premise_text(premise.get("text")) for premise in premises]
+    text = " ".join(part.strip() for part in parts if part.strip())
     stance = premises[0].get("stance") if premises else None
     stance = stance.strip().upper() if isinstance(stance, str) else None  # "pro", " CON" from other exporters
     # A stance is only worth keeping with the conclusion it is toward.
@@ -665,6 +672,13 @@ def _argument_document(argument) -> Document | None:
     doc_id = record_id(argument["id"])
     return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stated else None,
                                                 bounded_text(conclusion) if stated else None)
+
+
+def _premise_text(value) -> str:
+    """A premise's text: a string, or the strings of a list joined."""
+    if isinstance(value, list):
+        return " ".join(part for part in value if isinstance(part, str))
+    return value if isinstance(value, str) else ""
 
 
 def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -> dict[str, list[Candidate]]:
@@ -683,10 +697,10 @@ def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -
 
 
 def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str, list[Candidate]]:
-    """A TIREx re-rank file: each query's candidates best score first (ties in file order), or in file order where
-    a score is missing or no finite number, at most `per_query` of them (the others are never held: a re-rank file
-    of gigabytes, a few MB gzipped, must not fill the memory); app/topics.py reads its queries. A document may
-    have another text under another query: each query's is read (`passages.read_passages`)."""
+    """A TIREx re-rank file: each query's candidates in the first stage's order (`_BestCandidates`), at most
+    `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
+    memory); app/topics.py reads its queries. A document may have another text under another query: each query's is
+    read (`passages.read_passages`)."""
     defects, best = Defects(source.name), {}
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
@@ -711,43 +725,84 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
             defects.add("duplicate id")
             continue
         seen.add((qid, doc_id))
-        # None: no score, or NaN, inf; then the file's order speaks instead.
         best.setdefault(qid, _BestCandidates(per_query)).add(Document(doc_id, bounded_text(text)),
-                                                              record_score(record.get("score")))
+                                                              _number(record.get("score")),
+                                                              _number(record.get("rank")))
     defects.report()
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
-    return {qid: found.candidates(qid) for qid, found in best.items()}
+    candidates = {qid: found.candidates(qid) for qid, found in best.items()}
+    orders = Counter(found.order for found in best.values())
+    if orders["file"]:
+        log.warning("%s: %d of its queries ranked in the file's order: a score and a rank missing or no finite "
+                    "number", source.name, orders["file"])
+    if orders["rank, scores rising"]:
+        log.warning("%s: %d of its queries ranked by rank, as their scores rise with it (distances?) and are not "
+                    "used", source.name, orders["rank, scores rising"])
+    return candidates
+
+
+def _number(value) -> float | None:
+    """A re-rank score or rank as `record_score` reads one, or a string holding one ("86.0", as a TREC run's
+    columns converted by splitting give it)."""
+    if isinstance(value, str) and len(value) <= 100:
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    return record_score(value)
 
 
 class _BestCandidates:
-    """One query's re-rank candidates as they are read, of which the best `limit` are kept: by score (ties: the
-    earlier line), and the first `limit` in file order for where a score turns out to be missing."""
+    """One query's re-rank candidates as they are read, of which the first `limit` in the first stage's order are
+    kept: by rank, lowest first, where every candidate has one (a finite number); else by score, highest first, where
+    every candidate has one; else in file order. Ties go to the earlier line (among equal ranks, to the higher
+    score). Each order's best `limit` are held while reading, as which applies is known at the end."""
 
     def __init__(self, limit: int | None):
         self.limit = math.inf if limit is None else limit
-        self.by_score: list[tuple[float, int, Document]] = []  # a heap: the worst kept first
+        self.by_score: list[tuple[float, int, Document]] | None = []  # heaps, the worst kept first; None: unusable
+        self.by_rank: list[tuple[float, float, int, Document, float | None]] | None = []
         self.first: list[Document] = []
         self.lines = 0
-        self.scored = True
+        self.order = "file"  # how `candidates` ordered them: "score", "rank", "rank, scores rising" or "file"
 
-    def add(self, document: Document, score: float | None) -> None:
+    def add(self, document: Document, score: float | None, rank: float | None) -> None:
         order, self.lines = self.lines, self.lines + 1
         if len(self.first) < self.limit:
             self.first.append(document)
         if score is None:
-            self.scored, self.by_score = False, []  # the file's order decides from here on
-        elif self.scored:
-            entry = (score, -order, document)  # (score, -order) is unique: documents are never compared
-            if len(self.by_score) < self.limit:
-                heapq.heappush(self.by_score, entry)
-            elif entry[:2] > self.by_score[0][:2]:
-                heapq.heapreplace(self.by_score, entry)
+            self.by_score = None
+        elif self.by_score is not None:
+            self._keep(self.by_score, (score, -order, document), 2)
+        if rank is None:
+            self.by_rank = None
+        elif self.by_rank is not None:
+            self._keep(self.by_rank, (-rank, score if score is not None else 0.0, -order, document, score), 3)
+
+    def _keep(self, heap: list, entry: tuple, keys: int) -> None:
+        """Push `entry` onto a heap of the best `limit`, compared by its first `keys` values (the last of them the
+        line's order, which is unique: documents are never compared)."""
+        if len(heap) < self.limit:
+            heapq.heappush(heap, entry)
+        elif entry[:keys] > heap[0][:keys]:
+            heapq.heapreplace(heap, entry)
 
     def candidates(self, qid: str) -> list[Candidate]:
-        """Best first, as --candidates and the rerank depth cut them."""
-        if not self.scored:
+        """Best first, as --candidates and the rerank depth cut them; a candidate's score is the first stage's,
+        or the order's own (0, -1, -2, ...) where the scores do not give it: by rank, where one is missing or they
+        rise along the candidates kept (distances)."""
+        if self.by_rank is not None:
+            ranked = sorted(self.by_rank, key=lambda entry: entry[:3], reverse=True)
+            scores = [entry[4] for entry in ranked]
+            falling = None not in scores and all(a >= b for a, b in zip(scores, scores[1:]))
+            self.order = "rank" if falling or None in scores else "rank, scores rising"
+            return [Candidate(qid, entry[3], score)
+                    for entry, score in zip(ranked, scores if falling else scores_or_order([None] * len(ranked)))]
+        if self.by_score is not None:
+            self.order = "score"
             return [Candidate(qid, document, score)
-                    for document, score in zip(self.first, scores_or_order([None] * len(self.first)))]
+                    for score, _, document in sorted(self.by_score, key=lambda entry: entry[:2], reverse=True)]
+        self.order = "file"
         return [Candidate(qid, document, score)
-                for score, _, document in sorted(self.by_score, key=lambda entry: (-entry[0], -entry[1]))]
+                for document, score in zip(self.first, scores_or_order([None] * len(self.first)))]

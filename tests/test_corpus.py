@@ -54,6 +54,34 @@ def test_argsme_per_portal_files(fixtures, tmp_path):
     assert len(list(read_documents(source))) == 8
 
 
+@pytest.mark.parametrize("shape", [list, lambda arguments: {"arguments": {a["id"]: a for a in arguments}},
+                                   lambda arguments: {"Arguments": arguments}])
+def test_an_argsme_portal_file_of_another_shape_is_named(fixtures, tmp_path, caplog, shape):
+    """Valid JSON of another shape gave none of its arguments, and only "100 documents in debateorg.json,
+    debatewise.json" said so."""
+    arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
+    json.dump({"arguments": arguments[:4]}, (tmp_path / "debateorg.json").open("w"))
+    json.dump(shape(arguments[4:8]), (tmp_path / "debatewise.json").open("w"))
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert len(list(read_documents(detect_corpus(tmp_path)))) == 4
+    assert [record.getMessage() for record in caplog.records] == [
+        'debatewise.json: no arguments read: an args.me file holds {"arguments": [...]}']
+
+
+def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):
+    """A premise as a string, one premise not in a list, a list of strings, a text as a list of sentences: the
+    arguments were read as their conclusion alone, with nothing said."""
+    arguments = [{"id": "A1", "conclusion": "Abortion", "premises": "It should be legal."},
+                 {"id": "A2", "conclusion": "Abortion", "premises": {"text": "It should be banned.", "stance": "CON"}},
+                 {"id": "A3", "conclusion": "Abortion", "premises": ["A fetus cannot feel pain.", 3]},
+                 {"id": "A4", "conclusion": "Abortion", "premises": [{"text": ["Women decide.", "Always."],
+                                                                      "stance": "PRO"}]}]
+    (tmp_path / "args-me.json").write_text(json.dumps({"arguments": arguments}))
+    assert [(d.text, d.stance) for d in read_documents(detect_corpus(tmp_path))] == [
+        ("Abortion It should be legal.", None), ("Abortion It should be banned.", "CON"),
+        ("Abortion A fetus cannot feel pain.", None), ("Abortion Women decide. Always.", "PRO")]
+
+
 def test_passages_skip_bad_lines_duplicates_and_empty_texts(fixtures, caplog):
     with caplog.at_level(logging.WARNING):
         documents = list(read_documents(detect_corpus(fixtures / "passages")))
@@ -319,7 +347,7 @@ def test_a_document_keeps_its_text_under_each_query(tmp_path):
     assert [(c.doc.doc_id, c.doc.text) for c in candidates["2"]] == [("X", "museum hours"), ("Y", "same text")]
 
 
-@pytest.mark.parametrize("scores", ["all", "one missing"])
+@pytest.mark.parametrize("scores", ["all", "one missing", "ranks"])
 def test_rerank_keeps_the_best_per_query_while_reading(tmp_path, scores):
     """A 7.6 MB rerank.jsonl.gz of 6 GB was held whole (6.1 GB); now only what --candidates lets through is kept,
     chosen as the whole file would order it (best score first, ties in file order, or file order)."""
@@ -328,12 +356,18 @@ def test_rerank_keeps_the_best_per_query_while_reading(tmp_path, scores):
              for i in range(200) for q in (1, 2)]
     if scores == "one missing":
         del lines[150]["score"]
+    if scores == "ranks":  # tied, and the scores among them falling or not
+        for line in lines:
+            line["rank"] = int(rng.integers(0, 5))
     (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     whole = read_rerank(detect_corpus(tmp_path))
     for per_query in (1, 7, 199, 500):
         kept = read_rerank(detect_corpus(tmp_path), per_query)
-        assert {qid: [(c.doc.doc_id, c.score) for c in found] for qid, found in kept.items()} == \
-            {qid: [(c.doc.doc_id, c.score) for c in found[:per_query]] for qid, found in whole.items()}
+        assert {qid: [c.doc.doc_id for c in found] for qid, found in kept.items()} == \
+            {qid: [c.doc.doc_id for c in found[:per_query]] for qid, found in whole.items()}
+        if scores != "ranks":  # by rank, the scores are kept where they fall along the candidates kept
+            assert [c.score for found in kept.values() for c in found] == \
+                [c.score for found in whole.values() for c in found[:per_query]]
 
 
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
@@ -351,6 +385,52 @@ def test_rerank_scores_that_are_not_finite_numbers_give_way_to_the_file_order(tm
     (tmp_path / "rerank.jsonl").write_text("\n".join(lines) + "\n")
     candidates = read_rerank(detect_corpus(tmp_path))["1"]
     assert [candidate.score for candidate in candidates] == [0.0, -1.0, -2.0, -3.0, -4.0, -5.0]  # 7.5 too
+
+
+def _shuffled_rerank(tmp_path, fields) -> None:
+    """A re-rank file of 30 candidates d1..d30 (the first stage's order) in shuffled lines, each with `fields(i)`."""
+    lines = [{"qid": "1", "query": "q", "docno": f"d{i}", "text": f"t {i}", **fields(i)} for i in range(1, 31)]
+    np.random.default_rng(5).shuffle(lines)
+    (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("fields, scores", [
+    # a TREC run's columns converted by splitting: numbers as strings
+    (lambda i: {"rank": str(i), "score": f"{100 - i}.0"}, [99.0, 98.0, 97.0]),
+    (lambda i: {"rank": i}, [0.0, -1.0, -2.0]),  # no score: the rank orders them
+    (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, [0.0, -1.0, -2.0]),
+    (lambda i: {"score": 100.0 - i, "rank": "n/a"}, [99.0, 98.0, 97.0]),  # no usable rank: the scores order them
+])
+def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, fields, scores):
+    """Shuffled lines whose scores were strings, or missing, were ranked in file order, the input's rank 2 at
+    position 27 (and out of the reranked head), without a word: a rank given orders them where the scores cannot."""
+    _shuffled_rerank(tmp_path, fields)
+    for per_query in (None, 5):
+        with caplog.at_level(logging.WARNING, logger="app.corpus"):
+            candidates = read_rerank(detect_corpus(tmp_path), per_query)["1"]
+        assert [c.doc.doc_id for c in candidates] == [f"d{i}" for i in range(1, 31)][:per_query]
+        assert [c.score for c in candidates[:3]] == scores
+    assert not caplog.records
+
+
+def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog):
+    """Distances (lower is better) with ranks: the input's rank 30 went first."""
+    _shuffled_rerank(tmp_path, lambda i: {"rank": i, "score": float(i)})
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        candidates = read_rerank(detect_corpus(tmp_path))["1"]
+    assert [c.doc.doc_id for c in candidates] == [f"d{i}" for i in range(1, 31)]
+    assert [c.score for c in candidates[:2]] == [0.0, -1.0]
+    assert [record.getMessage() for record in caplog.records] == [
+        "rerank.jsonl: 1 of its queries ranked by rank, as their scores rise with it (distances?) and are not used"]
+
+
+def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(tmp_path, caplog):
+    _shuffled_rerank(tmp_path, lambda i: {"score": "high" if i == 3 else 1.0 / i})
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        candidates = read_rerank(detect_corpus(tmp_path))["1"]
+    assert [c.score for c in candidates[:3]] == [0.0, -1.0, -2.0]
+    assert [record.getMessage() for record in caplog.records] == [
+        "rerank.jsonl: 1 of its queries ranked in the file's order: a score and a rank missing or no finite number"]
 
 
 def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
