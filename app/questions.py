@@ -128,7 +128,7 @@ def read_questions(path: Path) -> list[str]:
     if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
         from app.topics import element_text, xml_root
 
-        titles = [title for title in map(element_text, xml_root(path, raw).iter("title")) if title]
+        titles = [title for title in map(element_text, xml_root(path, raw).iter("{*}title")) if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles

@@ -8,8 +8,10 @@ Touché it holds title, description, narrative and objects, which relevance and 
 from __future__ import annotations
 
 import ast
+import html.entities
 import json
 import logging
+import re
 from pathlib import Path
 
 from lxml import etree
@@ -41,9 +43,14 @@ def find_topics_file(input_dir: Path) -> Path:
 
 
 def read_topics(path: Path) -> list[Topic]:
-    """Parse a topics file (XML, JSONL or a re-rank file, by name); errors on malformed input, no topics or duplicates."""
+    """Parse a topics file (XML, JSONL or a re-rank file, by name); errors on malformed input, no topics or duplicates.
+    Of a directory, the first of TOPIC_FILES there (`find_topics_file`); another topics file beside it that holds
+    other topics is named in a warning (TIREx writes queries.xml and queries.jsonl of the same topics)."""
     if path.is_dir():
-        path = find_topics_file(path)
+        chosen = find_topics_file(path)
+        topics = read_topics(chosen)
+        _say_other_topics(chosen, topics)
+        return topics
     if path.name.startswith("rerank.jsonl"):
         topics = _read_rerank(path)
     else:
@@ -56,6 +63,31 @@ def read_topics(path: Path) -> list[Topic]:
             raise ToucheError(f"{path}: duplicate topic number {topic.number}")
         seen.add(topic.number)
     return topics
+
+
+def _say_other_topics(chosen: Path, topics: list[Topic]) -> None:
+    numbers = {topic.number for topic in topics}
+    for name in TOPIC_FILES[:TOPIC_FILES.index("rerank.jsonl")]:
+        other = chosen.parent / name
+        if name == chosen.name or not other.is_file():
+            continue
+        quieted = [log, logging.getLogger("app.corpus")]  # its own warnings (a field cut) were said of the chosen
+        found, problem = set(), None
+        try:
+            for logger in quieted:
+                logger.disabled = True
+            found = {topic.number for topic in read_topics(other)}
+        except ToucheError as error:
+            problem = error
+        finally:
+            for logger in quieted:
+                logger.disabled = False
+        if problem is not None:
+            log.warning("reading the topics of %s; ignoring %s (%s)", chosen.name, name, problem)
+        elif found != numbers:
+            log.warning("reading the topics of %s; ignoring %s, whose topics differ (%d of its %d are not in %s, "
+                        "%d of %s's %d not in it)", chosen.name, name, len(found - numbers), len(found), chosen.name,
+                        len(numbers - found), chosen.name, len(numbers))
 
 
 def parse_objects(value) -> tuple[str, str] | None:
@@ -113,7 +145,7 @@ def _topic(number: str, title: str, description: str, narrative: str, objects) -
 def _text(element, *names: str) -> str:
     """The first named child's text, its markup's (`<i>`, entities) included and comments left out."""
     for name in names:
-        child = element.find(name)
+        child = element.find("{*}" + name)  # in a namespace or none
         text = element_text(child) if child is not None else ""
         if text:
             return text
@@ -122,21 +154,48 @@ def _text(element, *names: str) -> str:
 
 def _xml_field(topic, name: str) -> str:
     """A <topic>'s field: its own child, else the child of TIREx's <original_query>."""
-    original = topic.find("original_query")
+    original = topic.find("{*}original_query")
     return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
 def xml_root(path: Path, data: bytes):
     """The root element of an XML file's bytes (a UTF-8 BOM allowed), parsed without loading any entity or DTD
-    from outside the file."""
+    from outside the file; the entities such a DTD would define are read as HTML's (`_html_entities`)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        return etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+        root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
     except etree.XMLSyntaxError as error:
-        # lxml's advice for deep documents is a parser option, which no user can pass: topics nest 3 deep
-        reason = str(error).replace(", use XML_PARSE_HUGE option", "")
+        # lxml's advice for deep documents and long texts is a parser option, which no user can pass
+        reason = re.sub(r",? (?:use|try) XML_PARSE_HUGE(?: option)?", "", str(error))
         raise ToucheError(f"{path}: malformed XML: {reason}") from None
+    _html_entities(path, root)
+    return root
+
+
+def _html_entities(path: Path, root) -> None:
+    """Entity references left undefined by a DOCTYPE naming a DTD outside the file (`&eacute;` under XHTML's),
+    which the parser keeps unread where they would otherwise be an error: their text vanished from the topics.
+    Replaced by HTML's character for the name, with a warning; a name HTML lacks is an error."""
+    dtd = root.getroottree().docinfo.internalDTD
+    defined = {entity.name for entity in dtd.iterentities()} if dtd is not None else set()  # read as the file says
+    entities = [node for node in root.iter() if isinstance(node, etree._Entity) and node.name not in defined]
+    for entity in entities:
+        value = html.entities.html5.get(entity.name + ";")
+        if value is None:
+            raise ToucheError(f"{path}: undefined entity &{entity.name}; (line {entity.sourceline}; its DTD is "
+                              "not read)")
+        parent, previous = entity.getparent(), entity.getprevious()
+        value += entity.tail or ""
+        if previous is not None:
+            previous.tail = (previous.tail or "") + value
+        else:
+            parent.text = (parent.text or "") + value
+        parent.remove(entity)
+    if entities:
+        names = sorted({entity.name for entity in entities})
+        log.warning("%s: entities its DTD defines read as HTML's: &%s;", path.name, "; &".join(names[:5])
+                    + ("; ..." if len(names) > 5 else ""))
 
 
 def element_text(element) -> str:
@@ -147,7 +206,7 @@ def element_text(element) -> str:
 def _read_xml(path: Path) -> list[Topic]:
     root = xml_root(path, path.read_bytes())
     topics = []
-    for element in root.iter("topic"):
+    for element in root.iter("{*}topic"):  # `<topics xmlns="...">` too
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:

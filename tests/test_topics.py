@@ -59,9 +59,11 @@ def test_a_qid_of_two_words_is_named_as_such(tmp_path: Path):
             read_topics(tmp_path)
 
 
-def test_a_topics_file_nested_too_deep_gives_no_parser_advice(tmp_path: Path):
-    (tmp_path / "topics.xml").write_text("<topics>" + "<x>" * 300 + "</x>" * 300 + "</topics>")
-    with pytest.raises(ToucheError, match="malformed XML: Excessive depth") as error:
+@pytest.mark.parametrize("inside, problem", [("<x>" * 300 + "</x>" * 300, "Excessive depth"),
+                                             ("a" * 10_000_001, "Resource limit exceeded: Text node too long")])
+def test_a_topics_file_nested_too_deep_gives_no_parser_advice(tmp_path: Path, inside, problem):
+    (tmp_path / "topics.xml").write_text("<topics>" + inside + "</topics>")
+    with pytest.raises(ToucheError, match=f"malformed XML: {problem}") as error:
         read_topics(tmp_path)
     assert "XML_PARSE_HUGE" not in str(error.value)
 
@@ -136,6 +138,47 @@ def test_a_title_with_markup_entities_or_a_comment_reads_whole(tmp_path):
         "<topic><number>3</number><title><!-- draft -->School uniforms?</title></topic></topics>")
     assert [topic.title for topic in read_topics(tmp_path)] == [
         "Is nuclear energy good?", "Tea or coffee?", "School uniforms?"]
+
+
+def test_entities_a_dtd_outside_the_file_defines_are_read_as_html(tmp_path, caplog):
+    """Under a DOCTYPE naming an external DTD (which is never read) undefined entities vanished: "a caf or adesktop";
+    without the DOCTYPE they are an error of the parser, as a name HTML lacks is now."""
+    (tmp_path / "topics.xml").write_text(
+        '<?xml version="1.0"?><!DOCTYPE topics SYSTEM "topics.dtd" [<!ENTITY co "coffee">]><topics>'
+        "<topic><number>1</number><title>A caf&eacute; or a&nbsp;<i>desk</i>&hellip; &co; &amp; tea?</title>"
+        "</topic></topics>")
+    assert read_topics(tmp_path)[0].title == "A café or a desk… coffee & tea?"
+    assert "topics.xml: entities its DTD defines read as HTML's: &eacute; &hellip; &nbsp;" in caplog.text
+    (tmp_path / "topics.xml").write_text('<!DOCTYPE topics PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x.dtd">'
+                                         "<topics><topic><number>1</number><title>Tea &foo;?</title></topic></topics>")
+    with pytest.raises(ToucheError, match=r"undefined entity &foo; \(line 1; its DTD is not read\)"):
+        read_topics(tmp_path)
+
+
+def test_topics_in_a_default_namespace_are_read(tmp_path):
+    """`<topics xmlns="...">` was "no topics found"."""
+    (tmp_path / "topics.xml").write_text('<topics xmlns="http://example.org/touche"><topic><number>1</number>'
+                                         "<title>Tea or coffee?</title><objects>tea, coffee</objects></topic></topics>")
+    assert [(t.number, t.title, t.objects) for t in read_topics(tmp_path)] == [("1", "Tea or coffee?",
+                                                                               ("tea", "coffee"))]
+
+
+def test_a_topics_file_beside_the_one_read_is_named_where_its_topics_differ(tmp_path, caplog):
+    """topics.xml won over a queries.jsonl of other topics without a word; TIREx writes queries.xml and
+    queries.jsonl of the same topics, which says nothing."""
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>1</number><title>Tea?</title></topic>"
+                                         "<topic><number>2</number><title>Coffee?</title></topic></topics>")
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "Tea?"}\n{"qid": "2", "query": "Coffee?"}\n')
+    assert len(read_topics(tmp_path)) == 2 and not caplog.records
+    (tmp_path / "queries.jsonl").write_text('{"qid": "51", "query": "Tea?"}\n')
+    assert len(read_topics(tmp_path)) == 2
+    assert caplog.messages == ["reading the topics of topics.xml; ignoring queries.jsonl, whose topics differ (1 of "
+                               "its 1 are not in topics.xml, 2 of topics.xml's 2 not in it)"]
+    (tmp_path / "queries.jsonl").write_text("not JSON\n")
+    caplog.clear()
+    assert len(read_topics(tmp_path)) == 2
+    assert caplog.messages == ["reading the topics of topics.xml; ignoring queries.jsonl (" + str(tmp_path)
+                               + "/queries.jsonl:1: expected a JSON object with a 'qid' and a 'query')"]
 
 
 def test_a_huge_title_is_cut_and_said(tmp_path, caplog):
