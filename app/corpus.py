@@ -373,8 +373,8 @@ def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> i
 
 
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
-    """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text`; None for a line
-    that is not JSON, longer than MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader
+    """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text` (of each value on
+    it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader
     decides whether that is skipped, counted or an error)."""
     with open_text(path, defects) as lines:
         number = 0
@@ -390,12 +390,33 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
             if line.count(b"[") + line.count(b"{") > MAX_LINE_CONTAINERS:
                 yield number, None
                 continue
-            try:  # strict=False: a raw control character in a string (a tab in a text) costs no record
-                record = json.loads(line, strict=False)
-            except (ValueError, RecursionError):  # not JSON, an integer past Python's 4,300 digits, nested too deep
-                record = None
-            yield number, record
+            for record in _json_values(line):
+                yield number, record
             record = None  # not held while the next line is parsed
+
+
+_JSON = json.JSONDecoder(strict=False)  # strict=False: a raw control character in a string (a tab) costs no record
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _json_values(line: bytes) -> list:
+    """The JSON value of a line, or the values written back to back on it (`cat` of files whose last line has no
+    newline joins two records); [None] for a line that is not JSON, whole."""
+    try:
+        text = line.decode()
+        return [_JSON.decode(text)]
+    except (ValueError, RecursionError) as error:  # not JSON, an integer past 4,300 digits, nested too deep
+        if not str(error).startswith("Extra data"):
+            return [None]
+    values, position = [], _SPACE.match(text).end()
+    try:
+        while position < len(text):
+            value, position = _JSON.raw_decode(text, position)
+            values.append(value)
+            position = _SPACE.match(text, position).end()
+    except (ValueError, RecursionError):
+        return [None]
+    return values
 
 
 def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Document]:

@@ -433,6 +433,22 @@ def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(t
         "rerank.jsonl: 1 of its queries ranked in the file's order: a score and a rank missing or no finite number"]
 
 
+def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog):
+    """`cat a.jsonl.gz b.jsonl.gz` of a file whose last line had no newline: "skipped 1 record", 2 lost."""
+    a = "\n".join(json.dumps({"id": f"a{i}", "contents": f"text {i}"}) for i in range(3))
+    b = "".join(json.dumps({"id": f"b{i}", "contents": f"text {i}"}) + "\n" for i in range(3))
+    (tmp_path / "passages.jsonl.gz").write_bytes(gzip.compress(a.encode()) + gzip.compress(b.encode()))
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        documents = list(read_documents(detect_corpus(tmp_path)))
+    assert [d.doc_id for d in documents] == ["a0", "a1", "a2", "b0", "b1", "b2"] and not caplog.records
+    (tmp_path / "passages.jsonl.gz").unlink()
+    (tmp_path / "passages.jsonl").write_text(' {"id": "c", "contents": "t"} \t{"id": "d", "contents": "u"} x\n'
+                                             '{"id": "e", "contents": "v"}\n')
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["e"]  # not JSON, whole
+    assert "skipped 1 record (1 bad line)" in caplog.text
+
+
 def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
     deep = "[" * 100_000 + "]" * 100_000
     (tmp_path / "passages.jsonl").write_text(f'{{"id": "a", "contents": "kept", "meta": {deep}}}\n'
