@@ -112,7 +112,14 @@ def corpus_file(path: Path) -> CorpusSource:
 
 
 def _records(path: Path) -> bool:
-    """Whether `--corpus` would rank a JSONL file of another name (`records_source`)."""
+    """Whether `--corpus` would rank a file of another name: args.me JSON (args-me-1.0-cleaned.json, as its
+    release names it: an "arguments" key early on) or JSON lines (`records_source`)."""
+    if path.is_file() and path.name.lower().endswith(".json"):
+        try:
+            with path.open("rb") as stream:
+                return b'"arguments"' in stream.read(1 << 16)
+        except OSError:
+            return False
     if not (path.is_file() and path.name.lower().endswith(_JSONL_SUFFIXES)):
         return False
     try:
@@ -443,17 +450,27 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
+    """The documents of JSONL files. A file none of whose records has the fields its name asks for is an error
+    naming the fields its first record has (an ir_datasets export's `doc_id`, `text` under passages.jsonl)."""
     for path in source.paths:
+        read, fields = 0, None
         for _, record in json_lines(path, defects):
             try:
                 doc_id, text = record_id(record[source.id_field]), record[source.text_field]
             except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
+                if fields is None and isinstance(record, dict):
+                    fields = sorted(name[:40] for name in record)
                 defects.add("bad line")
                 continue
             if doc_id is None or not isinstance(text, str):
                 defects.add("bad line")
                 continue
+            read += 1
             yield Document(doc_id, bounded_text(text))
+        if not read and fields is not None:
+            defects.report()
+            raise ToucheError(f"{path.name}: no record has the fields {source.id_field} and {source.text_field} "
+                              f"(its first has {', '.join(fields[:10])}{', ...' if len(fields) > 10 else ''})")
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

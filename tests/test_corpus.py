@@ -433,6 +433,15 @@ def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(t
         "rerank.jsonl: 1 of its queries ranked in the file's order: a score and a rank missing or no finite number"]
 
 
+def test_a_jsonl_corpus_without_the_fields_its_name_asks_for_names_them(tmp_path, caplog):
+    """An ir_datasets export under passages.jsonl was "skipped 2 records (2 bad lines)", "no usable documents"."""
+    (tmp_path / "passages.jsonl").write_text('{"doc_id": "a", "text": "t"}\n{"doc_id": "b", "text": "u"}\n')
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has the fields id and contents \(its first "
+                                          r"has doc_id, text\)$"):
+        list(read_documents(detect_corpus(tmp_path)))
+    assert "skipped 2 records (2 bad lines)" in caplog.text
+
+
 def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog):
     """`cat a.jsonl.gz b.jsonl.gz` of a file whose last line had no newline: "skipped 1 record", 2 lost."""
     a = "\n".join(json.dumps({"id": f"a{i}", "contents": f"text {i}"}) for i in range(3))
@@ -537,6 +546,13 @@ def test_a_local_corpus_wins_over_chatnoir_credentials_and_says_so(tmp_path, cap
         handle.write(json.dumps({"qid": "1", "docno": "d1", "text": "t", "score": 1.0}) + "\n")
     with pytest.raises(ToucheError, match="or --backend chatnoir with CHATNOIR_API_KEY; to rank bm25.jsonl.gz, pass "
                                           "--corpus bm25.jsonl.gz"):
+        choose_source(other, "auto", None, chatnoir=False)
+    (other / "bm25.jsonl.gz").unlink()
+    (other / "metadata.json").write_text(json.dumps({"name": "not a corpus"}))
+    with pytest.raises(ToucheError, match="with CHATNOIR_API_KEY$"):
+        choose_source(other, "auto", None, chatnoir=False)
+    (other / "args-me-1.0-cleaned.json").write_text(json.dumps({"arguments": []}))  # as the release names it
+    with pytest.raises(ToucheError, match="to rank args-me-1.0-cleaned.json, pass --corpus args-me-1.0-cleaned.json"):
         choose_source(other, "auto", None, chatnoir=False)
     with pytest.raises(ToucheError, match="cannot go with --backend chatnoir"):
         choose_source(inputs, "chatnoir", Path("passages.jsonl"), chatnoir=True)
