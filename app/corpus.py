@@ -223,6 +223,7 @@ class Defects:
 
     def __init__(self, source: str):
         self.source, self.reasons, self.replaced_bytes = source, Counter(), 0
+        self.plain = False  # a .gz file that is not gzip-compressed, read as it is
 
     def add(self, reason: str) -> None:
         self.reasons[reason] += 1
@@ -234,6 +235,8 @@ class Defects:
             problems.append(f"skipped {counted(sum(self.reasons.values()), 'record')} ({details})")
         if self.replaced_bytes:
             problems.append(f"replaced {counted(self.replaced_bytes, 'undecodable byte')} with U+FFFD")
+        if self.plain:
+            problems.append("read as it is: not gzip-compressed, whatever its name")
         if problems:
             log.warning("%s: %s", self.source, "; ".join(problems))
 
@@ -324,7 +327,14 @@ class _Utf8Reader(io.RawIOBase):
     def __init__(self, path: Path, defects: Defects, guard: JsonGuard | None = None):
         super().__init__()
         self.path, self.defects, self.guard = path, defects, guard
-        self._raw = gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+        self._raw = path.open("rb")
+        if path.suffix == ".gz":
+            if self._raw.read(2) in (b"\x1f\x8b", b""):
+                self._raw.seek(0)
+                self._raw = gzip.GzipFile(fileobj=self._raw, mode="rb")
+            else:  # plain JSON lines under a .gz name, as `gzip -d -c` of it would give them
+                self._raw.seek(0)
+                defects.plain = True
         self._encoding, self._decoder = None, None  # chosen by the first bytes
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
 
@@ -360,6 +370,8 @@ class _Utf8Reader(io.RawIOBase):
             raise ToucheError(f"cannot read {self.path}: {error.strerror or error}") from None
 
     def close(self) -> None:
+        if isinstance(self._raw, gzip.GzipFile):
+            self._raw.fileobj.close()  # a GzipFile given a file object leaves it open
         self._raw.close()
         super().close()
 

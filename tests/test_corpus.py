@@ -588,6 +588,17 @@ def test_a_genuine_replacement_character_is_not_counted_as_a_repair(tmp_path, mo
     assert "undecodable" not in caplog.text
 
 
+def test_plain_json_lines_under_a_gz_name_are_read_as_they_are(tmp_path, caplog):
+    """They were "truncated or corrupt gzip file (Not a gzipped file (b'{\"'))"."""
+    _passages(tmp_path, [json.dumps({"id": "a", "contents": "tea"}).encode()])
+    (tmp_path / "passages.jsonl").rename(tmp_path / "passages.jsonl.gz")
+    source = detect_corpus(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(source)] == ["a"]
+        assert [d.doc_id for d in read_documents(source, report=False)] == ["a"]
+    assert caplog.messages == ["passages.jsonl.gz: read as it is: not gzip-compressed, whatever its name"]
+
+
 @pytest.mark.parametrize("damage", ["truncated", "not gzip"])
 def test_a_damaged_gzip_is_a_one_line_error_naming_the_file(tmp_path, damage):
     data = gzip.compress(b"".join(b'{"id": "p%d", "contents": "text %d"}\n' % (i, i) for i in range(5000)))
