@@ -22,6 +22,7 @@ import pyterrier as pt
 from . import fusion, stance
 from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
 from .records import Candidate, Document, Topic, bounded_text, scores_or_order
+from .runfile import falling_scores
 from .settings import RunSettings
 from .topics import parse_objects, read_topics
 
@@ -70,7 +71,7 @@ class ToucheReranker(pt.Transformer):
             found = candidates[topic.number]
             doc_ids, scores = rank(found, fusion.fuse(scored[topic.number].features), len(found))
             frame = frame.set_index("docno", drop=False).loc[doc_ids].reset_index(drop=True)
-            frame["score"] = scores
+            frame["score"] = falling_scores(scores)  # as the run file's: one sort by score gives the ranking
             best_passages = scored[topic.number].best_passages
             best = [best_passages[doc_id] for doc_id in frame["docno"].iloc[: settings.rerank_depth]]
             tail = [None] * (len(frame) - len(best))

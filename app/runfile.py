@@ -41,19 +41,25 @@ def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list
     with our ranks.
     """
     stances = stances or ["Q0"] * len(doc_ids)
-    order = sorted(range(len(doc_ids)), key=lambda i: -scores[i])
-    rows, seen, step = [], set(), 10 ** -SCORE_DECIMALS
-    previous = math.inf
-    for i in order:
-        if doc_ids[i] in seen:
-            continue
-        seen.add(doc_ids[i])
-        score = min(round(float(scores[i]), SCORE_DECIMALS), round(previous - step, SCORE_DECIMALS))
-        rows.append(RunRow(qid, stances[i], doc_ids[i], len(rows) + 1, score, tag))
-        previous = score
-        if len(rows) == depth:
+    kept, seen = [], set()
+    for i in sorted(range(len(doc_ids)), key=lambda i: -scores[i]):
+        if doc_ids[i] not in seen:
+            seen.add(doc_ids[i])
+            kept.append(i)
+        if len(kept) == depth:
             break
-    return rows
+    return [RunRow(qid, stances[i], doc_ids[i], rank, score, tag)
+            for rank, (i, score) in enumerate(zip(kept, falling_scores([scores[i] for i in kept])), start=1)]
+
+
+def falling_scores(scores: list[float]) -> list[float]:
+    """Scores given best first, at the printed precision and strictly decreasing there: a tie (the tail below the
+    rerank depth shares one fused score) or a rise is stepped down by the last printed digit."""
+    falling, previous, step = [], math.inf, 10 ** -SCORE_DECIMALS
+    for score in scores:
+        previous = min(round(float(score), SCORE_DECIMALS), round(previous - step, SCORE_DECIMALS))
+        falling.append(previous)
+    return falling
 
 
 def format_row(row: RunRow) -> str:

@@ -122,6 +122,8 @@ def test_rerank_and_stance_equal_touche_run(touche_runs, candidates, depth):
     expected = touche_runs[depth].read_text().splitlines()
     assert as_run(labelled) == expected  # ranking, scores and stance (column 2) as in the run file
     assert [line.split()[2] for line in as_run(reranked, stances=False)] == [line.split()[2] for line in expected]
+    # The frame's own scores too: the tail below the rerank depth shared one, and pt.Experiment sorts by score.
+    assert reranked["score"].tolist() == [float(line.split()[4]) for line in expected]
     head = labelled.groupby("qid").head(depth)
     assert not head["stance"].eq("Q0").any() and labelled.drop(head.index)["stance"].eq("Q0").all()
     assert reranked.groupby("qid")["rank"].apply(list).tolist() == [list(range(4)), list(range(3)), list(range(3))]
