@@ -159,6 +159,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         judgements = read_qrels(path)
         if prefix == "relevance" and not {doc.query_id for doc in scored} & {qrel.query_id for qrel in judgements}:
             raise ToucheError(f"{run}: none of its topics is judged in {path}")
+        _say_coverage(run, scored, judgements, path)
         for name, measure in MEASURES.items():
             key = f"{prefix} {name}"
             values = {m.query_id: m.value for m in measure.iter_calc(judgements, scored)}
@@ -179,11 +180,28 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         for (qid, doc_id), label in truth.items():
             if (qid, doc_id) in stances:
                 by_topic[qid].append((label, stances[(qid, doc_id)]))
+        if not pairs:
+            log.warning("%s: none of its documents is judged in %s: its stance macro-F1 is 0 (the stance qrels of "
+                        "another corpus?)", run, stance_qrels.name)
         mean["stance macro-F1"] = _macro_f1(pairs)
         mean["stance judged documents"] = float(len(pairs))
         for qid, topic_pairs in by_topic.items():
             per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs)
     return Evaluation(mean, dict(per_topic))
+
+
+def _say_coverage(run: Path, scored: list[ir_measures.ScoredDoc], judgements: list[ir_measures.Qrel],
+                  path: Path) -> None:
+    """Warn where the means count what the run lacks: judged topics it does not hold score 0 in them (as in the
+    organizers' evaluation), and a run none of whose documents is judged scores 0 everywhere."""
+    run_topics, judged_topics = {doc.query_id for doc in scored}, {qrel.query_id for qrel in judgements}
+    if judged_topics - run_topics:
+        log.warning("%s: %d of the %d topics %s judges are not in the run; they count 0 in the means", run,
+                    len(judged_topics - run_topics), len(judged_topics), path.name)
+    judged = {(qrel.query_id, qrel.doc_id) for qrel in judgements}
+    if not any((doc.query_id, doc.doc_id) in judged for doc in scored):
+        log.warning("%s: none of its documents is judged in %s: every score is 0 (the qrels of another corpus?)",
+                    run, path.name)
 
 
 def topic_order(qid: str) -> tuple[int, str]:

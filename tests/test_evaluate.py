@@ -142,3 +142,19 @@ def test_an_endless_qrels_line_is_an_error_not_all_the_memory(tmp_path):
             "qrels": write(tmp_path, "good", QRELS), "stance_qrels": tmp_path / "q"}
         with pytest.raises(ToucheError, match="line 1 is longer than 65,536 characters"):
             evaluate_run(write(tmp_path, "run.txt", RUN), **arguments)
+
+
+def test_judged_topics_the_run_lacks_and_no_judged_document_are_said(tmp_path, caplog):
+    """A 4-topic run against 25 topics' qrels scored 0.14 with no word (the 21 others count 0); qrels of another
+    corpus gave 0.0000 everywhere, stance too, with exit 0."""
+    run, qrels = write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS + ["3 0 z 1"])
+    evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", STANCE))
+    assert caplog.messages == [f"{run}: 1 of the 3 topics q judges are not in the run; they count 0 in the means"]
+    caplog.clear()
+    other = write(tmp_path, "other", ["1 0 m 1", "2 0 n 2"])
+    result = evaluate_run(run, other, stance_qrels=write(tmp_path, "s2", ["1 0 m PRO"]))
+    assert result.mean["relevance nDCG@5"] == 0 and result.mean["stance judged documents"] == 0
+    assert caplog.messages == [
+        f"{run}: none of its documents is judged in other: every score is 0 (the qrels of another corpus?)",
+        f"{run}: none of its documents is judged in s2: its stance macro-F1 is 0 (the stance qrels of "
+        "another corpus?)"]
