@@ -751,12 +751,14 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
     memory); app/topics.py reads its queries. A document may have another text under another query: each query's is
     read (`passages.read_passages`)."""
-    defects, best = Defects(source.name), {}
+    defects, best, fields = Defects(source.name), {}, None
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
         except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
+            if fields is None and isinstance(record, dict):
+                fields = sorted(name[:40] for name in record)
             defects.add("bad line")
             continue
         if qid is None or doc_id is None:
@@ -779,6 +781,9 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
                                                               _number(record.get("score")),
                                                               _number(record.get("rank")))
     defects.report()
+    if not best and fields is not None and not ({"qid", "docno"} <= set(fields)):  # BEIR's docid, say
+        raise ToucheError(f"{source.name}: no record has the fields qid and docno (its first has "
+                          f"{', '.join(fields[:10])}{', ...' if len(fields) > 10 else ''})")
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
     candidates = {qid: found.candidates(qid) for qid, found in best.items()}

@@ -442,6 +442,14 @@ def test_a_jsonl_corpus_without_the_fields_its_name_asks_for_names_them(tmp_path
     assert "skipped 2 records (2 bad lines)" in caplog.text
 
 
+def test_a_rerank_file_without_its_fields_names_them(tmp_path):
+    """BEIR's docid for docno: "skipped 2 records (2 bad lines)", "no usable candidates"."""
+    (tmp_path / "rerank.jsonl").write_text('{"qid": "1", "docid": "a", "text": "t"}\n' * 2)
+    with pytest.raises(ToucheError, match=r"^rerank.jsonl: no record has the fields qid and docno \(its first has "
+                                          r"docid, qid, text\)$"):
+        read_rerank(detect_corpus(tmp_path))
+
+
 def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog):
     """`cat a.jsonl.gz b.jsonl.gz` of a file whose last line had no newline: "skipped 1 record", 2 lost."""
     a = "\n".join(json.dumps({"id": f"a{i}", "contents": f"text {i}"}) for i in range(3))
