@@ -18,7 +18,7 @@ from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
 from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
-                    prepare_output, withdraw)
+                    new_directories, prepare_output, remove_empty, withdraw)
 from .encoder import PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
@@ -302,20 +302,25 @@ def run(
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir, cache_flag)
-        # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
-        prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
-        settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
-                               depth=depth, overwrite=overwrite, device=device, precision=precision,
-                               progress=not quiet, backend=backend, index=index, page_text=page_text,
-                               cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
-                               stance_model=stance_model, stance_depth=stance_depth, task=task,
-                               balance_stance=balance_stance, corpus=corpus)
+        made = new_directories(output_dir)  # a run that fails leaves none of them behind, empty
         before = {name: identity(output_dir / name) for name in RUN_FILES + (METADATA_FILE,)}
         try:
+            # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
+            prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
+            settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
+                                   depth=depth, overwrite=overwrite, device=device, precision=precision,
+                                   progress=not quiet, backend=backend, index=index, page_text=page_text,
+                                   cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
+                                   stance_model=stance_model, stance_depth=stance_depth, task=task,
+                                   balance_stance=balance_stance, corpus=corpus)
             with recorded(settings, enabled=metadata):
                 report = run_pipeline(settings)
         except KeyboardInterrupt:  # stopped, maybe after run.txt was in place: a stopped run leaves no run
             withdraw(output_dir, before)
+            remove_empty(made)
+            raise
+        except BaseException:
+            remove_empty(made)
             raise
         stages = ", ".join(f"{name} {seconds:.1f}s" for name, seconds in report.stages.items())
         log.info("wrote %s: %d lines for %d topics from %d documents (%s)", report.run_path, report.rows,

@@ -107,6 +107,25 @@ def make_directory(directory: Path) -> None:
         raise
 
 
+def new_directories(directory: Path) -> list[Path]:
+    """The directories `make_directory(directory)` would create, deepest first."""
+    missing = []
+    for path in (directory, *directory.parents):
+        if os.path.lexists(path):
+            break
+        missing.append(path)
+    return missing
+
+
+def remove_empty(directories: list[Path]) -> None:
+    """Remove `directories` (deepest first) where nothing is in them: what a failed run made for its output."""
+    for path in directories:
+        try:
+            path.rmdir()
+        except OSError:  # not empty, or gone
+            return
+
+
 def locked(path: Path) -> str | None:
     """Whether the file or directory at `path` (a link: the link itself, which is what a rename replaces) is
     immutable or append-only, in words; None where it is neither or its file system keeps no such flags."""

@@ -42,7 +42,8 @@ def test_flag_wins_then_tira_variables_in_order(monkeypatch):
       "passages.jsonl": "garbage\n"}, "no usable documents"),
 ])
 def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, message):
-    inputs, outputs = tmp_path / "in", tmp_path / "out"
+    """Nor does it leave the output directories it made (an empty one was left behind)."""
+    inputs, outputs = tmp_path / "in", tmp_path / "out" / "deeper"
     inputs.mkdir()
     for name, content in files.items():
         (inputs / name).write_text(content)
@@ -51,7 +52,11 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, messa
     lines = [line for line in result.stderr.splitlines() if line.startswith("touche:")]
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.output
-    assert not (outputs / "run.txt").exists()
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "kept").write_text("the user's")
+    assert runner.invoke(app, ["run", "-i", str(inputs), "-o", str(tmp_path / "out"), "--quiet"]).exit_code == 1
+    assert [path.name for path in (tmp_path / "out").iterdir()] == ["kept"]
 
 
 FIXTURES = Path(__file__).parent / "fixtures"
