@@ -59,6 +59,13 @@ def given_path(value: str | Path) -> Path:
     return Path(value)
 
 
+def page_path(value: str | Path) -> Path:
+    """`touche report -o`: a file, or a directory (existing, or written with a trailing "/"), which gets
+    report.html; `-o reports/` wrote a file named "reports"."""
+    path = given_path(value)
+    return path / "report.html" if str(value).endswith(("/", os.sep)) or path.is_dir() else path
+
+
 def first_set(variables: tuple[str, ...]) -> Optional[str]:
     """The first of the environment variables that is set and not blank (a blank one counts as unset)."""
     return next((name for name in variables if os.environ.get(name, "").strip()), None)
@@ -391,8 +398,8 @@ def report(
     quality_qrels: Optional[Path] = typer.Option(None, parser=given_path, help="Quality qrels."),
     stance_qrels: Optional[Path] = typer.Option(None, parser=given_path,
                                                 help="Stance qrels (label in the 4th column)."),
-    output: Path = typer.Option(Path("report.html"), "-o", "--output", parser=given_path,
-                                help="The HTML page to write."),
+    output: Path = typer.Option(Path("report.html"), "-o", "--output", parser=page_path,
+                                help="The HTML page to write (a directory: report.html in it)."),
     names: Optional[str] = typer.Option(None, help="Comma-separated run names (default: the file names)."),
     debug: bool = DEBUG_OPTION,
 ) -> None:

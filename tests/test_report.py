@@ -201,6 +201,16 @@ def test_a_report_never_replaces_its_input(tmp_path, target):
     assert output.read_bytes() == before
 
 
+def test_a_directory_as_output_gets_report_html(tmp_path):
+    """`-o reports/` wrote a file named "reports"."""
+    (tmp_path / "existing").mkdir()
+    for given, written in ((f"{tmp_path}/reports/", tmp_path / "reports" / "report.html"),
+                           (str(tmp_path / "existing"), tmp_path / "existing" / "report.html")):
+        result = runner.invoke(app, ["report", str(RUNS[0]), "--qrels", str(QRELS["qrels"]), "-o", given])
+        assert result.exit_code == 0 and f"wrote {written}:" in result.stderr, result.stderr
+        assert written.read_text().startswith("<!DOCTYPE html>")
+
+
 def test_unjudged_runs_and_runs_without_common_topics_are_errors(tmp_path):
     unjudged = tmp_path / "unjudged.txt"
     unjudged.write_text("99 Q0 t1a 1 1.0 x\n")
