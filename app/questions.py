@@ -116,7 +116,8 @@ def given_questions(arguments: list[str], path: Path | None) -> list[str]:
 
 
 def read_questions(path: Path) -> list[str]:
-    """Questions from a file: the <title>s of a topics.xml, else one question per line with text (`visible`)."""
+    """Questions from a file: the <title>s of a topics.xml, the titles of a queries.jsonl (as a run reads them),
+    else one question per line with text (`visible`)."""
     path = Path(path)
     try:
         with path.open("rb") as stream:
@@ -125,6 +126,10 @@ def read_questions(path: Path) -> list[str]:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
     if len(raw) > MAX_QUESTIONS_BYTES:  # `--file /dev/zero`, a runaway pipe: it took 23 GB before the OOM killer
         raise ToucheError(f"{path}: more than {MAX_QUESTIONS_BYTES >> 20} MB of questions; split it")
+    if path.suffix.lower() == ".jsonl":  # TIREx's queries.jsonl, read as a run reads it
+        from app.topics import read_topics
+
+        return [topic.title for topic in read_topics(path)]
     if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
         from app.topics import element_text, xml_root
 

@@ -85,6 +85,13 @@ def test_read_questions_reads_a_topics_xml_with_a_bom_and_markup_in_a_title(tmp_
     assert read_questions(tmp_path / "topics.xml") == ["Is golf a sport?"]
 
 
+def test_read_questions_reads_a_queries_jsonl_as_touche_run_does(tmp_path):
+    """TIREx's queries.jsonl: each JSON line was read as a question."""
+    (tmp_path / "queries.jsonl").write_text('{"qid": "2", "query": "laptop or desktop?", "original_query": '
+                                            '{"title": "Which is better, a laptop or a desktop?"}}\n')
+    assert read_questions(tmp_path / "queries.jsonl") == ["Which is better, a laptop or a desktop?"]
+
+
 def test_read_questions_reads_utf16_as_touche_run_does(tmp_path):
     """A Windows editor's "Unicode": UTF-16 with a BOM, a topics.xml that `touche run` reads, or plain lines."""
     (tmp_path / "topics.xml").write_text("<?xml version='1.0' encoding='UTF-16'?><topics><topic><number>1</number>"
