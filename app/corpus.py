@@ -209,9 +209,10 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
                 raise ToucheError(f"{path}: {problem}")
         named = [path.name for path in sorted(input_dir.iterdir() if input_dir.is_dir() else ()) if _records(path)]
         hint = f"; to rank {named[0]}, pass --corpus {named[0]}" if named else ""
+        chatnoir_hint = ("" if backend == "local" else "; or, to search ChatNoir, chatnoir-credentials.json there "
+                         "or --backend chatnoir with CHATNOIR_API_KEY")  # --backend local: the user chose
         raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
-                          "documents.jsonl[.gz] or rerank.jsonl[.gz]; or, to search ChatNoir, "
-                          f"chatnoir-credentials.json there or --backend chatnoir with CHATNOIR_API_KEY{hint}")
+                          f"documents.jsonl[.gz] or rerank.jsonl[.gz]{chatnoir_hint}{hint}")
     if source is not None and chatnoir:
         log.warning("ranking %s (a local corpus comes first); ignoring the ChatNoir credentials (--backend "
                     "chatnoir uses them)", source.name)
