@@ -318,7 +318,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
         settings = RunSettings(input_dir=data / TASK / "tira-input", output_dir=Path("/nonexistent"), device=device,
                                progress=False, rerank_depth=max(depths), max_seq_length=length, backend="local",
                                cache_dir=BENCH / "work" / "cache")
-        candidates, _, cache = first_stage(settings, topics)
+        candidates, _, cache, _ = first_stage(settings, topics)
         reranked = score_candidates(topics, candidates, settings, cache)
         full = {qid: topic.features for qid, topic in reranked.scored.items()}
         for depth in depths:

@@ -320,8 +320,9 @@ def run(
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
                                    balance_stance=balance_stance, corpus=corpus)
-            with recorded(settings, enabled=metadata):
+            with recorded(settings, enabled=metadata) as found:
                 report = run_pipeline(settings)
+                found["first stage"] = report.origin
         except KeyboardInterrupt:  # stopped, maybe after run.txt was in place: a stopped run leaves no run
             withdraw(output_dir, before)
             remove_empty(made)

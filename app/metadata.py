@@ -32,15 +32,17 @@ POLL_MS = 1000
 
 
 @contextmanager
-def recorded(settings, enabled: bool = True) -> Iterator[None]:
-    """Track the run in the body; after it succeeds, write OUT/ir-metadata.yml. A failed run writes nothing.
+def recorded(settings, enabled: bool = True) -> Iterator[dict]:
+    """Track the run in the body; after it succeeds, write OUT/ir-metadata.yml. A failed run writes nothing. The
+    body may put what the run found into the dict it is given: its "first stage" (where the candidates came from)
+    goes under the test collection.
 
     An existing file needs `overwrite`, as run.txt does; with `enabled=False`, or when the new file cannot be
     written, an overwriting run removes the old file instead, which describes another run.
     """
-    target = settings.output_dir / METADATA_FILE
+    target, found = settings.output_dir / METADATA_FILE, {}
     if not enabled:
-        yield
+        yield found
         if settings.overwrite:
             target.unlink(missing_ok=True)
         return
@@ -53,10 +55,10 @@ def recorded(settings, enabled: bool = True) -> Iterator[None]:
         except Exception as error:  # noqa: BLE001 - a native library and its wrapper can fail in many ways
             tracker = _warn("start", error)
         try:
-            yield
+            yield found
         finally:
             stopped = tracker is not None and _attempt("stop", tracker.stop)
-        written = stopped and _attempt("write", lambda: _write(export, settings, target))
+        written = stopped and _attempt("write", lambda: _write(export, settings, target, found))
     if not written and settings.overwrite:  # an old file describes another run
         try:
             target.unlink(missing_ok=True)
@@ -141,7 +143,7 @@ def _git_measures_survive(scratch: Path) -> bool:
     return child.returncode >= 0  # negative: killed by a signal
 
 
-def _write(export: Path, settings, target: Path) -> None:
+def _write(export: Path, settings, target: Path, found: dict) -> None:
     """The tracker's ir_metadata plus the product's facts, written to `target` via a temporary file."""
     import yaml
 
@@ -149,13 +151,14 @@ def _write(export: Path, settings, target: Path) -> None:
     source = data.get("implementation", {}).get("source", {})
     for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
         source.pop(scratch_only, None)
-    data.update(product_facts(settings))
+    data.update(product_facts(settings, found.get("first stage")))
     with atomic_file(target, ".ir-metadata.", output=True) as out:
         yaml.safe_dump(data, out, allow_unicode=True)
 
 
-def product_facts(settings) -> dict:
-    """ir_metadata's `tag`, `method` and `data` sections: what ran, with which models and settings, on what."""
+def product_facts(settings, first_stage: str | None = None) -> dict:
+    """ir_metadata's `tag`, `method` and `data` sections: what ran, with which models and settings, on what (and,
+    where the run says, where its candidates came from: `first_stage`)."""
     from .encoder import resolve_device, resolve_precision
 
     values = {name: str(value) if isinstance(value, Path) else value for name, value in asdict(settings).items()}
@@ -175,5 +178,6 @@ def product_facts(settings) -> dict:
                           for path in sorted(MODELS.iterdir()) if path.is_file()},
             },
         },
-        "data": {"test collection": {"source": str(settings.input_dir)}},
+        "data": {"test collection": {"source": str(settings.input_dir),
+                                     **({"first stage": first_stage} if first_stage else {})}},
     }

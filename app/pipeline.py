@@ -48,6 +48,7 @@ class RunReport:
     documents: int
     stages: dict[str, float] = field(default_factory=dict)
     passages: int = 0
+    origin: str = ""  # where the candidates came from (`FirstStage.origin`)
 
 
 class StageTimer:
@@ -79,7 +80,7 @@ def run(settings: RunSettings) -> RunReport:
     for problem in foreseen.values():
         log.warning("TIRA will reject this run: %s", problem)
 
-    candidates, corpus_size, cache = first_stage(settings, topics, timer)
+    candidates, corpus_size, cache, origin = first_stage(settings, topics, timer)
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)
@@ -102,7 +103,8 @@ def run(settings: RunSettings) -> RunReport:
         # but said loudly: the user learns it here, not after the submission.
         for problem in runfile.validate_run(path, task).unforeseen(foreseen):
             log.warning("TIRA will reject this run: %s", problem)
-    return RunReport(path, len(ranked), len(rows), corpus_size, timer.stages, passages=len(encoded.ids))
+    return RunReport(path, len(ranked), len(rows), corpus_size, timer.stages, passages=len(encoded.ids),
+                     origin=origin)
 
 
 def topic_task(topics: list[Topic], override: str | None = None) -> tuple[str, list[Topic], dict]:
@@ -129,11 +131,13 @@ def with_objects(topic: Topic, questions) -> Topic:
 
 class FirstStage(NamedTuple):
     """Candidates per topic, the number of documents they came from (the corpus's size; for ChatNoir and re-rank
-    files the candidates counted per topic) and the local corpus's cache (None for ChatNoir)."""
+    files the candidates counted per topic), the local corpus's cache (None for ChatNoir) and where the candidates
+    came from, in words (the ChatNoir index a credentials file named, which the settings do not show)."""
 
     candidates: dict[str, list[Candidate]]
     documents: int
     cache: CorpusCache | None
+    origin: str
 
 
 def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | None = None) -> FirstStage:
@@ -153,11 +157,13 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
             # Full texts for the reranked head only: the candidates below it follow in ChatNoir's order, and keep
             # title + snippet.
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, searched, text_depth=settings.rerank_depth)
-        return FirstStage(candidates, sum(len(found) for found in candidates.values()), None)
+        return FirstStage(candidates, sum(len(found) for found in candidates.values()), None,
+                          f"ChatNoir's index {chatnoir.index} at {chatnoir.base_url}")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
             candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)
-        return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source))
+        return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source),
+                          f"the re-rank file {source.name}")
     return bm25_first_stage(settings, topics, source, timer)
 
 
@@ -193,7 +199,7 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
                        for row, score in zip(rows, scores)]
         for topic, (rows, scores) in zip(topics, hits)
     }
-    return FirstStage(candidates, len(doc_ids), store)
+    return FirstStage(candidates, len(doc_ids), store, f"BM25 over {source.name}")
 
 
 def corpus_cache(settings: RunSettings, source: CorpusSource) -> CorpusCache:

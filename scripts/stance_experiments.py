@@ -1589,7 +1589,7 @@ def _up_to_stance(settings, topics):
     from app import fusion
     from app.pipeline import first_stage, rank, score_candidates
 
-    candidates, _, cache = first_stage(settings, topics)
+    candidates, _, cache, _ = first_stage(settings, topics)
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
     ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
     best = {qid: found.best_passages for qid, found in scored.items()}

@@ -215,7 +215,9 @@ def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, mon
     monkeypatch.setenv("CHATNOIR_BASE_URL", stub.base_url)
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            candidates=5000, rerank_depth=2, progress=False)
-    candidates = first_stage(settings, TOPICS[:1]).candidates
+    found = first_stage(settings, TOPICS[:1])
+    assert found.origin == f"ChatNoir's index clueweb22/b at {stub.base_url}"  # as ir-metadata.yml records it
+    candidates = found.candidates
     assert [c.doc.doc_id for c in candidates["1"]][:1] == ["clueweb22-en0001-11-00002"]
     assert [r["body"]["size"] for r in stub.requests if r["endpoint"] == "search"] == [1000]
     assert "--candidates 5000 searches 1000" in caplog.text

@@ -28,7 +28,8 @@ runner = CliRunner()
 def fake_pipeline(settings):
     """What the real pipeline leaves behind: a valid run.txt (3 topics, 2 documents each)."""
     rows = [RunRow(qid, "Q0", f"d{rank}", rank, 3.0 - rank, settings.tag) for qid in "123" for rank in (1, 2)]
-    return RunReport(write_run(rows, settings.output_dir, settings.overwrite), 3, len(rows), 2)
+    return RunReport(write_run(rows, settings.output_dir, settings.overwrite), 3, len(rows), 2,
+                     origin="ChatNoir's index clueweb12 at https://example.org/")
 
 
 def failing_pipeline(settings):
@@ -62,6 +63,8 @@ def test_a_run_writes_ir_metadata_with_the_command_platform_and_product(run, tmp
     assert data["platform"]["hardware"]["cpu"]["architecture"] and data["platform"]["operating system"]["kernel"]
     assert data["resources"]["runtime"]["wallclock"]
     assert data["tag"] == "metatest"
+    # Where the candidates came from: a credentials file's ChatNoir index was in no setting ("index: null").
+    assert data["data"]["test collection"]["first stage"] == "ChatNoir's index clueweb12 at https://example.org/"
     method = data["method"]
     assert method["name"] == "touche" and method["version"]
     assert method["settings"]["rerank_depth"] == 50 and method["settings"]["candidates"] == 1000

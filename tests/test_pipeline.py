@@ -188,7 +188,7 @@ def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fi
                                          "<topic><number>012</number><title>Cats or dogs?</title></topic></topics>")
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            progress=False)
-    candidates, _, _ = first_stage(settings, read_topics(tmp_path))
+    candidates = first_stage(settings, read_topics(tmp_path)).candidates
     assert set(candidates) == {"11"}
     assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
 
@@ -210,8 +210,9 @@ def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                            progress=False, rerank_depth=1)
-    candidates_by_topic, _, _ = first_stage(settings, read_topics(settings.input_dir))
+    candidates_by_topic = first_stage(settings, read_topics(settings.input_dir)).candidates
     report = run(settings)
+    assert report.origin == "BM25 over passages.jsonl"  # what ir-metadata.yml records as the first stage
     rows = [line.split() for line in report.run_path.read_text().splitlines()]
     for qid, found in candidates_by_topic.items():
         tail = [r[2] for r in rows if r[0] == qid][1:]
