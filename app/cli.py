@@ -18,7 +18,7 @@ from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
 from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
-                    new_directories, prepare_output, remove_empty, withdraw)
+                    prepare_output, remove_empty, withdraw)
 from .encoder import PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
@@ -309,11 +309,10 @@ def run(
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir, cache_flag)
-        made = new_directories(output_dir)  # a run that fails leaves none of them behind, empty
         before = {name: identity(output_dir / name) for name in RUN_FILES + (METADATA_FILE,)}
-        try:
-            # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
-            prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
+        # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
+        made = prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
+        try:  # a run that fails leaves no directory it made behind, where it is empty
             settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                    depth=depth, overwrite=overwrite, device=device, precision=precision,
                                    progress=not quiet, backend=backend, index=index, page_text=page_text,

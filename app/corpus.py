@@ -371,7 +371,7 @@ class _Utf8Reader(io.RawIOBase):
             raise ToucheError(f"cannot read {self.path}: {error.strerror or error}") from None
 
     def close(self) -> None:
-        if isinstance(self._raw, gzip.GzipFile):
+        if isinstance(self._raw, gzip.GzipFile) and self._raw.fileobj is not None:
             self._raw.fileobj.close()  # a GzipFile given a file object leaves it open
         self._raw.close()
         super().close()
@@ -516,7 +516,8 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                             last = document.doc_id
                             yield document
                 if not items:  # valid JSON of another shape: a list of arguments, "arguments" a mapping, ...
-                    log.warning("%s: no arguments read: an args.me file holds {\"arguments\": [...]}", path.name)
+                    log.warning("%s: no arguments read (an args.me file holds them as {\"arguments\": [...]})",
+                                path.name)
                 return
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:
@@ -799,14 +800,16 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
 
 
 def _number(value) -> float | None:
-    """A re-rank score or rank as `record_score` reads one, or a string holding one ("86.0", as a TREC run's
-    columns converted by splitting give it)."""
-    if isinstance(value, str) and len(value) <= 100:
-        try:
-            value = float(value)
-        except ValueError:
+    """A re-rank score or rank as `record_score` reads one, or a string holding one in digits trec_eval reads
+    ("86.0", as a TREC run's columns converted by splitting give it; not Python's "1_000" or "３")."""
+    if isinstance(value, str):
+        if not _DECIMAL.fullmatch(value.strip()):
             return None
+        value = float(value)
     return record_score(value)
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 class _BestCandidates:
@@ -846,15 +849,16 @@ class _BestCandidates:
 
     def candidates(self, qid: str) -> list[Candidate]:
         """Best first, as --candidates and the rerank depth cut them; a candidate's score is the first stage's,
-        or the order's own (0, -1, -2, ...) where the scores do not give it: by rank, where one is missing or they
-        rise along the candidates kept (distances)."""
+        or the order's own (0, -1, -2, ...) where one is missing or where, by rank, they rise along the candidates
+        kept and never fall (distances)."""
         if self.by_rank is not None:
             ranked = sorted(self.by_rank, key=lambda entry: entry[:3], reverse=True)
             scores = [entry[4] for entry in ranked]
-            falling = None not in scores and all(a >= b for a, b in zip(scores, scores[1:]))
-            self.order = "rank" if falling or None in scores else "rank, scores rising"
-            return [Candidate(qid, entry[3], score)
-                    for entry, score in zip(ranked, scores if falling else scores_or_order([None] * len(ranked)))]
+            steps = list(zip(scores, scores[1:])) if None not in scores else []
+            rising = any(a < b for a, b in steps) and all(a <= b for a, b in steps)  # never falling: distances
+            self.order = "rank, scores rising" if rising else "rank"
+            return [Candidate(qid, entry[3], score) for entry, score in zip(
+                ranked, scores_or_order([None] * len(ranked) if rising else scores))]
         if self.by_score is not None:
             self.order = "score"
             return [Candidate(qid, document, score)

@@ -93,10 +93,20 @@ def mount_point(path: Path) -> bool:
         return os.path.ismount(where)
 
 
-def make_directory(directory: Path) -> None:
-    """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists")."""
+def make_directory(directory: Path) -> list[Path]:
+    """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists").
+    Returns the directories it made, deepest first: those a failed run may remove again (`remove_empty`), made one
+    level at a time, so that "new/../old" made "new" only and a directory another process made in between is not
+    counted."""
+    made = []
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        for path in reversed((directory, *directory.parents)):
+            try:
+                path.mkdir()
+                made.append(path)
+            except OSError:  # there (EEXIST; or EACCES, EROFS for a directory there already, as mkdir -p allows)
+                if not path.is_dir():
+                    raise
     except (FileExistsError, NotADirectoryError):
         for path in (directory, *directory.parents):
             if path.is_symlink() and not path.exists():
@@ -105,16 +115,7 @@ def make_directory(directory: Path) -> None:
             if path.exists() and not path.is_dir():
                 raise ToucheError(f"cannot make {directory}: {path} is a file, not a directory") from None
         raise
-
-
-def new_directories(directory: Path) -> list[Path]:
-    """The directories `make_directory(directory)` would create, deepest first."""
-    missing = []
-    for path in (directory, *directory.parents):
-        if os.path.lexists(path):
-            break
-        missing.append(path)
-    return missing
+    return made[::-1]
 
 
 def remove_empty(directories: list[Path]) -> None:
@@ -142,22 +143,25 @@ def locked(path: Path) -> str | None:
     return next((words for bit, words in _LOCKS if int.from_bytes(flags[:4], "little") & bit), None)
 
 
-def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output") -> None:
+def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output") -> list[Path]:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
     none of `outputs` unless `overwrite`, and then none that cannot be replaced. A run that cannot be written fails
-    here, not after the hour it took. `flag` is the option that names the directory."""
+    here, not after the hour it took (and leaves no directory it made). `flag` is the option that names the
+    directory. Returns the directories it made (`make_directory`)."""
     if directory.exists() and not directory.is_dir():
         raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
     # A probe file could not be removed again from a locked directory.
     if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):
         raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
                           "in place there")
+    made = []
     try:
-        make_directory(directory)
+        made = make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
+        remove_empty(made)
         raise ToucheError(f"cannot write to output directory {directory}: {os_reason(error)}") from None
     for name in outputs:
         if (directory / name).is_dir():  # --overwrite cannot replace it either
@@ -166,6 +170,7 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
             raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
         if (directory / name).exists() and (lock := locked(directory / name)):
             raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")
+    return made
 
 
 @contextmanager

@@ -131,9 +131,10 @@ def read_questions(path: Path) -> list[str]:
 
         return [topic.title for topic in read_topics(path)]
     if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
-        from app.topics import element_text, xml_root
+        from app.topics import element_text, in_namespace, xml_root
 
-        titles = [title for title in map(element_text, xml_root(path, raw).iter("{*}title")) if title]
+        root = xml_root(path, raw)
+        titles = [title for title in map(element_text, root.iter(in_namespace(root, "title"))) if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles

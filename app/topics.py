@@ -54,7 +54,7 @@ def read_topics(path: Path) -> list[Topic]:
     if path.name.startswith("rerank.jsonl"):
         topics = _read_rerank(path)
     else:
-        topics = _read_jsonl(path) if path.suffix == ".jsonl" else _read_xml(path)
+        topics = _read_jsonl(path) if path.suffix.lower() == ".jsonl" else _read_xml(path)
     if not topics:
         raise ToucheError(f"{path}: no topics found")
     seen: set[str] = set()
@@ -66,28 +66,31 @@ def read_topics(path: Path) -> list[Topic]:
 
 
 def _say_other_topics(chosen: Path, topics: list[Topic]) -> None:
-    numbers = {topic.number for topic in topics}
+    """Warn about each other topics file beside `chosen` whose topics (numbers and titles) differ, or which cannot
+    be read; it never fails the run."""
+    asked = {(topic.number, topic.title) for topic in topics}
     for name in TOPIC_FILES[:TOPIC_FILES.index("rerank.jsonl")]:
         other = chosen.parent / name
         if name == chosen.name or not other.is_file():
             continue
         quieted = [log, logging.getLogger("app.corpus")]  # its own warnings (a field cut) were said of the chosen
+        were = [logger.disabled for logger in quieted]
         found, problem = set(), None
         try:
             for logger in quieted:
                 logger.disabled = True
-            found = {topic.number for topic in read_topics(other)}
-        except ToucheError as error:
+            found = {(topic.number, topic.title) for topic in read_topics(other)}
+        except (ToucheError, OSError) as error:
             problem = error
         finally:
-            for logger in quieted:
-                logger.disabled = False
+            for logger, was in zip(quieted, were):
+                logger.disabled = was
         if problem is not None:
             log.warning("reading the topics of %s; ignoring %s (%s)", chosen.name, name, problem)
-        elif found != numbers:
-            log.warning("reading the topics of %s; ignoring %s, whose topics differ (%d of its %d are not in %s, "
-                        "%d of %s's %d not in it)", chosen.name, name, len(found - numbers), len(found), chosen.name,
-                        len(numbers - found), chosen.name, len(numbers))
+        elif found != asked:
+            log.warning("reading the topics of %s; ignoring %s, whose topics differ (%d of its %d, by number and "
+                        "title, are not in %s, %d of %s's %d not in it)", chosen.name, name, len(found - asked),
+                        len(found), chosen.name, len(asked - found), chosen.name, len(asked))
 
 
 def parse_objects(value) -> tuple[str, str] | None:
@@ -145,16 +148,22 @@ def _topic(number: str, title: str, description: str, narrative: str, objects) -
 def _text(element, *names: str) -> str:
     """The first named child's text, its markup's (`<i>`, entities) included and comments left out."""
     for name in names:
-        child = element.find("{*}" + name)  # in a namespace or none
+        child = element.find(in_namespace(element, name))
         text = element_text(child) if child is not None else ""
         if text:
             return text
     return ""
 
 
+def in_namespace(element, name: str) -> str:
+    """The tag `name` in `element`'s namespace (a topics file's default one, `<topics xmlns="...">`), else none."""
+    namespace = etree.QName(element).namespace
+    return f"{{{namespace}}}{name}" if namespace else name
+
+
 def _xml_field(topic, name: str) -> str:
     """A <topic>'s field: its own child, else the child of TIREx's <original_query>."""
-    original = topic.find("{*}original_query")
+    original = topic.find(in_namespace(topic, "original_query"))
     return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
@@ -180,13 +189,13 @@ def _html_entities(path: Path, root) -> None:
     dtd = root.getroottree().docinfo.internalDTD
     defined = {entity.name for entity in dtd.iterentities()} if dtd is not None else set()  # read as the file says
     entities = [node for node in root.iter() if isinstance(node, etree._Entity) and node.name not in defined]
-    for entity in entities:
-        value = html.entities.html5.get(entity.name + ";")
-        if value is None:
+    for entity in entities:  # all named before any is replaced: a replaced one takes the line numbers along
+        if entity.name + ";" not in html.entities.html5:
             raise ToucheError(f"{path}: undefined entity &{entity.name}; (line {entity.sourceline}; its DTD is "
                               "not read)")
+    for entity in entities:
         parent, previous = entity.getparent(), entity.getprevious()
-        value += entity.tail or ""
+        value = html.entities.html5[entity.name + ";"] + (entity.tail or "")
         if previous is not None:
             previous.tail = (previous.tail or "") + value
         else:
@@ -206,7 +215,7 @@ def element_text(element) -> str:
 def _read_xml(path: Path) -> list[Topic]:
     root = xml_root(path, path.read_bytes())
     topics = []
-    for element in root.iter("{*}topic"):  # `<topics xmlns="...">` too
+    for element in root.iter(in_namespace(root, "topic")):  # `<topics xmlns="...">` too
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:

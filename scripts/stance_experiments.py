@@ -31,6 +31,7 @@
     python scripts/stance_experiments.py object-sentiment         # about 15 min: sentiment toward each object
                                                                   # (needs `pip install vaderSentiment`)
     python scripts/stance_experiments.py sidedness                # about 10 min: |first - second| columns
+    python scripts/stance_experiments.py sided-data               # about 15 min: sided posts and sentences added
 
 - comparative-cross: the controversial cross-encoder's recipe for comparative stance (FIRST / SECOND / NEUTRAL /
   NO), trained on the Touché 2022 comparative QA pairs and the dev topics' stance judgements (objects' mentions
@@ -197,6 +198,11 @@
   (`StanceModel.orient`), as args.me's stated stance is. On the 69 sided texts of BEIR's sample with a sibling (the
   only ones whose title the run can find), PRO / CON macro-F1: the post toward the query (shipped) 0.710 (49 right),
   by the title's route 0.637 (44), the sum at route weight 0.25 / 0.5 / 1 / 2: 0.666 / 0.695 / 0.666 / 0.666.
+- sided-data (not shipped): the head's weak labels are the sides, and only 110 dev passages are sided, so more
+  sided training examples beside the QA pairs (and their object-swapped copies): UKPConvArg1's 464 "X or Y" debate
+  posts (FIRST / SECOND by their file's side; the dev check ukp-sides then is in sample) at weight 0.3 / 1 / 3, or
+  CompSent-19 train's 1,565 BETTER / WORSE sentences (as FIRST / SECOND, asked "Which is better, A or B?") at 0.1:
+  0.456 +- 0.022 / 0.448 +- 0.024 / 0.432 +- 0.019; 0.452 +- 0.024, against 0.459 +- 0.025 as shipped.
 """
 
 from __future__ import annotations
@@ -772,6 +778,45 @@ def sidedness(qa, dev, embed) -> dict:
         ("side" if only_side else "all", lambda examples, o=only_side: columns(examples, o),
          columns(dev[:1], only_side).shape[1], emphasis)
         for only_side in (False, True) for emphasis in (1.0, SIDE_EMPHASIS)])}
+
+
+SIDED_VARIANTS = (("ukp", 0.3), ("ukp", 1.0), ("ukp", 3.0), ("compsent", 0.1))
+
+
+def sided_data(qa, dev, embed) -> dict:
+    """The shipped comparative head's CV over SPLITS fold splits with extra sided examples in every fold's
+    training, weighted per set (SIDED_VARIANTS): UKPConvArg1's "X or Y" posts, CompSent-19 train's BETTER / WORSE
+    sentences."""
+    from unittest import mock
+
+    from app.training import stance as training
+
+    side = _shipped_side()
+    extra = {"ukp": [ComparativeExample("ukp", topic.title, text, topic.objects,
+                                        (find_mentions(text, topic.objects[0]), find_mentions(text, topic.objects[1])),
+                                        label)
+                     for topic, texts, gold in read_ukp_debates(common.DEFAULT_DATA_DIR) if topic.objects
+                     for text, label in zip(texts, gold)],
+             "compsent": [replace(example, group="compsent",
+                                  question=f"Which is better, {example.objects[0]} or {example.objects[1]}?")
+                          for example in load_compsent(common.DEFAULT_DATA_DIR, "train") if example.label != "NONE"]}
+    weights = {"qa": 1.0}
+
+    def weighted(qa_, dev_, embed_, c, dev_weight, seed, side_=None):  # train_comparative, each set at its weight
+        examples = qa_ + dev_
+        examples = examples + [swap(example) for example in examples]
+        features = comparative_matrix(examples, embed_, side_)
+        return fit_head(features, [e.label for e in examples], COMPARATIVE_LABELS, c, seed,
+                        np.asarray([weights.get(e.group, dev_weight) for e in examples]), training.COMPARATIVE_TOL,
+                        training.side_emphasis(features.shape[1]))
+
+    result = {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side))}
+    for name, weight in SIDED_VARIANTS:
+        weights = {"qa": 1.0, name: weight}
+        with mock.patch.object(training, "train_comparative", weighted):
+            result[f"{name}_weight_{weight:g}"] = _mean_sd(_dev_cv(qa + extra[name], dev, embed, side))
+        logging.info("%s", json.dumps(result))
+    return result
 
 
 def relevance_no(qa, dev, embed) -> dict:
@@ -1795,7 +1840,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "targets-dev", "long-texts", "stated-debates", "object-embeddings",
                                                "neural-side", "cross-sides", "ukp-finetune", "consensus",
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
-                                               "title-route", "object-sentiment", "sidedness"))
+                                               "title-route", "object-sentiment", "sidedness", "sided-data"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -1878,6 +1923,8 @@ def main(argv: list[str] | None = None) -> None:
         result = object_sentiment(qa, dev, embed)
     elif args.experiment == "sidedness":
         result = sidedness(qa, dev, embed)
+    elif args.experiment == "sided-data":
+        result = sided_data(qa, dev, embed)
     elif args.experiment == "object-embeddings":
         result = object_embeddings(qa, dev, embed)
     elif args.experiment == "neural-side":

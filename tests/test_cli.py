@@ -57,6 +57,10 @@ def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, messa
     (tmp_path / "out" / "kept").write_text("the user's")
     assert runner.invoke(app, ["run", "-i", str(inputs), "-o", str(tmp_path / "out"), "--quiet"]).exit_code == 1
     assert [path.name for path in (tmp_path / "out").iterdir()] == ["kept"]
+    (tmp_path / "existing").mkdir()  # "new/../existing" made "new" only: the empty "existing" was removed instead
+    assert runner.invoke(app, ["run", "-i", str(inputs), "-o", str(tmp_path / "new" / ".." / "existing"),
+                               "--quiet"]).exit_code == 1
+    assert (tmp_path / "existing").is_dir() and not (tmp_path / "new").exists()
 
 
 FIXTURES = Path(__file__).parent / "fixtures"

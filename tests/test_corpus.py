@@ -65,7 +65,7 @@ def test_an_argsme_portal_file_of_another_shape_is_named(fixtures, tmp_path, cap
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         assert len(list(read_documents(detect_corpus(tmp_path)))) == 4
     assert [record.getMessage() for record in caplog.records] == [
-        'debatewise.json: no arguments read: an args.me file holds {"arguments": [...]}']
+        'debatewise.json: no arguments read (an args.me file holds them as {"arguments": [...]})']
 
 
 def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):
@@ -365,9 +365,8 @@ def test_rerank_keeps_the_best_per_query_while_reading(tmp_path, scores):
         kept = read_rerank(detect_corpus(tmp_path), per_query)
         assert {qid: [c.doc.doc_id for c in found] for qid, found in kept.items()} == \
             {qid: [c.doc.doc_id for c in found[:per_query]] for qid, found in whole.items()}
-        if scores != "ranks":  # by rank, the scores are kept where they fall along the candidates kept
-            assert [c.score for found in kept.values() for c in found] == \
-                [c.score for found in whole.values() for c in found[:per_query]]
+        assert [c.score for found in kept.values() for c in found] == \
+            [c.score for found in whole.values() for c in found[:per_query]]
 
 
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
@@ -400,6 +399,9 @@ def _shuffled_rerank(tmp_path, fields) -> None:
     (lambda i: {"rank": i}, [0.0, -1.0, -2.0]),  # no score: the rank orders them
     (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, [0.0, -1.0, -2.0]),
     (lambda i: {"score": 100.0 - i, "rank": "n/a"}, [99.0, 98.0, 97.0]),  # no usable rank: the scores order them
+    (lambda i: {"score": 100.0 - i, "rank": "1_0" if i == 5 else str(i)}, [99.0, 98.0, 97.0]),  # no digits for trec
+    # a score out of order among falling ones: the rank orders, and the scores stay (they were all replaced)
+    (lambda i: {"rank": i, "score": 97.5 if i == 2 else 100.0 - i}, [99.0, 97.5, 97.0]),
 ])
 def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, fields, scores):
     """Shuffled lines whose scores were strings, or missing, were ranked in file order, the input's rank 2 at

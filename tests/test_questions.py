@@ -90,6 +90,8 @@ def test_read_questions_reads_a_queries_jsonl_as_touche_run_does(tmp_path):
     (tmp_path / "queries.jsonl").write_text('{"qid": "2", "query": "laptop or desktop?", "original_query": '
                                             '{"title": "Which is better, a laptop or a desktop?"}}\n')
     assert read_questions(tmp_path / "queries.jsonl") == ["Which is better, a laptop or a desktop?"]
+    (tmp_path / "queries.jsonl").rename(tmp_path / "Q.JSONL")  # was "malformed XML"
+    assert read_questions(tmp_path / "Q.JSONL") == ["Which is better, a laptop or a desktop?"]
 
 
 def test_read_questions_reads_utf16_as_touche_run_does(tmp_path):
