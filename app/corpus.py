@@ -394,8 +394,9 @@ def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> i
 
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text` (of each value on
-    it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader
-    decides whether that is skipped, counted or an error)."""
+    it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than
+    MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader decides whether that is skipped,
+    counted or an error)."""
     with open_text(path, defects) as lines:
         number = 0
         while line := lines.readline(MAX_LINE_BYTES):
