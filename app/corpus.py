@@ -750,7 +750,7 @@ def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -
 
 
 def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str, list[Candidate]]:
-    """A TIREx re-rank file: each query's candidates in the first stage's order (`_BestCandidates`), at most
+    """A TIREx re-rank file: each query's candidates in the first stage's order (`FirstStageOrder`), at most
     `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
     memory); app/topics.py reads its queries. A document may have another text under another query: each query's is
     read (`passages.read_passages`)."""
@@ -780,9 +780,9 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
             defects.add("duplicate id")
             continue
         seen.add((qid, doc_id))
-        best.setdefault(qid, _BestCandidates(per_query)).add(Document(doc_id, bounded_text(text)),
-                                                              _number(record.get("score")),
-                                                              _number(record.get("rank")))
+        best.setdefault(qid, FirstStageOrder(per_query)).add(Document(doc_id, bounded_text(text)),
+                                                              first_stage_number(record.get("score")),
+                                                              first_stage_number(record.get("rank")))
     defects.report()
     if not best and fields is not None and not ({"qid", "docno"} <= set(fields)):  # BEIR's docid, say
         raise ToucheError(f"{source.name}: no record has the fields qid and docno (its first has "
@@ -800,7 +800,7 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     return candidates
 
 
-def _number(value) -> float | None:
+def first_stage_number(value) -> float | None:
     """A re-rank score or rank as `record_score` reads one, or a string holding one in digits trec_eval reads
     ("86.0", as a TREC run's columns converted by splitting give it; not Python's "1_000" or "３")."""
     if isinstance(value, str):
@@ -813,7 +813,7 @@ def _number(value) -> float | None:
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
-class _BestCandidates:
+class FirstStageOrder:
     """One query's re-rank candidates as they are read, of which the first `limit` in the first stage's order are
     kept: by rank, lowest first, where every candidate has one (a finite number); else by score, highest first, where
     every candidate has one; else in file order. Ties go to the earlier line (among equal ranks, to the higher

@@ -5,13 +5,13 @@
 
 Both turn a result frame into the pipeline's records (Topic, Candidate) and call the pipeline's own functions, so on
 the same candidates they score, rank and label exactly as `touche run` does. A topic comes from a row's `title`
-(else `query`), `description`, `narrative` and `objects` columns; a topic's candidates are its rows in first-stage
-order (`rank`, else `score`). Only users import this module: the core run never imports pyterrier.
+(else `query_0`, the query before a rewrite, else `query`), `description`, `narrative` and `objects` columns; a
+topic's candidates are its rows read as `touche run` reads a re-rank file's lines (`by_topic`). Only users import
+this module: the core run never imports pyterrier.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,10 @@ import pyterrier as pt
 
 from . import fusion, stance
 from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
-from .records import Candidate, Document, Topic, bounded_text, scores_or_order
+from .corpus import Defects, FirstStageOrder, first_stage_number
+from .encoder import PRECISIONS
+from .errors import ToucheError
+from .records import Candidate, Document, Topic, bounded_text, record_id, visible
 from .runfile import falling_scores
 from .settings import RunSettings
 from .topics import parse_objects, read_topics
@@ -42,6 +45,20 @@ class ToucheOptions:
     stance_model: str = RunSettings.stance_model
     stance_depth: int = RunSettings.stance_depth
 
+    def __post_init__(self):
+        """The values `touche run`'s options allow; others were taken silently (`rerank_depth=-2` reranked all
+        but the last two rows, `stance_model="crosss"` turned the cross-encoder off) or failed deep inside."""
+        counts = {"rerank_depth": (self.rerank_depth, 1), "stance_depth": (self.stance_depth, 0),
+                  "max_seq_length": (self.max_seq_length, 1)}
+        for name, (value, least) in counts.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ToucheError(f"ToucheOptions: {name} must be an integer of at least {least}, got {value!r}")
+        choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, ("auto", "cpu", "cuda")),
+                   "stance_model": (self.stance_model, ("cross", "head"))}
+        for name, (value, allowed) in choices.items():
+            if value not in allowed:
+                raise ToucheError(f"ToucheOptions: {name} must be one of {', '.join(allowed)}, got {value!r}")
+
     def run_settings(self) -> RunSettings:
         # The stage functions read only these fields; the directories belong to `touche run`.
         return RunSettings(input_dir=Path(), output_dir=Path(), progress=False, rerank_depth=self.rerank_depth,
@@ -59,12 +76,11 @@ class ToucheReranker(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.result_frame(inp, extra_columns=["query", "text", "score"])
-        if inp.empty:
-            return inp.assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int),
-                              **{PASSAGE: pd.Series(dtype=object), DOC_VECTOR: pd.Series(dtype=object)})
+        topics, frames, candidates = by_topic(inp)
+        if not topics:
+            return inp.iloc[:0].assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int),
+                                       **{PASSAGE: pd.Series(dtype=object), DOC_VECTOR: pd.Series(dtype=object)})
         settings = self.options.run_settings()
-        topics, frames = by_topic(inp)
-        candidates = {topic.number: to_candidates(topic, frame) for topic, frame in zip(topics, frames)}
         encoded, _, scored = score_candidates(topics, candidates, settings, None)
         ranked = []
         for topic, frame in zip(topics, frames):
@@ -87,7 +103,8 @@ class ToucheStance(pt.Transformer):
     topics, PRO / CON / NEU / NO for controversial ones) in a `stance` column; Q0 below. Keeps the ranking.
 
     `task` picks the label set; by default it follows the topics, as `touche run` does: comparative when a topic
-    names two objects or the question classifier finds a comparison.
+    names two objects or the question classifier finds a comparison. That reads the topics of one call together,
+    so where PyTerrier calls it a batch or a query at a time, pass `task` for the labels of the whole run.
     """
 
     def __init__(self, options: ToucheOptions = ToucheOptions(), task: str | None = None):
@@ -96,15 +113,14 @@ class ToucheStance(pt.Transformer):
 
     def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
         pt.validate.result_frame(inp, extra_columns=["query", "text", "score"])
-        if inp.empty:
-            return inp.assign(stance=pd.Series(dtype=str))
+        topics, frames, candidates = by_topic(inp)
+        if not topics:
+            return inp.iloc[:0].assign(stance=pd.Series(dtype=str))
         settings = self.options.run_settings()
-        topics, frames = by_topic(inp)
         task, topics = self._task(topics)
         ranked = {topic.number: (frame["docno"].tolist(), frame["score"].tolist())
                   for topic, frame in zip(topics, frames)}
-        encoded, best = self._head(topics, frames, settings)
-        candidates = {topic.number: to_candidates(topic, frame) for topic, frame in zip(topics, frames)}
+        encoded, best = self._head(topics, frames, candidates, settings)
         labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings,
                                 candidates)
         return pd.concat([frame.assign(stance=labels[topic.number]) for topic, frame in zip(topics, frames)],
@@ -118,22 +134,23 @@ class ToucheStance(pt.Transformer):
         task, topics, _ = topic_task(topics, self.task)
         return task, topics
 
-    def _head(self, topics: list[Topic], frames: list[pd.DataFrame],
+    def _head(self, topics: list[Topic], frames: list[pd.DataFrame], candidates: dict[str, list[Candidate]],
               settings: RunSettings) -> tuple[Encoded, dict[str, dict[str, int]]]:
         """The passages the head documents are read by, with embeddings, and per topic each document's passage row:
         the reranker's where every head row has them, else chosen and encoded here as the reranker does."""
         heads = [frame.iloc[: settings.rerank_depth] for frame in frames]
         if all(PASSAGE in head and DOC_VECTOR in head
                and head[DOC_VECTOR].map(lambda vector: isinstance(vector, np.ndarray)).all() for head in heads):
+            numbers = [topic.number for topic, head in zip(topics, heads) for _ in range(len(head))]
             rows = pd.concat(heads, ignore_index=True)
-            encoded = Encoded([f"{qid} {docno}" for qid, docno in zip(rows["qid"], rows["docno"])],
+            encoded = Encoded([f"{qid} {docno}" for qid, docno in zip(numbers, rows["docno"])],
                               rows[PASSAGE].tolist(), np.stack(rows[DOC_VECTOR].tolist()), rows["text"].tolist())
             best: dict[str, dict[str, int]] = {}
-            for row, (qid, docno) in enumerate(zip(rows["qid"], rows["docno"])):
-                best.setdefault(str(qid), {})[docno] = row
+            for row, (qid, docno) in enumerate(zip(numbers, rows["docno"])):
+                best.setdefault(qid, {})[docno] = row
             return encoded, best
-        candidates = {topic.number: to_candidates(topic, head) for topic, head in zip(topics, heads)}
-        encoded, _, scored = score_candidates(topics, candidates, settings, None)
+        heads = {number: found[: settings.rerank_depth] for number, found in candidates.items()}
+        encoded, _, scored = score_candidates(topics, heads, settings, None)
         return encoded, {qid: topic.best_passages for qid, topic in scored.items()}
 
 
@@ -145,44 +162,54 @@ def touche_topics(path: str | Path) -> pd.DataFrame:
     )
 
 
-def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame]]:
-    """Topics in order of first appearance, each with its rows in first-stage order (`rank`, else `score`); a
-    document listed twice for a topic keeps its first row, as in a run."""
-    topics, frames = [], []
-    for _, frame in inp.groupby("qid", sort=False):
-        if "rank" in frame:
-            frame = frame.sort_values("rank", kind="stable")
+def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[str, list[Candidate]]]:
+    """Topics in order of first appearance, each with its rows and candidates in first-stage order, read as
+    `touche run` reads a re-rank file's lines (`corpus.read_rerank`): ids as `record_id` reads them (2 and "2" are
+    one topic, " d1" is "d1"); a row without a usable id or text (NaN, blank) skipped and counted in a warning; a
+    document listed twice for a topic keeps its first row; ordered by `rank` where every row has one, else by
+    `score`, else in frame order, numbers as strings read ("10" after "9"), a candidate's score as there."""
+    defects, rows, best = Defects("the result frame"), {}, {}
+    columns = [inp[name] if name in inp else pd.Series([None] * len(inp), index=inp.index)
+               for name in ("qid", "docno", "text", "score", "rank")]
+    for position, (qid, docno, text, score, given_rank) in enumerate(zip(*columns)):
+        qid, docno = record_id(_plain(qid)), record_id(_plain(docno))
+        if qid is None or docno is None:
+            defects.add("row without an id")
+        elif not isinstance(text, str) or not visible(text):
+            defects.add("row without text")
+        elif docno in rows.setdefault(qid, {}):
+            defects.add("duplicate id")
         else:
-            frame = frame.sort_values("score", ascending=False, kind="stable")
-        frame = frame.drop_duplicates("docno").reset_index(drop=True).astype({"docno": str})
-        topics.append(to_topic(frame.iloc[0]))
+            rows[qid][docno] = position
+            best.setdefault(qid, FirstStageOrder(None)).add(Document(docno, bounded_text(text)),
+                                                            first_stage_number(_plain(score)),
+                                                            first_stage_number(_plain(given_rank)))
+    defects.report()
+    topics, frames, candidates = [], [], {}
+    for qid, found in best.items():
+        candidates[qid] = found.candidates(qid)
+        frame = inp.iloc[[rows[qid][candidate.doc.doc_id] for candidate in candidates[qid]]]
+        frame = frame.assign(qid=frame["qid"].iloc[0], docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(
+            drop=True)
+        topics.append(to_topic(qid, frame.iloc[0]))
         frames.append(frame)
-    return topics, frames
+    return topics, frames, {topic.number: candidates[topic.number] for topic in topics}
 
 
-def to_topic(row: pd.Series) -> Topic:
+def _plain(value):
+    """A numpy scalar as the Python value the readers of ids and numbers take (`np.int64(2)` as 2; 2.0 as 2)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def to_topic(qid: str, row: pd.Series) -> Topic:
+    """The topic of a result row: `title`, else `query_0` (the query before a rewrite), else `query`."""
     def text(name: str) -> str:
         value = row.get(name)
         return value if isinstance(value, str) else ""
 
-    return Topic(str(row["qid"]), text("title") or text("query"), text("description"), text("narrative"),
+    return Topic(qid, text("title") or text("query_0") or text("query"), text("description"), text("narrative"),
                  _objects(row.get("objects")))
-
-
-def to_candidates(topic: Topic, frame: pd.DataFrame) -> list[Candidate]:
-    """The topic's rows as candidates; where a score is no finite number (NaN, inf, not a number) the rows' order
-    scores them all, as a re-rank file's order does for `touche run` (`corpus.read_rerank`)."""
-    scores = scores_or_order([_finite(score) for score in frame["score"]])
-    return [Candidate(topic.number, Document(str(docno), bounded_text(str(text))), score)
-            for docno, text, score in zip(frame["docno"], frame["text"], scores)]
-
-
-def _finite(value) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _objects(value) -> tuple[str, str] | None:

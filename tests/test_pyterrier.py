@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +13,13 @@ import pytest
 pt = pytest.importorskip("pyterrier")
 
 import ir_measures  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from app.errors import ToucheError  # noqa: E402
 from app.pipeline import RunSettings, run  # noqa: E402
-from app.pyterrier import (ToucheOptions, ToucheReranker, ToucheStance, by_topic, to_candidates,  # noqa: E402
-                           to_topic, touche_topics)
-from app.records import Topic  # noqa: E402
+from app.pyterrier import (ToucheOptions, ToucheReranker, ToucheStance, by_topic, to_topic,  # noqa: E402
+                           touche_topics)
 from app.runfile import format_row, ranked_rows  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,21 +82,61 @@ def test_rows_become_the_pipelines_topics_and_candidates_in_first_stage_order():
         "docno": ["b", "a", "x", "a"], "text": ["B", "A", "X", "A again"], "score": [1.0, 2.0, 5.0, 0.5],
         "rank": [1, 0, 0, 2],
     })
-    topics, frames = by_topic(frame)
+    topics, frames, candidates = by_topic(frame)
     assert [topic.number for topic in topics] == ["2", "1"]  # order of first appearance, as the run's topics
     assert (topics[0].title, topics[0].objects) == ("Cats or dogs?", ("cat", "dog"))  # title wins over query
     assert frames[0]["docno"].tolist() == ["a", "b"] and frames[0]["text"].tolist() == ["A", "B"]  # one row each
-    bare = to_topic(pd.Series({"qid": 7, "query": "Is tea healthier than coffee?", "objects": ("tea", "coffee")}))
+    assert [c.doc.doc_id for c in candidates["2"]] == ["a", "b"]
+    bare = to_topic("7", pd.Series({"qid": 7, "query": "Is tea healthier than coffee?", "objects": ("tea", "coffee")}))
     assert (bare.number, bare.title, bare.description, bare.objects) == (
         "7", "Is tea healthier than coffee?", "", ("tea", "coffee"))
+    rewritten = to_topic("7", pd.Series({"query": "tea^2 coffee", "query_0": "Tea or coffee?"}))
+    assert rewritten.title == "Tea or coffee?"  # the query before a rewrite, as PyTerrier keeps it
 
 
 def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them():
-    topic = Topic("1", "Cats or dogs?")
-    frame = pd.DataFrame({"docno": ["a", "b", "c"], "text": ["A", "B", "C"], "score": [float("nan"), 2.0, "7"]})
-    assert [c.score for c in to_candidates(topic, frame)] == [0.0, -1.0, -2.0]
+    frame = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "text": ["A", "B", "C"],
+                          "score": [float("nan"), 2.0, "7"]})
+    assert [c.score for c in by_topic(frame)[2]["1"]] == [0.0, -1.0, -2.0]
     frame["score"] = [3, 2.5, "1e2"]  # numpy integers and numeric strings are numbers
-    assert [c.score for c in to_candidates(topic, frame)] == [3.0, 2.5, 100.0]
+    assert [c.score for c in by_topic(frame)[2]["1"]] == [100.0, 3.0, 2.5]
+
+
+def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
+    """What a user's frame holds was read otherwise than the same lines in a re-rank file: NaN and blank texts
+    scored as "nan" and took reranked slots; ranks as strings sorted "10" before "2"; 2 and "2", or 1 and "1",
+    were a raw pandas error; a NaN qid dropped its row unsaid; tied ranks went to the frame's order."""
+    frame = pd.DataFrame({
+        "qid": [2, "2", 2, 2, 2, None, 2, 2],
+        "docno": ["d10", "d2", "d3", "d4", " d5", "d6", "d2", 7],
+        "text": ["ten", "two", np.nan, "   ", "five", "six", "two again", "seven"],
+        "rank": ["10", "2", "3", "4", "5", "6", "1", "2"],
+        "score": [1.0, 9.0, 8.0, 7.0, 6.0, 5.0, 9.5, 9.1],
+        "query": "Tea or coffee?",
+    })
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        topics, frames, candidates = by_topic(frame)
+    assert [topic.number for topic in topics] == ["2"]
+    assert [c.doc.doc_id for c in candidates["2"]] == ["7", "d2", "d5", "d10"]  # "7" ties "d2" at 2, scores higher
+    assert frames[0]["docno"].tolist() == ["7", "d2", "d5", "d10"] and frames[0]["text"].tolist()[1] == "two"
+    assert frames[0]["qid"].tolist() == [2, 2, 2, 2]
+    assert caplog.messages == ["the result frame: skipped 4 records (1 duplicate id, 1 row without an id, "
+                               "2 rows without text)"]
+    rising = frame.iloc[[0, 1, 4]].assign(score=[10.0, 2.0, 5.0])  # distances, as a run ignores them
+    assert [c.score for c in by_topic(rising)[2]["2"]] == [0.0, -1.0, -2.0]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"rerank_depth": -2}, "rerank_depth must be an integer of at least 1, got -2"),
+    ({"rerank_depth": 5.0}, "rerank_depth must be an integer of at least 1, got 5.0"),
+    ({"stance_model": "crosss"}, "stance_model must be one of cross, head, got 'crosss'"),
+    ({"device": "gpu"}, "device must be one of auto, cpu, cuda, got 'gpu'"),
+    ({"precision": "fp16"}, "precision must be one of auto, fp32, bf16, got 'fp16'"),
+])
+def test_options_touche_run_would_refuse_are_errors(options, message):
+    """They were taken silently (`rerank_depth=-2` reranked all but the last two rows) or failed deep inside."""
+    with pytest.raises(ToucheError, match=re.escape(f"ToucheOptions: {message}")):
+        ToucheOptions(**options)
 
 
 def test_transformers_declare_their_columns_and_reject_frames_without_text(candidates):
