@@ -804,7 +804,7 @@ def first_stage_number(value) -> float | None:
     """A re-rank score or rank as `record_score` reads one, or a string holding one in digits trec_eval reads
     ("86.0", as a TREC run's columns converted by splitting give it; not Python's "1_000" or "３")."""
     if isinstance(value, str):
-        if not _DECIMAL.fullmatch(value.strip()):
+        if not _DECIMAL.fullmatch(value.strip(" \t\n\r\f\v")):
             return None
         value = float(value)
     return record_score(value)
@@ -838,7 +838,7 @@ class FirstStageOrder:
         if rank is None:
             self.by_rank = None
         elif self.by_rank is not None:
-            self._keep(self.by_rank, (-rank, score if score is not None else 0.0, -order, document, score), 3)
+            self._keep(self.by_rank, (-rank, score if score is not None else -math.inf, -order, document, score), 3)
 
     def _keep(self, heap: list, entry: tuple, keys: int) -> None:
         """Push `entry` onto a heap of the best `limit`, compared by its first `keys` values (the last of them the
@@ -850,14 +850,20 @@ class FirstStageOrder:
 
     def candidates(self, qid: str) -> list[Candidate]:
         """Best first, as --candidates and the rerank depth cut them; a candidate's score is the first stage's,
-        or the order's own (0, -1, -2, ...) where one is missing or where, by rank, they rise along the candidates
-        kept and never fall (distances)."""
+        or the order's own (0, -1, -2, ...) where one is missing or where, by rank, they rise from rank to rank
+        among the candidates kept and never fall (distances, then also smaller first among equal ranks)."""
         if self.by_rank is not None:
             ranked = sorted(self.by_rank, key=lambda entry: entry[:3], reverse=True)
             scores = [entry[4] for entry in ranked]
-            steps = list(zip(scores, scores[1:])) if None not in scores else []
-            rising = any(a < b for a, b in steps) and all(a <= b for a, b in steps)  # never falling: distances
+            # Distances: from each rank to the next the scores never fall and somewhere rise (within a rank they
+            # have no order: ties given to the higher score hid distances, and the line order invented them).
+            groups = [[entry[4] for entry in group]
+                      for _, group in itertools.groupby(ranked, key=lambda entry: entry[0])] if None not in scores else []
+            steps = [(max(lower), min(higher)) for lower, higher in zip(groups, groups[1:])]
+            rising = any(a < b for a, b in steps) and all(a <= b for a, b in steps)
             self.order = "rank, scores rising" if rising else "rank"
+            if rising:  # among equal ranks, the smaller distance first
+                ranked.sort(key=lambda entry: (-entry[0], entry[1], -entry[2]))
             return [Candidate(qid, entry[3], score) for entry, score in zip(
                 ranked, scores_or_order([None] * len(ranked) if rising else scores))]
         if self.by_score is not None:

@@ -100,20 +100,24 @@ def make_directory(directory: Path) -> list[Path]:
     counted."""
     made = []
     try:
-        for path in reversed((directory, *directory.parents)):
-            try:
-                path.mkdir()
-                made.append(path)
-            except OSError:  # there (EEXIST; or EACCES, EROFS for a directory there already, as mkdir -p allows)
-                if not path.is_dir():
-                    raise
-    except (FileExistsError, NotADirectoryError):
-        for path in (directory, *directory.parents):
-            if path.is_symlink() and not path.exists():
-                raise ToucheError(f"cannot make {directory}: {path} is a link to {os.readlink(path)}, which leads "
-                                  "nowhere") from None
-            if path.exists() and not path.is_dir():
-                raise ToucheError(f"cannot make {directory}: {path} is a file, not a directory") from None
+        try:
+            for path in reversed((directory, *directory.parents)):
+                try:
+                    path.mkdir()
+                    made.append(path)
+                except OSError:  # there (EEXIST; or EACCES, EROFS for a directory there already, as mkdir -p does)
+                    if not path.is_dir():
+                        raise
+        except (FileExistsError, NotADirectoryError):
+            for path in (directory, *directory.parents):
+                if path.is_symlink() and not path.exists():
+                    raise ToucheError(f"cannot make {directory}: {path} is a link to {os.readlink(path)}, which "
+                                      "leads nowhere") from None
+                if path.exists() and not path.is_dir():
+                    raise ToucheError(f"cannot make {directory}: {path} is a file, not a directory") from None
+            raise
+    except BaseException:  # after the reason is found: "new/../afile" needs "new" to say that afile is a file
+        remove_empty(made[::-1])
         raise
     return made[::-1]
 
@@ -148,14 +152,14 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
     none of `outputs` unless `overwrite`, and then none that cannot be replaced. A run that cannot be written fails
     here, not after the hour it took (and leaves no directory it made). `flag` is the option that names the
     directory. Returns the directories it made (`make_directory`)."""
-    if directory.exists() and not directory.is_dir():
-        raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
-    # A probe file could not be removed again from a locked directory.
-    if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):
-        raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
-                          "in place there")
     made = []
     try:
+        if directory.exists() and not directory.is_dir():
+            raise ToucheError(f"output path {directory} is a file, not a directory: pass a directory to {flag}")
+        # A probe file could not be removed again from a locked directory.
+        if directory.is_dir() and (lock := locked(Path(os.path.realpath(directory)))):
+            raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
+                              "in place there")
         made = make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
         os.close(handle)

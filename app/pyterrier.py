@@ -12,6 +12,7 @@ this module: the core run never imports pyterrier.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from .errors import ToucheError
 from .records import Candidate, Document, Topic, bounded_text, record_id, visible
 from .runfile import falling_scores
 from .settings import RunSettings
-from .topics import parse_objects, read_topics
+from .topics import bounded_topic, clean_field, read_topics
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
 # MiniLM embedding: the stance labeller reads them.
@@ -51,7 +52,7 @@ class ToucheOptions:
         counts = {"rerank_depth": (self.rerank_depth, 1), "stance_depth": (self.stance_depth, 0),
                   "max_seq_length": (self.max_seq_length, 1)}
         for name, (value, least) in counts.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
                 raise ToucheError(f"ToucheOptions: {name} must be an integer of at least {least}, got {value!r}")
         choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, ("auto", "cpu", "cuda")),
                    "stance_model": (self.stance_model, ("cross", "head"))}
@@ -189,8 +190,9 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
     for qid, found in best.items():
         candidates[qid] = found.candidates(qid)
         frame = inp.iloc[[rows[qid][candidate.doc.doc_id] for candidate in candidates[qid]]]
-        frame = frame.assign(qid=frame["qid"].iloc[0], docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(
-            drop=True)
+        given = _plain(frame["qid"].iloc[0])  # an int column stays int; others give the id read (11.0 -> "11")
+        frame = frame.assign(qid=given if isinstance(given, int) and not isinstance(given, bool) else qid,
+                             docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(drop=True)
         topics.append(to_topic(qid, frame.iloc[0]))
         frames.append(frame)
     return topics, frames, {topic.number: candidates[topic.number] for topic in topics}
@@ -203,19 +205,17 @@ def _plain(value):
 
 
 def to_topic(qid: str, row: pd.Series) -> Topic:
-    """The topic of a result row: `title`, else `query_0` (the query before a rewrite), else `query`."""
-    def text(name: str) -> str:
-        value = row.get(name)
-        return value if isinstance(value, str) else ""
+    """The topic of a result row, its fields read as a topics file's are (`topics.clean_field`, `bounded_topic`):
+    `title`, else `query_0` (the query before a rewrite), else `query`; a row with none of them is an error."""
+    def field(name: str) -> str:
+        return clean_field(row.get(name))
 
-    return Topic(qid, text("title") or text("query_0") or text("query"), text("description"), text("narrative"),
-                 _objects(row.get("objects")))
+    title = field("title") or field("query_0") or field("query")
+    if not title:
+        raise ToucheError(f"topic {qid}: no text in its rows' title, query_0 or query")
+    objects = row.get("objects")
+    objects = list(objects) if isinstance(objects, np.ndarray) else objects
+    return bounded_topic(qid, title, field("description"), field("narrative"),
+                         objects if isinstance(objects, (str, list, tuple)) else None)
 
 
-def _objects(value) -> tuple[str, str] | None:
-    """`("cat", "dog")`, `["cat", "dog"]` or `"cat, dog"`; anything else is no objects."""
-    if isinstance(value, str):
-        return parse_objects(value)
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        return str(value[0]), str(value[1])
-    return None

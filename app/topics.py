@@ -106,7 +106,7 @@ def parse_objects(value) -> tuple[str, str] | None:
         value = _python_sequence(value) or value.split(",")
     if not isinstance(value, (list, tuple)) or not all(isinstance(part, str) for part in value):
         return None
-    parts = [part for part in map(_clean, value) if part]
+    parts = [part for part in map(clean_field, value) if part]
     return (parts[0], parts[1]) if len(parts) == 2 and max(map(len, parts)) <= MAX_OBJECT_CHARS else None
 
 
@@ -128,14 +128,14 @@ def _objects(number: str, value) -> tuple[str, str] | None:
     return objects
 
 
-def _clean(value) -> str:
+def clean_field(value) -> str:
     """A text field with its whitespace collapsed and lone surrogates (valid JSON escapes) replaced, as every
     reader gives it; '' for anything but a string and for a text with nothing `visible` in it."""
     text = " ".join(encodable(value).split()) if isinstance(value, str) else ""
     return text if visible(text) else ""
 
 
-def _topic(number: str, title: str, description: str, narrative: str, objects) -> Topic:
+def bounded_topic(number: str, title: str, description: str, narrative: str, objects) -> Topic:
     """A Topic whose text fields are at most MAX_TOPIC_CHARS long, said where one is cut."""
     fields = {"title": title, "description": description, "narrative": narrative}
     for name, text in fields.items():
@@ -159,6 +159,13 @@ def in_namespace(element, name: str) -> str:
     """The tag `name` in `element`'s namespace (a topics file's default one, `<topics xmlns="...">`), else none."""
     namespace = etree.QName(element).namespace
     return f"{{{namespace}}}{name}" if namespace else name
+
+
+def unprefixed(root, name: str) -> list:
+    """The elements `name` under `root` written without a prefix, in whatever default namespace is in force there
+    (`<topics xmlns="...">`, `<topic xmlns="...">`, none); an `<o:topic>` of another vocabulary is none of them."""
+    return [element for element in root.iter(f"{{*}}{name}")
+            if etree.QName(element).namespace == element.nsmap.get(None)]
 
 
 def _xml_field(topic, name: str) -> str:
@@ -209,13 +216,13 @@ def _html_entities(path: Path, root) -> None:
 
 def element_text(element) -> str:
     """An element's text, its markup's (`<i>`, entities) included and comments left out, whitespace collapsed."""
-    return _clean(element.xpath("string()"))
+    return clean_field(element.xpath("string()"))
 
 
 def _read_xml(path: Path) -> list[Topic]:
     root = xml_root(path, path.read_bytes())
     topics = []
-    for element in root.iter(in_namespace(root, "topic")):  # `<topics xmlns="...">` too
+    for element in unprefixed(root, "topic"):  # `<topics xmlns="...">` too
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:
@@ -223,8 +230,8 @@ def _read_xml(path: Path) -> list[Topic]:
         number = record_id(written)
         if number is None:  # a run line splits on whitespace: "3 a" would write a seventh column
             raise ToucheError(f"{path}: topic number {written!r} is not one word (line {element.sourceline})")
-        topics.append(_topic(number, title, _xml_field(element, "description"), _xml_field(element, "narrative"),
-                             _xml_field(element, "objects")))
+        topics.append(bounded_topic(number, title, _xml_field(element, "description"),
+                                    _xml_field(element, "narrative"), _xml_field(element, "objects")))
     return topics
 
 
@@ -238,13 +245,13 @@ def _json_topic(record: dict) -> Topic | None:
     original = original if isinstance(original, dict) else {}
 
     def field(name: str) -> str:
-        return _clean(original.get(name)) or _clean(record.get(name))
+        return clean_field(original.get(name)) or clean_field(record.get(name))
 
     number = record_id(record.get("qid"))
-    title = field("title") or _clean(record.get("query"))
+    title = field("title") or clean_field(record.get("query"))
     if number is None or not title:
         return None
-    return _topic(number, title, field("description"), field("narrative"),
+    return bounded_topic(number, title, field("description"), field("narrative"),
                   original.get("objects") or record.get("objects"))
 
 

@@ -402,6 +402,9 @@ def _shuffled_rerank(tmp_path, fields) -> None:
     (lambda i: {"score": 100.0 - i, "rank": "1_0" if i == 5 else str(i)}, [99.0, 98.0, 97.0]),  # no digits for trec
     # a score out of order among falling ones: the rank orders, and the scores stay (they were all replaced)
     (lambda i: {"rank": i, "score": 97.5 if i == 2 else 100.0 - i}, [99.0, 97.5, 97.0]),
+    (lambda i: {"rank": "\u20031" if i == 4 else i, "score": 100.0 - i}, [99.0, 98.0, 97.0]),  # no ASCII digits
+    # tied ranks, and a missing score in a tie comes after the others, negative ones too
+    (lambda i: {"rank": (i + 1) // 2, "score": None if i == 2 else -float(i)}, [0.0, -1.0, -2.0]),
 ])
 def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, fields, scores):
     """Shuffled lines whose scores were strings, or missing, were ranked in file order, the input's rank 2 at
@@ -415,9 +418,10 @@ def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, 
     assert not caplog.records
 
 
-def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog):
+@pytest.mark.parametrize("rank", [lambda i: i, lambda i: (i + 1) // 2])  # tied ranks, ties to the larger distance
+def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog, rank):
     """Distances (lower is better) with ranks: the input's rank 30 went first."""
-    _shuffled_rerank(tmp_path, lambda i: {"rank": i, "score": float(i)})
+    _shuffled_rerank(tmp_path, lambda i: {"rank": rank(i), "score": float(i)})
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         candidates = read_rerank(detect_corpus(tmp_path))["1"]
     assert [c.doc.doc_id for c in candidates] == [f"d{i}" for i in range(1, 31)]

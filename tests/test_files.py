@@ -11,9 +11,18 @@ def test_a_file_or_a_dangling_link_in_the_way_is_named(tmp_path):
         make_directory(tmp_path / "afile" / "out")
     with pytest.raises(ToucheError, match=r"link is a link to .*nowhere, which leads nowhere"):
         prepare_output(tmp_path / "link", ["run.txt"], overwrite=False)
-    make_directory(tmp_path / "new" / "out")
-    make_directory(tmp_path / "new" / "out")
+    assert make_directory(tmp_path / "new" / "out") == [tmp_path / "new" / "out", tmp_path / "new"]  # deepest first
+    assert make_directory(tmp_path / "new" / "out") == []
     assert (tmp_path / "new" / "out").is_dir() and not (tmp_path / "nowhere").exists()
+
+
+def test_directories_made_before_a_failing_level_are_removed_again(tmp_path):
+    """"made/../afile/x" made "made", then failed at afile, and left "made" behind."""
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ToucheError, match=r"afile is a file, not a directory"):
+        make_directory(tmp_path / "made" / ".." / "afile" / "x")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["afile"]
+    assert make_directory(tmp_path / "new" / ".." / "new2") == [tmp_path / "new" / ".." / "new2", tmp_path / "new"]
 
 
 def _chattr(flag: str, path) -> bool:

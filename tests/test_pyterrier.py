@@ -92,10 +92,15 @@ def test_rows_become_the_pipelines_topics_and_candidates_in_first_stage_order():
         "7", "Is tea healthier than coffee?", "", ("tea", "coffee"))
     rewritten = to_topic("7", pd.Series({"query": "tea^2 coffee", "query_0": "Tea or coffee?"}))
     assert rewritten.title == "Tea or coffee?"  # the query before a rewrite, as PyTerrier keeps it
+    # Fields read as a topics file's: a blank title gave way to nothing, a lone surrogate reached the tokenizer.
+    odd = to_topic("7", pd.Series({"title": " \u200b ", "query": "Tea\n\tor  coffee\ud800?", "objects": ("tea", "")}))
+    assert (odd.title, odd.objects) == ("Tea or coffee\ufffd?", None)
+    assert to_topic("7", pd.Series({"query": "Tea?", "objects": np.array(["tea", "coffee"])})).objects == (
+        "tea", "coffee")
 
 
 def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them():
-    frame = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "text": ["A", "B", "C"],
+    frame = pd.DataFrame({"qid": "1", "query": "Cats or dogs?", "docno": ["a", "b", "c"], "text": ["A", "B", "C"],
                           "score": [float("nan"), 2.0, "7"]})
     assert [c.score for c in by_topic(frame)[2]["1"]] == [0.0, -1.0, -2.0]
     frame["score"] = [3, 2.5, "1e2"]  # numpy integers and numeric strings are numbers
@@ -124,6 +129,8 @@ def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
                                "2 rows without text)"]
     rising = frame.iloc[[0, 1, 4]].assign(score=[10.0, 2.0, 5.0])  # distances, as a run ignores them
     assert [c.score for c in by_topic(rising)[2]["2"]] == [0.0, -1.0, -2.0]
+    floats = frame.iloc[[0, 1]].assign(qid=[11.0, 11.0])  # a numeric qid column with a NaN is float: 11.0 scored 0
+    assert by_topic(floats)[1][0]["qid"].tolist() == [11, 11]
 
 
 @pytest.mark.parametrize("options, message", [
@@ -137,6 +144,7 @@ def test_options_touche_run_would_refuse_are_errors(options, message):
     """They were taken silently (`rerank_depth=-2` reranked all but the last two rows) or failed deep inside."""
     with pytest.raises(ToucheError, match=re.escape(f"ToucheOptions: {message}")):
         ToucheOptions(**options)
+    assert ToucheOptions(rerank_depth=np.int64(50)).rerank_depth == 50
 
 
 def test_transformers_declare_their_columns_and_reject_frames_without_text(candidates):

@@ -165,6 +165,10 @@ def test_topics_in_a_default_namespace_are_read(tmp_path):
     (tmp_path / "topics.xml").write_text('<topics xmlns:o="urn:o"><topic><number>1</number><o:title>Other</o:title>'
                                          "<title>Tea?</title></topic></topics>")  # another namespace's is no title
     assert read_topics(tmp_path)[0].title == "Tea?"
+    for start, end in (('<t:topics xmlns:t="urn:a"><topic>', "</t:topics>"),  # unprefixed topics, as written
+                       ('<topics><topic xmlns="urn:a">', "</topics>")):
+        (tmp_path / "topics.xml").write_text(f"{start}<number>1</number><title>Tea?</title></topic>{end}")
+        assert read_topics(tmp_path)[0].title == "Tea?"
 
 
 def test_a_topics_file_beside_the_one_read_is_named_where_its_topics_differ(tmp_path, caplog, monkeypatch):
