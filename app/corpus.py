@@ -857,8 +857,8 @@ class FirstStageOrder:
             scores = [entry[4] for entry in ranked]
             # Distances: from each rank to the next the scores never fall and somewhere rise (within a rank they
             # have no order: ties given to the higher score hid distances, and the line order invented them).
-            groups = [[entry[4] for entry in group]
-                      for _, group in itertools.groupby(ranked, key=lambda entry: entry[0])] if None not in scores else []
+            groups = ([[entry[4] for entry in group] for _, group in itertools.groupby(ranked, key=lambda e: e[0])]
+                      if None not in scores else [])
             steps = [(max(lower), min(higher)) for lower, higher in zip(groups, groups[1:])]
             rising = any(a < b for a, b in steps) and all(a <= b for a, b in steps)
             self.order = "rank, scores rising" if rising else "rank"

@@ -217,5 +217,3 @@ def to_topic(qid: str, row: pd.Series) -> Topic:
     objects = list(objects) if isinstance(objects, np.ndarray) else objects
     return bounded_topic(qid, title, field("description"), field("narrative"),
                          objects if isinstance(objects, (str, list, tuple)) else None)
-
-
