@@ -466,10 +466,10 @@ def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog
     assert [d.doc_id for d in documents] == ["a0", "a1", "a2", "b0", "b1", "b2"] and not caplog.records
     (tmp_path / "passages.jsonl.gz").unlink()
     (tmp_path / "passages.jsonl").write_text(' {"id": "c", "contents": "t"} \t{"id": "d", "contents": "u"} x\n'
-                                             '{"id": "e", "contents": "v"}\n')
+                                             '{"id": "e", "contents": "v"}\n' + "1 " * 1_000_000 + "\n")
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
-        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["e"]  # not JSON, whole
-    assert "skipped 1 record (1 bad line)" in caplog.text
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["e"]  # not JSON, whole; no records
+    assert "skipped 2 records (2 bad lines)" in caplog.text
 
 
 def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
