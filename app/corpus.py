@@ -816,16 +816,29 @@ def first_stage_number(value) -> float | None:
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
+def _rising(spans: dict[float, tuple[float, float]]) -> bool:
+    """Whether scores are distances: from each rank to the next (`spans`: each rank's lowest and highest score)
+    they never fall and somewhere rise. Within a rank they have no order: ties given to the higher score hid
+    distances, and the line order invented them."""
+    ordered = [spans[rank] for rank in sorted(spans)]
+    steps = [(lower[1], higher[0]) for lower, higher in zip(ordered, ordered[1:])]
+    return any(a < b for a, b in steps) and all(a <= b for a, b in steps)
+
+
 class FirstStageOrder:
     """One query's re-rank candidates as they are read, of which the first `limit` in the first stage's order are
     kept: by rank, lowest first, where every candidate has one (a finite number); else by score, highest first, where
     every candidate has one; else in file order. Ties go to the earlier line (among equal ranks, to the higher
-    score). Each order's best `limit` are held while reading, as which applies is known at the end."""
+    score, or to the smaller where the scores are distances). Each order's best `limit` are held while reading, as
+    which applies is known at the end."""
 
     def __init__(self, limit: int | None):
         self.limit = math.inf if limit is None else limit
         self.by_score: list[tuple[float, int, Document]] | None = []  # heaps, the worst kept first; None: unusable
         self.by_rank: list[tuple[float, float, int, Document, float | None]] | None = []
+        self.by_distance: list[tuple[float, float, int, Document]] | None = []  # by rank, smaller scores first
+        # Each rank's lowest and highest score over all lines: whether the scores are distances, known at the end.
+        self.spans: dict[float, tuple[float, float]] | None = {}
         self.first: list[Document] = []
         self.lines = 0
         self.order = "file"  # how `candidates` ordered them: "score", "rank", "rank, scores rising" or "file"
@@ -838,10 +851,17 @@ class FirstStageOrder:
             self.by_score = None
         elif self.by_score is not None:
             self._keep(self.by_score, (score, -order, document), 2)
+        if rank is None or score is None:
+            self.spans = None
+        elif self.spans is not None:
+            low, high = self.spans.get(rank, (score, score))
+            self.spans[rank] = (min(low, score), max(high, score))
         if rank is None:
-            self.by_rank = None
+            self.by_rank = self.by_distance = None
         elif self.by_rank is not None:
             self._keep(self.by_rank, (-rank, score if score is not None else -math.inf, -order, document, score), 3)
+            # Which of the two applies is known at the end: a cut within tied ranks keeps the smaller distances.
+            self._keep(self.by_distance, (-rank, -score if score is not None else -math.inf, -order, document), 3)
 
     def _keep(self, heap: list, entry: tuple, keys: int) -> None:
         """Push `entry` onto a heap of the best `limit`, compared by its first `keys` values (the last of them the
@@ -853,22 +873,18 @@ class FirstStageOrder:
 
     def candidates(self, qid: str) -> list[Candidate]:
         """Best first, as --candidates and the rerank depth cut them; a candidate's score is the first stage's,
-        or the order's own (0, -1, -2, ...) where one is missing or where, by rank, they rise from rank to rank
-        among the candidates kept and never fall (distances, then also smaller first among equal ranks)."""
+        or the order's own (0, -1, -2, ...) where one is missing or where, by rank, they rise from rank to rank over
+        all lines and never fall (distances, then also smaller first among equal ranks)."""
         if self.by_rank is not None:
-            ranked = sorted(self.by_rank, key=lambda entry: entry[:3], reverse=True)
-            scores = [entry[4] for entry in ranked]
-            # Distances: from each rank to the next the scores never fall and somewhere rise (within a rank they
-            # have no order: ties given to the higher score hid distances, and the line order invented them).
-            groups = ([[entry[4] for entry in group] for _, group in itertools.groupby(ranked, key=lambda e: e[0])]
-                      if None not in scores else [])
-            steps = [(max(lower), min(higher)) for lower, higher in zip(groups, groups[1:])]
-            rising = any(a < b for a, b in steps) and all(a <= b for a, b in steps)
+            rising = self.spans is not None and _rising(self.spans)
             self.order = "rank, scores rising" if rising else "rank"
             if rising:  # among equal ranks, the smaller distance first
-                ranked.sort(key=lambda entry: (-entry[0], entry[1], -entry[2]))
-            return [Candidate(qid, entry[3], score) for entry, score in zip(
-                ranked, scores_or_order([None] * len(ranked) if rising else scores))]
+                closest = sorted(self.by_distance, key=lambda entry: entry[:3], reverse=True)
+                return [Candidate(qid, entry[3], score)
+                        for entry, score in zip(closest, scores_or_order([None] * len(closest)))]
+            ranked = sorted(self.by_rank, key=lambda entry: entry[:3], reverse=True)
+            return [Candidate(qid, entry[3], score)
+                    for entry, score in zip(ranked, scores_or_order([entry[4] for entry in ranked]))]
         if self.by_score is not None:
             self.order = "score"
             return [Candidate(qid, document, score)

@@ -54,6 +54,7 @@ class ToucheOptions:
         for name, (value, least) in counts.items():
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
                 raise ToucheError(f"ToucheOptions: {name} must be an integer of at least {least}, got {value!r}")
+            object.__setattr__(self, name, int(value))  # np.int64(50) as 50
         choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, ("auto", "cpu", "cuda")),
                    "stance_model": (self.stance_model, ("cross", "head"))}
         for name, (value, allowed) in choices.items():
@@ -190,7 +191,7 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
     for qid, found in best.items():
         candidates[qid] = found.candidates(qid)
         frame = inp.iloc[[rows[qid][candidate.doc.doc_id] for candidate in candidates[qid]]]
-        given = _plain(frame["qid"].iloc[0])  # an int column stays int; others give the id read (11.0 -> "11")
+        given = _plain(frame["qid"].iloc[0])  # an int column stays int (11.0 -> 11); others give the id read
         frame = frame.assign(qid=given if isinstance(given, int) and not isinstance(given, bool) else qid,
                              docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(drop=True)
         topics.append(to_topic(qid, frame.iloc[0]))

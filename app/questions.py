@@ -131,9 +131,9 @@ def read_questions(path: Path) -> list[str]:
 
         return [topic.title for topic in read_topics(path)]
     if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
-        from app.topics import element_text, unprefixed, xml_root
+        from app.topics import element_text, named, xml_root
 
-        titles = [title for title in map(element_text, unprefixed(xml_root(path, raw), "title")) if title]
+        titles = [title for title in map(element_text, named(xml_root(path, raw), "title")) if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles

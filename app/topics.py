@@ -148,29 +148,26 @@ def bounded_topic(number: str, title: str, description: str, narrative: str, obj
 def _text(element, *names: str) -> str:
     """The first named child's text, its markup's (`<i>`, entities) included and comments left out."""
     for name in names:
-        child = element.find(in_namespace(element, name))
+        child = next(iter(named(element, name, children=True)), None)
         text = element_text(child) if child is not None else ""
         if text:
             return text
     return ""
 
 
-def in_namespace(element, name: str) -> str:
-    """The tag `name` in `element`'s namespace (a topics file's default one, `<topics xmlns="...">`), else none."""
-    namespace = etree.QName(element).namespace
-    return f"{{{namespace}}}{name}" if namespace else name
-
-
-def unprefixed(root, name: str) -> list:
-    """The elements `name` under `root` written without a prefix, in whatever default namespace is in force there
-    (`<topics xmlns="...">`, `<topic xmlns="...">`, none); an `<o:topic>` of another vocabulary is none of them."""
-    return [element for element in root.iter(f"{{*}}{name}")
-            if etree.QName(element).namespace == element.nsmap.get(None)]
+def named(element, name: str, children: bool = False) -> list:
+    """The elements `name` under `element` (its `children` only, or all) in the topics file's own vocabulary: the
+    root's namespace, or the default one in force where they are written (`<topics xmlns="...">`, `<topic
+    xmlns="...">`, `xmlns=""`, none); an `<o:title>` of another vocabulary is none of them."""
+    root = etree.QName(element.getroottree().getroot()).namespace
+    candidates = element.iterchildren(f"{{*}}{name}") if children else element.iter(f"{{*}}{name}")
+    return [found for found in candidates
+            if (etree.QName(found).namespace or None) in (root, found.nsmap.get(None) or None)]
 
 
 def _xml_field(topic, name: str) -> str:
     """A <topic>'s field: its own child, else the child of TIREx's <original_query>."""
-    original = topic.find(in_namespace(topic, "original_query"))
+    original = next(iter(named(topic, "original_query", children=True)), None)
     return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
@@ -222,7 +219,7 @@ def element_text(element) -> str:
 def _read_xml(path: Path) -> list[Topic]:
     root = xml_root(path, path.read_bytes())
     topics = []
-    for element in unprefixed(root, "topic"):  # `<topics xmlns="...">` too
+    for element in named(root, "topic"):  # `<topics xmlns="...">` too
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:

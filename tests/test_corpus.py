@@ -428,6 +428,8 @@ def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog, ran
     assert [c.score for c in candidates[:2]] == [0.0, -1.0]
     assert [record.getMessage() for record in caplog.records] == [
         "rerank.jsonl: 1 of its queries ranked by rank, as their scores rise with it (distances?) and are not used"]
+    # A cut within tied ranks keeps the smaller distances (it kept the larger ones, taken for higher scores).
+    assert [c.doc.doc_id for c in read_rerank(detect_corpus(tmp_path), 2)["1"]] == ["d1", "d2"]
 
 
 def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(tmp_path, caplog):

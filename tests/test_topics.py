@@ -165,9 +165,12 @@ def test_topics_in_a_default_namespace_are_read(tmp_path):
     (tmp_path / "topics.xml").write_text('<topics xmlns:o="urn:o"><topic><number>1</number><o:title>Other</o:title>'
                                          "<title>Tea?</title></topic></topics>")  # another namespace's is no title
     assert read_topics(tmp_path)[0].title == "Tea?"
-    for start, end in (('<t:topics xmlns:t="urn:a"><topic>', "</t:topics>"),  # unprefixed topics, as written
-                       ('<topics><topic xmlns="urn:a">', "</topics>")):
-        (tmp_path / "topics.xml").write_text(f"{start}<number>1</number><title>Tea?</title></topic>{end}")
+    for topic in ('<t:topics xmlns:t="urn:a"><topic><number>1</number><title>Tea?</title></topic></t:topics>',
+                  '<t:topics xmlns:t="urn:a"><t:topic><t:number>1</t:number><t:title>Tea?</t:title></t:topic>'
+                  '</t:topics>', '<topics><topic xmlns="urn:a"><number>1</number><title>Tea?</title></topic></topics>',
+                  '<topics xmlns="urn:x"><topic xmlns=""><number>1</number><title>Tea?</title></topic></topics>',
+                  '<topics xmlns="urn:x"><topic><number>1</number><title xmlns="">Tea?</title></topic></topics>'):
+        (tmp_path / "topics.xml").write_text(topic)  # the root's vocabulary, or the default one where written
         assert read_topics(tmp_path)[0].title == "Tea?"
 
 
