@@ -225,6 +225,7 @@ class Defects:
     def __init__(self, source: str):
         self.source, self.reasons, self.replaced_bytes = source, Counter(), 0
         self.plain = False  # a .gz file that is not gzip-compressed, read as it is
+        self.shapeless: list[str] = []  # args.me files of another shape, none of whose arguments were read
 
     def add(self, reason: str) -> None:
         self.reasons[reason] += 1
@@ -238,6 +239,9 @@ class Defects:
             problems.append(f"replaced {counted(self.replaced_bytes, 'undecodable byte')} with U+FFFD")
         if self.plain:
             problems.append("read as it is: not gzip-compressed, whatever its name")
+        if self.shapeless:
+            problems.append(f"no arguments read from {', '.join(self.shapeless)} (an args.me file holds them as "
+                            '{"arguments": [...]})')
         if problems:
             log.warning("%s: %s", self.source, "; ".join(problems))
 
@@ -520,8 +524,7 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                             last = document.doc_id
                             yield document
                 if not items:  # valid JSON of another shape: a list of arguments, "arguments" a mapping, ...
-                    log.warning("%s: no arguments read (an args.me file holds them as {\"arguments\": [...]})",
-                                path.name)
+                    defects.shapeless.append(path.name)  # said once with the corpus's other defects
                 return
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:

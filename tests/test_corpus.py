@@ -64,8 +64,10 @@ def test_an_argsme_portal_file_of_another_shape_is_named(fixtures, tmp_path, cap
     json.dump(shape(arguments[4:8]), (tmp_path / "debatewise.json").open("w"))
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         assert len(list(read_documents(detect_corpus(tmp_path)))) == 4
+        assert len(list(read_documents(detect_corpus(tmp_path), report=False))) == 4  # a run's second pass: unsaid
     assert [record.getMessage() for record in caplog.records] == [
-        'debatewise.json: no arguments read (an args.me file holds them as {"arguments": [...]})']
+        'debateorg.json, debatewise.json: no arguments read from debatewise.json (an args.me file holds them as '
+        '{"arguments": [...]})']
 
 
 def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):
