@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .encoder import DEVICES
 from .logs import log_to_stderr
 from .settings import DATA_DIR as DATA
 
@@ -385,7 +386,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
                         help="comma-separated: 10k, 100k, 868k, tira-input, tira-input-controversial, long-document, "
                         "web-pages, args-me")
-    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--device", default="auto", choices=DEVICES)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
     parser.add_argument("--seed", type=int, default=13)

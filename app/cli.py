@@ -19,10 +19,10 @@ from typer.exceptions import Abort, TyperException
 from .errors import ToucheError, counted, environment_failure
 from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
                     prepare_output, remove_empty, withdraw)
-from .encoder import PRECISIONS, check_cuda, check_interpreter
+from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
-from .settings import DATA_DIR, MODELS_DIR, STANCE_DEPTH, RunSettings
+from .settings import DATA_DIR, MODELS_DIR, STANCE_DEPTH, STANCE_MODELS, RunSettings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Argument retrieval for the Touché shared tasks (TIRA software).")
@@ -38,11 +38,11 @@ MOUNTED_INPUT, MOUNTED_OUTPUT = Path("/in"), Path("/out")
 CACHE_VARIABLES = ("XDG_CACHE_HOME",)
 
 # Choices: a value outside them is a usage error (exit 2), as an unknown option is.
-Device = Literal["auto", "cpu", "cuda"]
+Device = Literal[DEVICES]
 Precision = Literal[PRECISIONS]
 Backend = Literal["auto", "local", "chatnoir"]
 PageText = Literal[PAGE_TEXTS]
-StanceReader = Literal["cross", "head"]
+StanceReader = Literal[STANCE_MODELS]
 Task = Literal["comparative", "controversial"]
 ClassifierMethod = Literal["model", "rules"]
 

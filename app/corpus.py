@@ -20,7 +20,7 @@ import os
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from .errors import ToucheError, counted
 from .files import bom_encoding, not_a_file
-from .records import Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
+from .records import DECIMAL, Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +144,16 @@ def records_source(path: Path, lines: int = 100) -> CorpusSource:
             return CorpusSource("jsonl", (path,), "id", "contents")
         if {"docno", "text"} <= fields:
             return CorpusSource("jsonl", (path,), "docno", "text")
-        names = sorted(name[:40] for name in fields)
-        raise ToucheError(f"--corpus {path}: its first record has the fields {', '.join(names[:10])}"
-                          f"{', ...' if len(names) > 10 else ''}; expected id and contents (passages), docno and "
-                          "text (documents), or qid, docno and text (a re-rank file)")
+        raise ToucheError(f"--corpus {path}: its first record has the fields {_field_names(record)}; expected id "
+                          "and contents (passages), docno and text (documents), or qid, docno and text (a re-rank "
+                          "file)")
     raise ToucheError(f"--corpus {path}: no JSON object in its first {lines} lines")
+
+
+def _field_names(fields: Iterable[str]) -> str:
+    """A record's fields as an error names them: sorted, each cut at 40 characters, the first 10."""
+    names = sorted(name[:40] for name in fields)
+    return ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
 
 
 def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource | None:
@@ -474,13 +479,13 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
     """The documents of JSONL files. A file none of whose records has the fields its name asks for is an error
     naming the fields its first record has (an ir_datasets export's `doc_id`, `text` under passages.jsonl)."""
     for path in source.paths:
-        read, fields = 0, None
+        read, first = 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
             try:
                 doc_id, text = record_id(record[source.id_field]), record[source.text_field]
             except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
-                if fields is None and isinstance(record, dict):
-                    fields = sorted(name[:40] for name in record)
+                if first is None and isinstance(record, dict):
+                    first = list(record)  # its names only: a record's text may be megabytes
                 defects.add("bad line")
                 continue
             if doc_id is None or not isinstance(text, str):
@@ -488,10 +493,10 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                 continue
             read += 1
             yield Document(doc_id, bounded_text(text))
-        if not read and fields is not None:
+        if not read and first is not None:
             defects.report()
             raise ToucheError(f"{path.name}: no record has the fields {source.id_field} and {source.text_field} "
-                              f"(its first has {', '.join(fields[:10])}{', ...' if len(fields) > 10 else ''})")
+                              f"(its first has {_field_names(first)})")
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
@@ -760,14 +765,14 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
     memory); app/topics.py reads its queries. A document may have another text under another query: each query's is
     read (`passages.read_passages`)."""
-    defects, best, fields = Defects(source.name), {}, None
+    defects, best, first = Defects(source.name), {}, None  # first: the fields of the first object
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
         except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
-            if fields is None and isinstance(record, dict):
-                fields = sorted(name[:40] for name in record)
+            if first is None and isinstance(record, dict):
+                first = list(record)  # its names only: a record's text may be megabytes
             defects.add("bad line")
             continue
         if qid is None or doc_id is None:
@@ -790,9 +795,9 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
                                                               first_stage_number(record.get("score")),
                                                               first_stage_number(record.get("rank")))
     defects.report()
-    if not best and fields is not None and not ({"qid", "docno"} <= set(fields)):  # BEIR's docid, say
+    if not best and first is not None and not {"qid", "docno"} <= set(first):  # BEIR's docid, say
         raise ToucheError(f"{source.name}: no record has the fields qid and docno (its first has "
-                          f"{', '.join(fields[:10])}{', ...' if len(fields) > 10 else ''})")
+                          f"{_field_names(first)})")
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
     candidates = {qid: found.candidates(qid) for qid, found in best.items()}
@@ -810,13 +815,10 @@ def first_stage_number(value) -> float | None:
     """A re-rank score or rank as `record_score` reads one, or a string holding one in digits trec_eval reads
     ("86.0", as a TREC run's columns converted by splitting give it; not Python's "1_000" or "３")."""
     if isinstance(value, str):
-        if not _DECIMAL.fullmatch(value.strip(" \t\n\r\f\v")):
+        if not DECIMAL.fullmatch(value.strip(" \t\n\r\f\v")):
             return None
         value = float(value)
     return record_score(value)
-
-
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def _rising(spans: dict[float, tuple[float, float]]) -> bool:

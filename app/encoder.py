@@ -15,6 +15,7 @@ log = logging.getLogger(__name__)
 # 16 pads less than 32 within a length-sorted batch: 28.5 vs 24.8 passages/s at fp32 on 2 cores.
 BATCH_SIZE = 16
 PRECISIONS = ("auto", "fp32", "bf16")
+DEVICES = ("auto", "cpu", "cuda")  # auto: cuda where a GPU is present (`resolve_device`)
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2's sentence embeddings
 # Word pieces kept per text. all-MiniLM-L6-v2 was trained on 128 and ships with 256; Touché passages have a median
 # of ~190. 128 encoded 256 real passages 1.4-3.9x faster here (2 busy cores), but its embeddings differ (mean

@@ -23,11 +23,11 @@ import pyterrier as pt
 from . import fusion, stance
 from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
 from .corpus import Defects, FirstStageOrder, first_stage_number
-from .encoder import PRECISIONS
+from .encoder import DEVICES, PRECISIONS
 from .errors import ToucheError
 from .records import Candidate, Document, Topic, bounded_text, record_id, visible
 from .runfile import falling_scores
-from .settings import RunSettings
+from .settings import STANCE_MODELS, RunSettings
 from .topics import bounded_topic, clean_field, read_topics
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
@@ -55,8 +55,8 @@ class ToucheOptions:
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
                 raise ToucheError(f"ToucheOptions: {name} must be an integer of at least {least}, got {value!r}")
             object.__setattr__(self, name, int(value))  # np.int64(50) as 50
-        choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, ("auto", "cpu", "cuda")),
-                   "stance_model": (self.stance_model, ("cross", "head"))}
+        choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, DEVICES),
+                   "stance_model": (self.stance_model, STANCE_MODELS)}
         for name, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ToucheError(f"ToucheOptions: {name} must be one of {', '.join(allowed)}, got {value!r}")

@@ -19,6 +19,8 @@ _WHITESPACE = re.compile(r"\s")
 # What a run file's id must not hold besides whitespace: controls (NUL ends a string in C tools), lone surrogates (no
 # UTF-8 file can hold them) and the invisible separators that hide an id's end (U+180E, U+200B, U+2060, U+FEFF).
 _UNFIT_FOR_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u180e\u200b\u2060\ufeff]")
+# A number in the digits trec_eval reads (to be matched whole): not Python's "1_000", "３" or "inf", which float() takes.
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def encodable(text: str) -> str:

@@ -15,7 +15,7 @@ from typing import TextIO
 from .errors import ToucheError, counted
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
 from .metadata import METADATA_FILE
-from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, RunRow, record_id
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, RunRow, record_id
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -29,7 +29,6 @@ STANCE_LABELS = {"comparative": set(COMPARATIVE_LABELS), "controversial": set(CO
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
-_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\Z")
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -248,7 +247,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         score = float(score_text)
     except ValueError:
         score = None
-    if score is None or (math.isfinite(score) and not _NUMBER.match(score_text)):
+    if score is None or (math.isfinite(score) and not DECIMAL.fullmatch(score_text)):
         result.errors.append(f"line {number}: score {score_text!r} is not a number")
         result.rejected[qid] += 1
         return

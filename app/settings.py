@@ -16,6 +16,8 @@ from .html import PAGE_TEXT
 # tira-input as controversial topics the stance stage takes 22.8 s for 50 topics instead of 3.5 s at 10 (README,
 # Benchmarks).
 STANCE_DEPTH = 100
+# What reads controversial stance (RunSettings.stance_model): the cross-encoder with the heads, or the heads alone.
+STANCE_MODELS = ("cross", "head")
 # Where the shipped models are and where `touche train` writes them by default; where the training data is by
 # default: the checkout's ../shared/data (docs/DATA.md).
 MODELS_DIR = Path(__file__).resolve().parent / "models"
