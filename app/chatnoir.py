@@ -45,7 +45,7 @@ from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
 from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
-from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, normalize_whitespace, read_page, without_bulk
+from app.html import PAGE_TEXT, PAGE_TEXTS, clean_text, html_to_text, read_page, without_bulk
 from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score,
                          scores_or_order)
 
@@ -493,7 +493,7 @@ class ChatNoirClient:
         # attribute values): megabytes of it cannot push the text past the bound (0.6 s for 64 MB of tags).
         page = response.text
         if "html" not in content_type and not _MARKUP_START.match(page):
-            return normalize_whitespace(page[:MAX_PAGE_CHARS])
+            return clean_text(page[:MAX_PAGE_CHARS])
         if len(page) > MAX_PAGE_CHARS:
             page = without_bulk(page, MAX_PAGE_CHARS)
         return read_page(page, self.settings.page_text)

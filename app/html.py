@@ -25,8 +25,15 @@ _BLOCKS = (
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 # Characters lxml refuses in text ("All strings must be XML compatible"); real pages hold them (NUL, 0x13, ...).
 _XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-# What a page's text never holds: besides those, DEL and the C1 controls, which Resiliparse passes through.
+# What a page's text never holds: besides those, DEL and the C1 controls, which Resiliparse passes through. Taken
+# out of the markup and again out of the text, where character references (&#1;, &#157;, &#xFFFE;) put them back.
 _UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
+# the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form". They go from a page's text.
+_WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
+# Runs of the markup's whitespace, which a page past the bound (`without_bulk`) reads as one: a megabyte of
+# newlines before the article filled the bound.
+_WHITESPACE_RUN = re.compile(r"[ \t\n\r\f]{2,}")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # How a page's text is read: "main" Resiliparse's main content (menus, footers and sidebars dropped), "full" all
 # visible text. Main is the default: on the dev web pages it ranked better on 2 of 3 measures and on average
@@ -175,6 +182,8 @@ def _raw_text_end(markup: str, name: str, position: int) -> int:
 
 # Attribute values of this many characters and more: inline `data:` images, hydration state (`data-props`), styles.
 _LONG_VALUE_CHARS = 1000
+# A title's characters a page past the bound keeps (`without_bulk`): the page's text comes after it.
+MAX_TITLE_CHARS = 10_000
 # A comment; an element whose content is bulk (`_BULK_ELEMENTS`) or kept whole (a title, whose "<!--" is text); a
 # start tag holding a "<" (in an attribute: it starts nothing), or long enough to hold a long value (`_VALUE`).
 # Other tags are no match, so the scan stays in the regex engine; the possessive runs scan a tag once.
@@ -193,7 +202,8 @@ def without_bulk(markup: str, limit: int | None = None) -> str:
     scripts, styles, form fields' text, inline SVG drawings, and attribute values of a thousand characters and more
     (base64 images, a framework's state as JSON), which become empty. Extraction skips them anyway (an SVG's own text
     aside); cut out first, they no longer push the text past the bound a page is cut to, so it is for pages past
-    that bound only. It passes over titles and over tags to their first ">", so a "<!--" or "<script" within a
+    that bound only. Runs of whitespace become one character, and a title its first MAX_TITLE_CHARS: neither holds
+    the page's text either. It passes over titles and over tags to their first ">", so a "<!--" or "<script" within a
     title or an attribute starts nothing (after a ">" within a quoted value it does). Linear in the markup: a tag
     is sought only up to the last ">", where no tag can fail to end, and an SVG's end only until none is found.
     With a `limit`, the first `limit` characters of that, found without going further: 64 MB of tags holding a "<"
@@ -207,8 +217,14 @@ def without_bulk(markup: str, limit: int | None = None) -> str:
         kept.append(piece)
         size += len(piece)
 
+    def keep_squeezed(end: int | None) -> None:  # the markup from `position` to `end`, to the limit
+        for piece in _squeezed(markup, position, end):
+            if limit is not None and size >= limit:
+                break
+            keep(piece)
+
     while (limit is None or size < limit) and (bulk := _BULK.search(markup, position, last)) is not None:
-        keep(markup[position:bulk.start()])
+        keep_squeezed(bulk.start())
         name = (bulk.group(1) or "").lower()
         if bulk.group(0) == "<!--":
             position = _comment_end(markup, bulk.end())
@@ -223,14 +239,24 @@ def without_bulk(markup: str, limit: int | None = None) -> str:
             position = _raw_text_end(markup, name, bulk.end())
         elif name == "title":
             position = _raw_text_end(markup, name, bulk.end())
-            keep(markup[bulk.start():position])
+            keep(markup[bulk.start():min(position, bulk.end() + MAX_TITLE_CHARS)])
         else:  # another start tag, a self-closed SVG too
             tag = bulk.group(0)
             keep(_VALUE.sub(_emptied, tag) if len(tag) > _LONG_VALUE_CHARS else tag)
             position = bulk.end()
-    if limit is None:
-        return "".join(kept) + markup[position:]
-    return ("".join(kept) + markup[position:position + max(0, limit - size)])[:limit]
+    keep_squeezed(None)
+    return "".join(kept) if limit is None else "".join(kept)[:limit]
+
+
+def _squeezed(markup: str, start: int, end: int | None) -> Iterator[str]:
+    """The markup from `start` to `end` (None: its end) in pieces, each run of whitespace one character: a line
+    break where the run holds one, else a space."""
+    position = start
+    for run in _WHITESPACE_RUN.finditer(markup, start, len(markup) if end is None else end):
+        yield markup[position:run.start()]
+        yield "\n" if "\n" in run.group(0) else " "
+        position = run.end()
+    yield markup[position:end]
 
 
 def _emptied(value: re.Match) -> str:
@@ -402,12 +428,12 @@ def tag_text(markup: str) -> str:
             parts.append(token)
         else:
             parts.append("\n" if token.group(2).lower() in _BLOCKS else " ")
-    return normalize_whitespace(unescape("".join(parts)))
+    return clean_text(unescape("".join(parts)))
 
 
 def _plain_text(tree: HTMLTree, main_content: bool) -> str:
     # No list bullets: the lxml reader adds none, and the quality model counts symbols.
-    return normalize_whitespace(extract_plain_text(tree, main_content=main_content, list_bullets=False))
+    return clean_text(extract_plain_text(tree, main_content=main_content, list_bullets=False))
 
 
 def html_to_text(markup: str) -> str:
@@ -423,12 +449,15 @@ def html_to_text(markup: str) -> str:
     # In one pass: dropping each alone appends its tail to the text before it, copied again each time (quadratic).
     etree.strip_elements(root, *_INVISIBLE, etree.Comment, etree.ProcessingInstruction, with_tail=False)
     for element in root.iter(*_BLOCKS):
-        element.text = "\n" + (element.text or "")
-        element.tail = "\n" + (element.tail or "")
-    return normalize_whitespace(root.text_content())
+        # lxml refuses what character references made of its text (&#1;) where it is set again.
+        element.text = "\n" + _XML_INCOMPATIBLE.sub(" ", element.text or "")
+        element.tail = "\n" + _XML_INCOMPATIBLE.sub(" ", element.tail or "")
+    return clean_text(root.text_content())
 
 
-def normalize_whitespace(text: str) -> str:
-    """Collapse runs of spaces within lines and drop empty lines."""
+def clean_text(text: str) -> str:
+    """A page's text as the stages read it: characters no text holds become spaces, invisible word breakers go,
+    runs of spaces within lines collapse and empty lines go."""
+    text = _WORD_BREAKERS.sub("", _UNREADABLE.sub(" ", text))
     lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
     return "\n".join(line for line in lines if line)

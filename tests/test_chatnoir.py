@@ -637,6 +637,13 @@ def test_titles_snippets_and_ids_are_bounded_before_they_are_read(settings, monk
     assert backend._hit({"score": 1.0, "trec_id": long_id, "uuid": str(uuid5(NAMESPACE_URL, "x"))}) is None
 
 
+def test_a_title_or_snippet_referring_to_control_characters_is_read(settings):
+    """"Laptop<br>&#1;desktop" as a result's title raised in lxml and ended the whole run."""
+    hit = ChatNoirBackend(settings)._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000",
+                                          "title": "Laptop<br>&#1;desktop", "snippet": "<p>tenure&#12;</p>"})
+    assert hit is not None and hit.preview.split() == ["Laptop", "desktop", "tenure"]
+
+
 def test_a_search_answer_after_a_byte_order_mark_is_read(stub, settings):
     """JSON after a UTF-8 byte order mark is JSON still (RFC 8259 lets a reader ignore the mark); requests' .json()
     called it malformed, so the search was retried and the topic lost."""

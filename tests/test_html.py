@@ -208,6 +208,38 @@ def test_any_character_in_a_page_is_survived(character):
     assert not any(unicodedata.category(c) in ("Cc", "Cs", "Cn") for c in text.replace("\n", ""))
 
 
+UNREADABLE_REFERENCES = ["&#1;", "&#12;", "&#31;", "&#127;", "&#157;", "&#xFFFE;", "&#xFFFF;"]
+
+
+@pytest.mark.parametrize("reference", UNREADABLE_REFERENCES)
+def test_character_references_to_what_no_text_holds_give_no_such_character(reference):
+    """lxml makes the reference a character again after the markup was cleaned, and refused it where a block's text
+    was set: one search result's title ("Laptop<br>&#1;desktop") ended the run."""
+    for text in [html_to_text(f"<p>a{reference}</p>"), html_to_text(f"Laptop<br>{reference}desktop"),
+                 read_page(f"<html><body><p>{reference}</p><button>Go</button></body></html>"),
+                 read_page(f"<html><body><article><p>Tenure{reference} protects.</p></article></body></html>")]:
+        assert text and not any(unicodedata.category(c) in ("Cc", "Cs", "Cn") for c in text.replace("\n", ""))
+
+
+def test_invisible_characters_within_words_go_from_the_text():
+    """A soft hyphen, zero-width space, word joiner or byte order mark within a word split it for the tokenizers
+    ("uni&shy;forms" was the terms "uni" and "form")."""
+    page = ("<html><body><article><p>School uni&shy;forms re\u200bduce bul&#x2060;lying&#xFEFF;.</p></article>"
+            "</body></html>")
+    assert read_page(page) == read_page(page, "full") == "School uniforms reduce bullying."
+    assert html_to_text("<b>uni&shy;forms</b>") == tag_text("uni&shy;forms") == "uniforms"
+    assert read_page("<html><body><p>&#x200B;&shy;\ufeff</p></body></html>") == ""  # no text: title + snippet
+
+
+@pytest.mark.parametrize("before", ["\n" * 1_100_000, " \t" * 600_000, f"<title>{'t' * 1_100_000}</title>"],
+                         ids=["newlines", "spaces", "title"])
+def test_a_page_past_the_bound_keeps_the_text_behind_whitespace_or_a_long_title(before):
+    """Its first million characters were all whitespace or title: the page had no text and kept its snippet."""
+    page = f"<html><head>{before}</head><body>{ARTICLE}</body></html>"
+    assert read_page(without_bulk(page, 1_000_000)) == read_page(ARTICLE)
+    assert without_bulk("<p>a</p>\n\n  \n<p>b</p>  <p>c</p>") == "<p>a</p>\n<p>b</p> <p>c</p>"
+
+
 def test_without_bulk_drops_what_holds_no_text_and_keeps_the_text():
     image = "data:image/png;base64," + "A" * 1_200_000
     page = (f'<html><head><style>p {{color: red}}</style><script>var s = "</div>";</script></head><body>'
