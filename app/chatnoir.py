@@ -651,28 +651,50 @@ _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
 # The Python codecs that webencodings (WHATWG Encoding's label table) names for Shift_JIS, EUC-KR, Big5 and GBK, and
 # the Windows supersets WHATWG's decoders are: their extra characters are read, not replaced.
+# How far a browser looks for a <meta> charset before it reads the page, and what it looks for there.
+_PRESCAN_BYTES = 1024
+_COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.S)
+_META_CHARSET = re.compile(rb"<meta(?=[\s/])[^>]*?[\s/;\"']charset\s*=\s*[\"']?\s*([a-zA-Z0-9_:.()+-]+)", re.I)
 _SUPERSETS = {"shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs", "gbk": "gb18030"}
 
 
 def _page_encoding(response: requests.Response) -> str:
-    """How a page's bytes decode: by its byte order mark (before any header, as browsers sniff it), else the
-    header's charset as browsers read it (WHATWG Encoding, by webencodings: ISO-8859-1 and ASCII as windows-1252,
-    x-sjis as Shift_JIS, ...), else UTF-8 (requests would assume ISO-8859-1 for text/* without a charset). A label
-    no browser knows reads as UTF-8, though Python may know it: Python's punycode decoder took minutes on a 2 MB
-    page and held the run (idna, unicode_escape, base64_codec: no page's encoding either)."""
+    """How a page's bytes decode, as browsers decide it (WHATWG HTML's encoding sniffing): by its byte order mark,
+    else the header's charset, else a `<meta>` charset in its first 1,024 bytes (`_meta_charset`), else UTF-8
+    (requests would assume ISO-8859-1 for text/* without a charset). Labels are read as browsers read them
+    (`_codec`); one no browser knows is no answer, and the next place is asked."""
     if encoding := bom_encoding(response.content):
         return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
-        found = webencodings.lookup(response.encoding)
-        if found is None:
-            return "utf-8"
-        codec = _SUPERSETS.get(found.codec_info.name, found.codec_info.name)
-        try:
-            codecs.lookup(codec)
-        except LookupError:  # webencodings' own x-user-defined, which requests cannot decode by name
-            return "utf-8"
-        return codec
+        if codec := _codec(response.encoding):
+            return codec
+    if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
+        return "utf-8" if codec.startswith("utf-16") else codec  # bytes read as ASCII cannot be UTF-16 (WHATWG)
     return "utf-8"
+
+
+def _codec(label: str) -> str | None:
+    """The Python codec of an encoding label as WHATWG Encoding reads it (webencodings: ISO-8859-1 and ASCII as
+    windows-1252, x-sjis as Shift_JIS, ...; the Windows supersets its decoders are), None for a label no browser
+    knows, though Python may: Python's punycode decoder took minutes on a 2 MB page and held the run (idna,
+    unicode_escape, base64_codec: no page's encoding either)."""
+    found = webencodings.lookup(label)
+    if found is None:
+        return None
+    codec = _SUPERSETS.get(found.codec_info.name, found.codec_info.name)
+    try:
+        codecs.lookup(codec)
+    except LookupError:  # webencodings' own x-user-defined, which requests cannot decode by name
+        return None
+    return codec
+
+
+def _meta_charset(head: bytes) -> str | None:
+    """The charset a `<meta charset>` or `<meta http-equiv content="...; charset=...">` names in the first bytes of
+    a page, outside comments: what HTML's prescan finds there."""
+    head = _COMMENT.sub(b"", head)
+    found = _META_CHARSET.search(head)
+    return found.group(1).decode("ascii") if found else None
 
 
 def _not_text(response: requests.Response) -> str | None:

@@ -717,6 +717,26 @@ def test_a_charset_label_reads_as_browsers_read_it(label, codec):
     assert _not_text(page) is None
 
 
+@pytest.mark.parametrize("meta, codec", [
+    ('<meta charset="windows-1251">', "cp1251"), ("<META HTTP-EQUIV='Content-Type' CONTENT='text/html; charset=koi8-r'>",
+                                                  "koi8-r"),
+    ("<meta charset=shift_jis>", "cp932"), ('<meta charset="utf-16">', "utf-8"), ('<meta charset="punycode">', "utf-8"),
+    ('<!-- <meta charset="koi8-r"> --><meta charset="windows-1251">', "cp1251"), (" " * 1024 + '<meta charset="koi8-r">',
+                                                                                 "utf-8"),
+])
+def test_a_page_without_a_charset_in_its_header_is_read_by_its_meta_charset(meta, codec):
+    """A page whose header names no charset was read as UTF-8 whatever its <meta> said: Cyrillic or Japanese pages
+    were "undecodable bytes", a Latin-1 page's accents U+FFFD. Browsers look for the <meta> in its first 1,024 bytes
+    (a UTF-16 label there means UTF-8: the bytes were read as ASCII)."""
+    text = "Кошки или собаки? Школьная форма." if codec in ("cp1251", "koi8-r") else "ｶﾀｶﾅ 日本語 tea"
+    body = f"<html><head>{meta}</head><body><p>{text * 20}</p></body></html>".encode(codec, "replace")
+    page = _page(body, "text/html")
+    assert page.encoding == codec and _not_text(page) is None
+    if codec != "utf-8":
+        assert text in page.text
+    assert _page(body, "text/html; charset=iso-8859-5").encoding == "iso8859-5"  # the header comes first
+
+
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):
     """Concurrent fetches arrive in any order: a queued PDF must not turn the page the stub lacks into 'not text'."""
     lacking = next(document for document in stub.documents if not document.cached)
