@@ -217,10 +217,11 @@ ARTICLES = frozenset({"a", "an", "the"})
 PIVOTS = frozenset({"or", "vs", "versus", "than", "over"})
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "from", "during", "about", "as",
                           "when", "while", "if", "and"})
+# Verbs of choosing, which begin what is chosen ("buy a Mac or a PC") unless they are the choice ("buy or rent").
+CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
-EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS
-              | frozenset({"it", "one", "ones", "prefer", "buy", "choose", "use", "take", "learn", "get", "pick",
-                           "between", "really", "better", "very", "much", "vice", "versa"}))
+EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
+              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "vice", "versa"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 
 
@@ -253,9 +254,12 @@ class ObjectSpans:
                        if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
         # the word before "than" is the comparison itself ("healthier than"), never part of an object
         self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than"}
+        # words written in capitals in a question that is not are names ("the US", "IT"), whatever their letters
+        self.names = set() if question.isupper() else {i for i, t in enumerate(tokens)
+                                                       if len(t.text) > 1 and t.text.isupper()}
 
     def edge(self, i: int) -> bool:
-        return self.words[i] in EDGE_WORDS or i in self.cues
+        return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
 
     def text(self, s: int, e: int) -> str:
         return self.question[self.tokens[s].start:self.tokens[e - 1].end]
@@ -305,6 +309,10 @@ class ObjectSpans:
         lo, hi = (i, j) if step > 0 else (j + 1, i + 1)
         return (lo, hi) if lo < hi else None
 
+    def choice(self, i: int) -> tuple[int, int] | None:
+        """A verb of choosing next to a pivot where nothing else is: itself the object ("Should I buy or rent?")."""
+        return (i, i + 1) if self.words[i] in CHOICE_VERBS else None
+
     def objects(self, tags: list[str]) -> tuple[str, ...]:
         pieces = self.pieces(tags)
         for p in self.pivots():
@@ -312,8 +320,8 @@ class ObjectSpans:
                     and not any(pc[1] < b <= p for b in self.breaks)]
             right = [pc for pc in pieces if pc[0] > p and all(self.edge(i) for i in range(p + 1, pc[0]))
                      and not any(p < b <= pc[0] for b in self.breaks)]
-            first = left[-1] if left else self.walk(p, -1)
-            second = right[0] if right else self.walk(p, +1)
+            first = left[-1] if left else self.walk(p, -1) or self.choice(p - 1)
+            second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
             if first and second:
                 return self.restore_head(first, second, p)
         return _unique(self.text(s, e) for s, e in pieces)
