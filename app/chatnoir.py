@@ -649,12 +649,15 @@ _TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/j
 _SAMPLE_BYTES = 4096
 _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
+# How far a browser looks for a <meta> charset before it reads the page (HTML's prescan), and what it reads there:
+# comments ("<!-->" is one), <meta> tags, their attributes, and a charset within an http-equiv's content.
+_PRESCAN_BYTES = 1024
+_COMMENT = re.compile(rb"<!--(?:-?>|.*?(?:-->|$))", re.S)
+_META = re.compile(rb"<meta[\s/][^>]*", re.I)
+_META_ATTRIBUTE = re.compile(rb"""([^\s/>=]+)\s*(?:=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
+_CONTENT_CHARSET = re.compile(rb"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))""", re.I)
 # The Python codecs that webencodings (WHATWG Encoding's label table) names for Shift_JIS, EUC-KR, Big5 and GBK, and
 # the Windows supersets WHATWG's decoders are: their extra characters are read, not replaced.
-# How far a browser looks for a <meta> charset before it reads the page, and what it looks for there.
-_PRESCAN_BYTES = 1024
-_COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.S)
-_META_CHARSET = re.compile(rb"<meta(?=[\s/])[^>]*?[\s/;\"']charset\s*=\s*[\"']?\s*([a-zA-Z0-9_:.()+-]+)", re.I)
 _SUPERSETS = {"shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs", "gbk": "gb18030"}
 
 
@@ -669,8 +672,19 @@ def _page_encoding(response: requests.Response) -> str:
         if codec := _codec(response.encoding):
             return codec
     if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
-        return "utf-8" if codec.startswith("utf-16") else codec  # bytes read as ASCII cannot be UTF-16 (WHATWG)
+        # Bytes read as ASCII cannot be UTF-16 (WHATWG). Bytes that are UTF-8 and not ASCII are read as UTF-8: a
+        # page saved as UTF-8 under its old <meta> ("iso-8859-1") read "cafÃ©", where it was read right before.
+        return "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
     return "utf-8"
+
+
+def _utf8_text(content: bytes) -> bool:
+    """Whether bytes are UTF-8 text beyond ASCII (their end may cut a character)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(content, final=False)
+    except UnicodeDecodeError:
+        return False
+    return not content.isascii()
 
 
 def _codec(label: str) -> str | None:
@@ -690,11 +704,19 @@ def _codec(label: str) -> str | None:
 
 
 def _meta_charset(head: bytes) -> str | None:
-    """The charset a `<meta charset>` or `<meta http-equiv content="...; charset=...">` names in the first bytes of
-    a page, outside comments: what HTML's prescan finds there."""
-    head = _COMMENT.sub(b"", head)
-    found = _META_CHARSET.search(head)
-    return found.group(1).decode("ascii") if found else None
+    """The charset the first `<meta>` that names one names in the first bytes of a page, outside comments: its
+    `charset` attribute, or a charset within its `content` where its `http-equiv` is Content-Type, as HTML's
+    prescan reads them (a `content` of another meta, "How to fix charset=koi8-r errors", names none)."""
+    for tag in _META.finditer(_COMMENT.sub(b"", head)):
+        attributes = {}
+        for name, value in _META_ATTRIBUTE.findall(tag.group(0), 5):
+            attributes.setdefault(name.lower(), value.strip(b"\"'").strip())
+        if attributes.get(b"charset"):
+            return attributes[b"charset"].decode("ascii", "replace")
+        if attributes.get(b"http-equiv", b"").lower() == b"content-type" and \
+                (found := _CONTENT_CHARSET.search(attributes.get(b"content", b""))):
+            return b"".join(found.groups(b"")).decode("ascii", "replace")
+    return None
 
 
 def _not_text(response: requests.Response) -> str | None:

@@ -219,6 +219,8 @@ PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "fr
                           "when", "while", "if", "and"})
 # Verbs of choosing, which begin what is chosen ("buy a Mac or a PC") unless they are the choice ("buy or rent").
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
+# Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
+_NAMELIKE = PERSONAL | frozenset({"it"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "vice", "versa"}))
@@ -254,9 +256,11 @@ class ObjectSpans:
                        if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
         # the word before "than" is the comparison itself ("healthier than"), never part of an object
         self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than"}
-        # words written in capitals in a question that is not are names ("the US", "IT"), whatever their letters
-        self.names = set() if question.isupper() else {i for i, t in enumerate(tokens)
-                                                       if len(t.text) > 1 and t.text.isupper()}
+        # a pronoun written in capitals, where most words are not, is a name ("the US", "IT"); other words in
+        # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
+        shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
+        self.names = set() if shouted else {i for i, t in enumerate(tokens)
+                                            if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
 
     def edge(self, i: int) -> bool:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names

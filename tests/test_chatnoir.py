@@ -721,8 +721,12 @@ def test_a_charset_label_reads_as_browsers_read_it(label, codec):
     ('<meta charset="windows-1251">', "cp1251"), ("<META HTTP-EQUIV='Content-Type' CONTENT='text/html; charset=koi8-r'>",
                                                   "koi8-r"),
     ("<meta charset=shift_jis>", "cp932"), ('<meta charset="utf-16">', "utf-8"), ('<meta charset="punycode">', "utf-8"),
-    ('<!-- <meta charset="koi8-r"> --><meta charset="windows-1251">', "cp1251"), (" " * 1024 + '<meta charset="koi8-r">',
-                                                                                 "utf-8"),
+    ('<!-- <meta charset="koi8-r"> --><meta charset="windows-1251">', "cp1251"),
+    ('<!--><meta charset="windows-1251">', "cp1251"), ('<meta http-equiv=content-type content="text/html,charset=koi8-r">',
+                                                        "koi8-r"),
+    (" " * 1024 + '<meta charset="koi8-r">', "utf-8"),  # past the prescan's bytes
+    ('<meta name="description" content="How to fix charset=koi8-r errors">', "utf-8"),  # no Content-Type
+    ('<meta http-equiv="refresh" content="0;charset=koi8-r">', "utf-8"),
 ])
 def test_a_page_without_a_charset_in_its_header_is_read_by_its_meta_charset(meta, codec):
     """A page whose header names no charset was read as UTF-8 whatever its <meta> said: Cyrillic or Japanese pages
@@ -735,6 +739,14 @@ def test_a_page_without_a_charset_in_its_header_is_read_by_its_meta_charset(meta
     if codec != "utf-8":
         assert text in page.text
     assert _page(body, "text/html; charset=iso-8859-5").encoding == "iso8859-5"  # the header comes first
+
+
+def test_utf8_bytes_under_an_old_meta_charset_are_read_as_utf8():
+    """A page saved as UTF-8 under its old <meta> read "cafÃ©", where it was read right before the prescan."""
+    meta = '<meta http-equiv=Content-Type content="text/html; charset=iso-8859-1">'
+    utf8 = _page(f"<html><head>{meta}</head><p>Crème brûlée – café</p>".encode(), "text/html")
+    latin = _page(f"<html><head>{meta}</head><p>Crème brûlée café</p>".encode("latin-1"), "text/html")
+    assert "Crème brûlée – café" in utf8.text and "Crème brûlée café" in latin.text
 
 
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):

@@ -4,8 +4,8 @@ import unicodedata
 
 import pytest
 
-from app.html import (MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_OPTIONS, MAX_REOPENED, PAGE_TEXTS, html_to_text, read_page,
-                      tag_text, tree_shape, without_bulk)
+from app.html import (MAX_ATTRIBUTES, MAX_MAIN_DEPTH, MAX_OPTIONS, MAX_REOPENED, PAGE_TEXTS, clean_text, html_to_text,
+                      read_page, tag_text, tree_shape, without_bulk)
 
 # Every C0 and C1 control character, the XML non-characters and lone surrogates: real ClueWeb pages hold them.
 ODD_CHARACTERS = [chr(code) for code in [*range(0x00, 0x20), *range(0x7F, 0xA0), 0xD800, 0xDFFF, 0xFFFE, 0xFFFF]]
@@ -238,6 +238,24 @@ def test_a_page_past_the_bound_keeps_the_text_behind_whitespace_or_a_long_title(
     page = f"<html><head>{before}</head><body>{ARTICLE}</body></html>"
     assert read_page(without_bulk(page, 1_000_000)) == read_page(ARTICLE)
     assert without_bulk("<p>a</p>\n\n  \n<p>b</p>  <p>c</p>") == "<p>a</p>\n<p>b</p> <p>c</p>"
+
+
+def test_runs_of_whitespace_squeezed_to_a_limit_are_the_whole_result_cut_there():
+    """The squeeze sought each run of whitespace wherever it was: a 64 MB page of no whitespace was scanned to its
+    end for a million characters (2 s a page)."""
+    import random
+
+    pieces = ["<p>", "word", " ", "  ", "\n\n", "\r\r", " \t\n ", "<script>x</script>", "\u3000"]
+    page = "".join(random.Random(13).choices(pieces, k=3000))
+    whole = without_bulk(page)
+    assert "\n\n" not in whole and "\r\r" not in whole
+    for limit in [*range(1, 60), *random.Random(1).sample(range(len(whole)), 300)]:
+        assert without_bulk(page, limit) == whole[:limit], limit
+    assert read_page(without_bulk("<pre>line 1\r\rline 2</pre>")) == "line 1\nline 2"
+
+
+def test_clean_text_keeps_the_lines_of_form_feeds_and_other_line_breaks():
+    assert clean_text("page one\x0cpage two\x85three\x1cfour") == "page one\npage two\nthree\nfour"
 
 
 def test_without_bulk_drops_what_holds_no_text_and_keeps_the_text():

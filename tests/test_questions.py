@@ -167,6 +167,11 @@ def test_model_analyzes_many_questions_at_once(model):
     ("Is the US better than China?", ("US", "China")),  # was ("China",): "US" read as the pronoun
     ("Should I study in the US or in the UK?", ("US", "UK")),
     ("Which is better for us, gas or electricity?", ("gas", "electricity")),
+    ("Is IT better than HR?", ("IT", "HR")),
+    ("Is coffee BETTER than tea?", ("coffee", "tea")),  # capitals for emphasis: a cue still
+    ("Why is Linux MUCH better than Windows?", ("Linux", "Windows")),
+    ("IS iPHONE BETTER THAN ANDROID?", ("iPHONE", "ANDROID")),  # a question in capitals: its words as they are
+    ("IS IT BETTER TO BUY OR RENT?", ("BUY", "RENT")),
 ])
 def test_model_objects_of_choices_and_names_in_capitals(model, question, objects):
     assert model.analyze(question).objects == objects
