@@ -227,10 +227,11 @@ def without_bulk(markup: str, limit: int | None = None) -> str:
         while at < end and (limit is None or size < limit):
             window = end if limit is None else min(end, at + limit - size + 1)
             run = _WHITESPACE_RUN.search(markup, at, window)
-            if run is None:  # up to the window's last whitespace, which may begin a run
-                cut = window if window == end else len(markup[at:window].rstrip(_MARKUP_SPACES)) + at
-                keep(markup[at:cut if cut > at else window])
-                at = cut if cut > at else window
+            if run is None:  # up to the window's last whitespace, which may begin a run the next window finds
+                cut = window if window == end else at + len(markup[at:window].rstrip(_MARKUP_SPACES))
+                cut = cut if cut > at else window
+                keep(markup[at:cut])
+                at = cut
                 continue
             keep(markup[at:run.start()])
             at = _WHITESPACE_REST.match(markup, run.end(), end).end()
