@@ -245,6 +245,38 @@ def test_write_report_replaces_atomically(tmp_path, monkeypatch):
         write_report("<html></html>", tmp_path / "file" / "report.html")
 
 
+def test_names_that_are_no_utf8_are_shown_with_replacement_characters(tmp_path):
+    """A run file named with a Latin-1 byte (Python's lone surrogate) was an internal error from the plots."""
+    run = tmp_path / "fake\udcfc.run"
+    run.write_bytes(RUNS[1].read_bytes())
+    output = tmp_path / "report.html"
+    for extra in ([], ["--names", "r\udcfcn"]):
+        result = runner.invoke(app, ["report", str(run), "--qrels", str(QRELS["qrels"]), "-o", str(output), *extra])
+        assert result.exit_code == 0, result.output
+        assert ("r\ufffdn" if extra else "fake\ufffd") in output.read_text(encoding="utf-8")
+
+
+def test_a_page_written_to_a_pipe_or_a_link_leaves_them_what_they_are(tmp_path):
+    """The rename replaced a pipe, a device or a link with a file: `-o /dev/null` as root replaced /dev/null."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    read = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_report("<html>piped</html>", fifo)
+    reader.join(timeout=10)
+    assert read == ["<html>piped</html>"] and fifo.is_fifo()
+    target, link = tmp_path / "pages" / "target.html", tmp_path / "link.html"
+    target.parent.mkdir()
+    target.write_text("old")
+    link.symlink_to(target)
+    write_report("<html>new</html>", link)
+    assert link.is_symlink() and target.read_text() == "<html>new</html>"
+
+
 def test_many_topics_are_resampled_in_bounded_memory_and_listed_without_bars(tmp_path, monkeypatch):
     """100,000 topics asked for 7.45 GB of resampled indices at once; 20,000 took 2 min 45 s of bar layout."""
     import app.report as report
