@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -16,7 +19,7 @@ import numpy as np
 
 from .corpus import CorpusSource
 from .encoder import EMBEDDING_DIM
-from .files import atomic_file, os_reason, remove_stale_temporaries
+from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +97,23 @@ class CorpusCache:
         return index, doc_ids
 
     def save_index(self, index, doc_ids: list[str]) -> None:
-        """Keep the index for the next run; a cache that cannot take it (a full disk) costs that, not this run."""
+        """Keep the index for the next run; a cache that cannot take it (a full disk) costs that, not this run.
+
+        The files are written beside the entry and renamed into it, each a new file: a run sharing the cache that
+        maps the entry's files (`load_index`) keeps reading the ones it mapped. Written over in place, they were cut
+        under it, and it died of SIGBUS."""
         path = self.directory / "index"
         try:
             path.mkdir(parents=True, exist_ok=True)
-            index.save(path)
-            (path / DOC_IDS).write_text("\n".join(doc_ids), encoding="utf-8")
+            staging = Path(tempfile.mkdtemp(prefix=".index-", suffix=TEMPORARY_SUFFIX, dir=self.directory))
+            try:
+                index.save(staging)
+                (staging / DOC_IDS).write_text("\n".join(doc_ids), encoding="utf-8")
+                (path / "complete").unlink(missing_ok=True)  # a run loading meanwhile builds its own
+                for file in staging.iterdir():
+                    os.replace(file, path / file.name)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.
             with atomic_file(path / "complete", ".complete.") as out:

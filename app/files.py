@@ -9,6 +9,7 @@ import fcntl
 import logging
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
@@ -205,11 +206,15 @@ STALE_AFTER_S = 3600
 
 
 def remove_stale_temporaries(directory: Path) -> None:
-    """Remove the temporary files in `directory` that no write has touched for STALE_AFTER_S: a process killed
-    while writing (SIGKILL, the OOM killer, a power cut) leaves its file there for good."""
+    """Remove the temporary files and directories in `directory` that no write has touched for STALE_AFTER_S: a
+    process killed while writing (SIGKILL, the OOM killer, a power cut) leaves them there for good."""
     try:
         for path in directory.glob(f".*{TEMPORARY_SUFFIX}"):
-            if path.is_file() and time.time() - path.stat().st_mtime > STALE_AFTER_S:
+            if time.time() - path.lstat().st_mtime <= STALE_AFTER_S:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
                 path.unlink(missing_ok=True)
     except OSError:  # a cache that cannot be read or changed: the entry's own checks say so
         pass

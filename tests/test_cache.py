@@ -59,6 +59,25 @@ def test_index_round_trip_gives_the_same_ranking(tmp_path):
         np.testing.assert_allclose(scores, cached_scores)
 
 
+def test_an_index_saved_again_leaves_the_files_a_run_has_mapped(tmp_path):
+    """Two runs sharing a cache: one saved its index over the files the other had mapped, in place, and the other
+    died of SIGBUS. The files are new ones now; the mapped ones stay as they were."""
+    import os
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    loaded, _ = cache.load_index()
+    expected = loaded.search(["loyal dogs"], 3)[0]
+    held = {path.name: path.open("rb") for path in (tmp_path / "key" / "index").iterdir()}  # as a mapping holds
+    cache.save_index(LexicalIndex.build(TEXTS[::-1]), [f"e{i}" for i in range(len(TEXTS))])
+    for name, handle in held.items():
+        assert not os.path.samestat(os.fstat(handle.fileno()), (tmp_path / "key" / "index" / name).stat()), name
+        handle.close()
+    rows, scores = loaded.search(["loyal dogs"], 3)[0]
+    assert rows.tolist() == expected[0].tolist() and scores.tolist() == expected[1].tolist()
+    assert cache.load_index()[1] == ["e0", "e1", "e2", "e3"] and os.listdir(tmp_path / "key") == ["index"]
+
+
 def test_embedding_store_grows_and_persists(tmp_path):
     store = EmbeddingStore(tmp_path / "e.npz")
     assert store.missing(["a", "b"]) == ["a", "b"]
@@ -207,8 +226,11 @@ def test_a_killed_runs_temporary_files_go_once_no_write_touches_them(tmp_path):
     stale, fresh = tmp_path / "key" / ".embeddings-x.npz.abc.tmp", index / ".complete.def.tmp"
     for path in (stale, fresh, index / ".complete.old.tmp"):
         path.write_text("half written")
+    staging = tmp_path / "key" / ".index-abc.tmp"  # a killed run's index, written beside the entry
+    staging.mkdir()
+    (staging / "vocab.index.json").write_text("{}")
     long_ago = time.time() - STALE_AFTER_S - 60
-    for path in (stale, index / ".complete.old.tmp"):
+    for path in (stale, index / ".complete.old.tmp", staging):
         os.utime(path, (long_ago, long_ago))
     CorpusCache(tmp_path, "key")
     assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == [fresh.name]  # another run may be writing it
