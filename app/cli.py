@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import re
+import resource
 import signal
 import sys
 import threading
@@ -279,12 +280,12 @@ def run(
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
     _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
-    from .metadata import METADATA_FILE, recorded
-    from .corpus import check_choice
-    from .pipeline import DEMO_INPUT, run as run_pipeline
-    from .runfile import RUN_FILES, check_tag
+    with _errors(debug):  # the imports too: a memory limit, a stop or a library's bad setting fail them
+        from .metadata import METADATA_FILE, recorded
+        from .corpus import check_choice
+        from .pipeline import DEMO_INPUT, run as run_pipeline
+        from .runfile import RUN_FILES, check_tag
 
-    with _errors(debug):
         input_flag, output_flag = input_dir, output_dir
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
@@ -345,9 +346,9 @@ def validate(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Check a run as TIRA does (check_format) plus Touché's rules; exit 1 when invalid."""
-    from .runfile import validate_run
-
     with _errors(debug):
+        from .runfile import validate_run
+
         result = validate_run(path, task)
     for kind, problems in (("warning", result.warnings), ("error", result.errors)):
         for problem in problems:
@@ -372,9 +373,9 @@ def evaluate(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """nDCG@5/@10 (judged-only and standard) and stance macro-F1 of a run."""
-    from .evaluate import evaluate_run, topic_order
-
     with _errors(debug):
+        from .evaluate import evaluate_run, topic_order
+
         result = evaluate_run(run_path, qrels, quality_qrels, stance_qrels)
     if as_json:
         payload = {"mean": result.mean}
@@ -404,9 +405,9 @@ def report(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """One HTML page comparing runs: per-topic nDCG, bootstrap intervals, paired tests, stance confusion."""
-    from .report import build_report, check_output, render_html, write_report
-
     with _errors(debug):
+        from .report import build_report, check_output, render_html, write_report
+
         check_output(output, [*run_paths, qrels, quality_qrels, stance_qrels])
         result = build_report(run_paths, qrels, quality_qrels, stance_qrels,
                               names.split(",") if names is not None else None)
@@ -425,9 +426,9 @@ def classify(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
-    from .questions import format_line, given_questions, load_classifier
-
     with _errors(debug):
+        from .questions import format_line, given_questions, load_classifier
+
         results = load_classifier(method).analyze_many(given_questions(questions or [], file))
     for result in results:
         say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
@@ -459,10 +460,10 @@ def _train_command(name: str, help_text: str):
     def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13, debug: bool = DEBUG_OPTION) -> None:
         from importlib import import_module
 
-        from .training.common import require_data
-
         log_to_stderr(logging.INFO, debug)  # the training's progress, and what it measured
         with _errors(debug):
+            from .training.common import require_data
+
             if name != "questions":  # the one that reads no encoder
                 check_interpreter()
             module = import_module(f"app.training.{name.replace('-', '_')}")
@@ -509,6 +510,17 @@ def _drop_stdout() -> None:
         pass
 
 
+# Below this address space (ulimit -v) no command works, and between about 240 and 280 MB scipy's OpenBLAS, loading,
+# retries its allocation for ever, deaf to SIGTERM (evaluate and run hung).
+MIN_ADDRESS_SPACE = 512 * 2**20
+
+
+def _address_space_limit() -> int | None:
+    """The soft limit on this process's address space in bytes, None where there is none."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
 def main(args: list[str] | None = None) -> None:
     """The `touche` command. A usage error (an unknown option, a value out of range) is one line on stderr with
     click's exit status 2, as every other error is one line (`_errors`); no arguments at all show the help."""
@@ -516,6 +528,10 @@ def main(args: list[str] | None = None) -> None:
         os.getcwd()
     except FileNotFoundError:  # torch's MKL would abort at load with a message of its own
         typer.echo("touche: error: the working directory no longer exists: run touche from one that does", err=True)
+        sys.exit(1)
+    if (limit := _address_space_limit()) is not None and limit < MIN_ADDRESS_SPACE:
+        typer.echo(f"touche: error: the address space is limited to {limit // 2**20} MB (ulimit -v); touche needs "
+                   f"{MIN_ADDRESS_SPACE // 2**20} MB at least, a run some GB", err=True)
         sys.exit(1)
     if not isinstance(sys.stderr, LogStream):
         sys.stderr = LogStream(sys.stderr)

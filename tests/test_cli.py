@@ -327,6 +327,38 @@ def test_the_command_exits_with_its_commands_status(capsys, tmp_path):
     assert exit_.value.code == 0 and "Usage" in capsys.readouterr().out
 
 
+def test_an_address_space_too_small_for_any_command_is_one_line(tmp_path):
+    """Between about 240 and 280 MB (ulimit -v) scipy's OpenBLAS retried its allocation for ever as it loaded."""
+    import resource
+    import subprocess
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (300 * 2**20, resource.RLIM_INFINITY))
+
+    result = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "evaluate", "run.txt",
+                             "--qrels", "q"], capture_output=True, text=True, timeout=120, preexec_fn=limited,
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert result.returncode == 1 and result.stderr.startswith("touche: error: the address space is limited to 300 MB")
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("failure", [MemoryError, KeyboardInterrupt])
+def test_a_command_whose_modules_fail_to_load_says_so_in_one_line(monkeypatch, failure):
+    """The imports came before the error handling: a memory limit or a Ctrl-C while they loaded was a traceback."""
+
+    class Failing:
+        def find_spec(self, name, path=None, target=None):
+            if name == "app.evaluate":
+                raise failure()
+
+    monkeypatch.delitem(sys.modules, "app.evaluate", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Failing(), *sys.meta_path])
+    result = runner.invoke(app, ["evaluate", "run.txt", "--qrels", "q"])
+    expected = ("touche: error: out of memory (a memory limit such as ulimit -v, or the machine's)\n"
+                if failure is MemoryError else "touche: interrupted\n")
+    assert (result.exit_code, result.stderr) == (1 if failure is MemoryError else 130, expected)
+
+
 def test_a_deleted_working_directory_is_one_line_before_any_work(tmp_path):
     import subprocess
     import sys
