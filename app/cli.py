@@ -18,8 +18,8 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
-from .files import (check_temporary_directory, describe_os_error, identity, mount_point, os_reason,
-                    prepare_output, remove_empty, withdraw)
+from .files import (check_temporary_directory, describe_os_error, mount_point, os_reason,
+                    outputs_kept, prepare_output, remove_empty)
 from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
@@ -310,7 +310,6 @@ def run(
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir, cache_flag)
-        before = {name: identity(output_dir / name) for name in RUN_FILES + (METADATA_FILE,)}
         # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
         made = prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
         try:  # a run that fails leaves no directory it made behind, where it is empty
@@ -320,13 +319,11 @@ def run(
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
                                    balance_stance=balance_stance, corpus=corpus)
-            with recorded(settings, enabled=metadata) as found:
+            # A stop, even after run.txt is in place (validation, the tracker's stop), leaves the old run as it was.
+            with outputs_kept(output_dir, RUN_FILES + (METADATA_FILE,)), \
+                    recorded(settings, enabled=metadata) as found:
                 report = run_pipeline(settings)
                 found["first stage"] = report.origin
-        except KeyboardInterrupt:  # stopped, maybe after run.txt was in place: a stopped run leaves no run
-            withdraw(output_dir, before)
-            remove_empty(made)
-            raise
         except BaseException:
             remove_empty(made)
             raise

@@ -23,6 +23,11 @@ log = logging.getLogger(__name__)
 
 # The identity of each output this process has put in place (atomic_file), by absolute path.
 _PLACED: dict[str, tuple[int, int, int] | None] = {}
+# The outputs a run replaced or removed, each kept under a hidden name beside it (`hold_previous`) until the run
+# ends (`outputs_kept`), by absolute path; and the output directories of the runs under way.
+_HELD: dict[str, Path] = {}
+_HELD_SUFFIX = ".previous.tmp"
+_KEEPING: set[str] = set()
 
 TEMPORARY_SUFFIX = ".tmp"
 _PROBE_PREFIX = ".touche-probe."
@@ -194,6 +199,7 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
         os.chmod(temporary, 0o644)
         if output:  # before the rename: a stop right after it still finds the file remembered
             _PLACED[os.path.abspath(path)] = identity(Path(temporary))
+            hold_previous(path)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -244,16 +250,78 @@ def placed_here(path: Path) -> bool:
     return now is not None and now == _PLACED.get(os.path.abspath(path))
 
 
-def withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
-    """Remove the outputs a stopped run put into `output_dir` and, where it did, the old ones still there, which
-    describe the run it replaced (`before`: each output's `identity` at the run's start). Another process's files
-    stay: a run that wrote nothing removes nothing."""
+def hold_previous(path: Path) -> None:
+    """Keep the file at `path`, an output about to be replaced or removed within `outputs_kept`, under a hidden name
+    beside it (a second link to it) until the run ends. Elsewhere, or on a file system without links, nothing is
+    kept: the old file goes, as it did before."""
+    if os.path.abspath(path.parent) not in _KEEPING or not path.is_file() or path.is_symlink():
+        return
+    held = path.with_name(f".{path.name}{_HELD_SUFFIX}")
+    try:
+        held.unlink(missing_ok=True)
+        os.link(path, held)
+    except OSError:
+        return
+    _HELD[os.path.abspath(path)] = held
+
+
+def discard_output(path: Path) -> None:
+    """Remove an old output that would describe another run (`--overwrite`), kept as `hold_previous` keeps it."""
+    hold_previous(path)
+    path.unlink(missing_ok=True)
+
+
+@contextmanager
+def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
+    """A run writing its outputs (`names`) into `output_dir`: the old ones it replaces or removes are kept
+    (`hold_previous`) until it ends. A stop (KeyboardInterrupt) takes back what the run put in place and puts them
+    back, so the old run stays whole (a stop just after run.txt was placed lost it); any other end lets them go."""
+    before = {name: identity(output_dir / name) for name in names}
+    key = os.path.abspath(output_dir)
+    _KEEPING.add(key)
+    _let_go(output_dir)  # what a killed run kept
+    try:
+        yield
+    except KeyboardInterrupt:
+        _withdraw(output_dir, before)
+        raise
+    finally:
+        _KEEPING.discard(key)
+        _let_go(output_dir)
+
+
+def _let_go(output_dir: Path) -> None:
+    """What was kept in `output_dir` goes for good, also what a killed run kept there."""
+    for key in [key for key in _HELD if Path(key).parent == Path(os.path.abspath(output_dir))]:
+        _HELD.pop(key).unlink(missing_ok=True)
+    try:
+        for held in output_dir.glob(f".*{_HELD_SUFFIX}"):
+            held.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
+    """Take back what a stopped run put into `output_dir` (`before`: each output's `identity` at the run's start)
+    and put back what it replaced or removed. Where one of those was not kept, the old ones still there go too:
+    they describe a run that is gone. Another process's files stay: a run that wrote nothing removes nothing."""
     ours = [name for name in before if placed_here(output_dir / name)]
     if not ours:
         return
-    old = [name for name, was in before.items() if was is not None and identity(output_dir / name) == was]
+    held = {name: _HELD.get(os.path.abspath(output_dir / name)) for name in before}
+    whole = all(held[name] is not None or was is None or identity(output_dir / name) == was
+                for name, was in before.items())
+    old = [] if whole else [name for name, was in before.items()
+                            if was is not None and identity(output_dir / name) == was]
     for name in ours + old:
         try:
             (output_dir / name).unlink(missing_ok=True)
         except OSError as error:
             log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))
+    for name, copy in held.items():
+        if whole and copy is not None:
+            try:
+                os.replace(copy, output_dir / name)
+                _HELD.pop(os.path.abspath(output_dir / name))
+            except OSError as error:
+                log.warning("a stopped run cannot put back %s: %s", output_dir / name, os_reason(error))

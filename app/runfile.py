@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, prepare_output
+from .files import TEMPORARY_SUFFIX, atomic_file, discard_output, os_reason, prepare_output
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, RunRow, record_id
 
@@ -80,9 +80,9 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
     # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.
-    (output_dir / (RUN_FILE + ".gz")).unlink(missing_ok=True)
+    discard_output(output_dir / (RUN_FILE + ".gz"))
     if overwrite:  # an old ir-metadata.yml describes another run: the new one follows once the run is tracked to
-        (output_dir / METADATA_FILE).unlink(missing_ok=True)  # its end, and a kill in between left the old one
+        discard_output(output_dir / METADATA_FILE)  # its end, and a kill in between left the old one
     return target
 
 

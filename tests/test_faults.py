@@ -399,21 +399,24 @@ main(sys.argv[1:])
 """
 
 
-@pytest.mark.parametrize("overwrite", [False, True])
-def test_a_run_stopped_after_its_write_leaves_no_run(tmp_path, overwrite):
+@pytest.mark.parametrize("old", [{}, {"run.txt": "old run\n", "ir-metadata.yml": "old: run\n"},
+                                 {"run.txt.gz": "old packed run\n", "ir-metadata.yml": "old: run\n"}],
+                         ids=["none", "run.txt", "run.txt.gz"])
+def test_a_run_stopped_after_its_write_leaves_the_old_run_as_it_was(tmp_path, old):
     """A stop just after run.txt was in place left it there, under --overwrite beside the old ir-metadata.yml that
-    describes another run. A stopped run leaves no run; one that replaced the old run leaves neither old file."""
+    describes another run; then it removed both, and the old run was lost. A stopped run leaves the output as it
+    found it."""
     output = tmp_path / "out"
-    if overwrite:
+    if old:
         output.mkdir()
-        (output / "run.txt").write_text("old run\n")
-        (output / "ir-metadata.yml").write_text("old: run\n")
-    command = ["run", "-i", str(FIXTURES / "passages"), "-o", str(output), "--quiet"] + ["--overwrite"] * overwrite
+        for name, text in old.items():
+            (output / name).write_text(text)
+    command = ["run", "-i", str(FIXTURES / "passages"), "-o", str(output), "--quiet"] + ["--overwrite"] * bool(old)
     done = subprocess.run([sys.executable, "-c", STOPPED_AFTER_THE_WRITE, *command], capture_output=True, text=True,
                           timeout=300, cwd=Path(__file__).parents[1])
     assert done.returncode == 143, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "touche: terminated"
-    assert not (output / "run.txt").exists() and not (output / "ir-metadata.yml").exists()
+    assert {path.name: path.read_text() for path in output.iterdir()} == old if old else not output.exists()
 
 
 def test_a_stopped_run_that_wrote_nothing_removes_nothing(tmp_path):

@@ -58,3 +58,31 @@ def test_an_immutable_run_or_an_append_only_directory_is_an_error_before_the_wor
         assert list((tmp_path / "append").iterdir()) == []  # no probe file left behind
     finally:
         _chattr("-a", tmp_path / "append")
+
+
+def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path):
+    """A stopped run puts back what it replaced; a finished one, and a write outside a run, leave nothing of it."""
+    from app.files import atomic_file, discard_output, outputs_kept
+
+    def write_both():
+        with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("new run")
+        discard_output(tmp_path / "ir-metadata.yml")
+
+    def files():
+        return {path.name: path.read_text() for path in tmp_path.iterdir()}
+
+    old = {"run.txt": "old run", "ir-metadata.yml": "old: run"}
+    for name, text in old.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, old):
+        write_both()
+        assert sorted(files()) == [".ir-metadata.yml.previous.tmp", ".run.txt.previous.tmp", "run.txt"]
+        raise KeyboardInterrupt
+    assert files() == old
+    with outputs_kept(tmp_path, old):
+        write_both()
+    assert files() == {"run.txt": "new run"}
+    (tmp_path / "ir-metadata.yml").write_text("old: run")
+    write_both()
+    assert files() == {"run.txt": "new run"}
