@@ -100,7 +100,9 @@ def mount_point(path: Path) -> bool:
 
 
 def make_directory(directory: Path) -> list[Path]:
-    """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists").
+    """mkdir -p, where a file or a dangling link in the way is named as the reason (mkdir says "file exists"); the
+    directories it makes get mode 0755 (with umask 077 the run's 0644 files were out of other users' reach; with
+    umask 777 the run could not write into the directory it had just made).
     Returns the directories it made, deepest first: those a failed run may remove again (`remove_empty`), made one
     level at a time, so that "new/../old" made "new" only and a directory another process made in between is not
     counted."""
@@ -111,6 +113,7 @@ def make_directory(directory: Path) -> list[Path]:
                 try:
                     path.mkdir()
                     made.append(path)
+                    path.chmod(0o755)  # as the files in it are 0644, whatever the umask: TIRA reads as another user
                 except OSError:  # there (EEXIST; or EACCES, EROFS for a directory there already, as mkdir -p does)
                     if not path.is_dir():
                         raise
@@ -176,7 +179,7 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
     for name in outputs:
         if (directory / name).is_dir():  # --overwrite cannot replace it either
             raise ToucheError(f"{directory / name} is a directory, not a file: remove it or choose another output")
-        if (directory / name).exists() and not overwrite:
+        if ((directory / name).exists() or (directory / name).is_symlink()) and not overwrite:  # a link too
             raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
         if (directory / name).exists() and (lock := locked(directory / name)):
             raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")

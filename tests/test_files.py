@@ -86,3 +86,24 @@ def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path):
     (tmp_path / "ir-metadata.yml").write_text("old: run")
     write_both()
     assert files() == {"run.txt": "new run"}
+
+
+def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):
+    """With umask 077 the run's 0644 files sat in a directory only its owner could enter."""
+    import os
+
+    old = os.umask(0o077)
+    try:
+        made = make_directory(tmp_path / "a" / "b")
+    finally:
+        os.umask(old)
+    assert made == [tmp_path / "a" / "b", tmp_path / "a"]
+    assert all(path.stat().st_mode & 0o777 == 0o755 for path in made)
+
+
+def test_a_link_named_as_an_output_needs_overwrite(tmp_path):
+    """A link leading nowhere under run.txt's name was replaced without --overwrite."""
+    (tmp_path / "run.txt").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ToucheError, match="run.txt exists; pass --overwrite"):
+        prepare_output(tmp_path, ["run.txt"], overwrite=False)
+    prepare_output(tmp_path, ["run.txt"], overwrite=True)
