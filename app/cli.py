@@ -508,8 +508,9 @@ def _drop_stdout() -> None:
 
 
 # Below this address space (ulimit -v) no command works, and between about 240 and 280 MB scipy's OpenBLAS, loading,
-# retries its allocation for ever, deaf to SIGTERM (evaluate and run hung).
-MIN_ADDRESS_SPACE = 512 * 2**20
+# retries its allocation for ever, deaf to SIGTERM (evaluate and run hung). Under about 170 MB this module's own
+# imports (numpy, lxml) fail before the check, with the interpreter's traceback.
+MIN_ADDRESS_SPACE = 512 * 10**6
 
 
 def _address_space_limit() -> int | None:
@@ -527,8 +528,8 @@ def main(args: list[str] | None = None) -> None:
         typer.echo("touche: error: the working directory no longer exists: run touche from one that does", err=True)
         sys.exit(1)
     if (limit := _address_space_limit()) is not None and limit < MIN_ADDRESS_SPACE:
-        typer.echo(f"touche: error: the address space is limited to {limit // 2**20} MB (ulimit -v); touche needs "
-                   f"{MIN_ADDRESS_SPACE // 2**20} MB at least, a run some GB", err=True)
+        typer.echo(f"touche: error: the address space is limited to {limit // 10**6} MB (ulimit -v); touche needs "
+                   f"{MIN_ADDRESS_SPACE // 10**6} MB at least, a run some GB", err=True)
         sys.exit(1)
     if not isinstance(sys.stderr, LogStream):
         sys.stderr = LogStream(sys.stderr)

@@ -10,7 +10,9 @@ import logging
 import os
 import re
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,7 +28,7 @@ _PLACED: dict[str, tuple[int, int, int] | None] = {}
 # The outputs a run replaced or removed, each kept under a hidden name beside it (`hold_previous`) until the run
 # ends (`outputs_kept`), by absolute path; and the output directories of the runs under way.
 _HELD: dict[str, Path] = {}
-_HELD_SUFFIX = ".previous.tmp"
+_KEPT_PREFIX = ".touche-previous."
 _KEEPING: set[str] = set()
 
 TEMPORARY_SUFFIX = ".tmp"
@@ -259,7 +261,7 @@ def hold_previous(path: Path) -> None:
     kept: the old file goes, as it did before."""
     if os.path.abspath(path.parent) not in _KEEPING or not path.is_file() or path.is_symlink():
         return
-    held = path.with_name(f".{path.name}{_HELD_SUFFIX}")
+    held = path.with_name(f"{_KEPT_PREFIX}{os.getpid()}.{path.name}{TEMPORARY_SUFFIX}")  # another run's differ
     try:
         held.unlink(missing_ok=True)
         os.link(path, held)
@@ -277,42 +279,59 @@ def discard_output(path: Path) -> None:
 @contextmanager
 def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     """A run writing its outputs (`names`) into `output_dir`: the old ones it replaces or removes are kept
-    (`hold_previous`) until it ends. A stop (KeyboardInterrupt) takes back what the run put in place and puts them
-    back, so the old run stays whole (a stop just after run.txt was placed lost it); any other end lets them go."""
+    (`hold_previous`) until it ends. A run that is stopped or fails takes back what it put in place and puts them
+    back, so the old run stays whole (a stop just after run.txt was placed lost it); one that finishes lets them go."""
     before = {name: identity(output_dir / name) for name in names}
     key = os.path.abspath(output_dir)
+    _remove_stale_kept(output_dir)
     _KEEPING.add(key)
-    _let_go(output_dir)  # what a killed run kept
     try:
         yield
-    except KeyboardInterrupt:
-        _withdraw(output_dir, before)
+    except BaseException:
+        with _unstoppable():  # a second stop in the middle lost both runs
+            _withdraw(output_dir, before)
         raise
     finally:
         _KEEPING.discard(key)
-        _let_go(output_dir)
+        for path in [path for path in _HELD if os.path.dirname(path) == key]:
+            _HELD.pop(path).unlink(missing_ok=True)
 
 
-def _let_go(output_dir: Path) -> None:
-    """What was kept in `output_dir` goes for good, also what a killed run kept there."""
-    for key in [key for key in _HELD if Path(key).parent == Path(os.path.abspath(output_dir))]:
-        _HELD.pop(key).unlink(missing_ok=True)
+def _remove_stale_kept(output_dir: Path) -> None:
+    """What killed runs kept in `output_dir`: linked within a run's last seconds, so long untouched once STALE_AFTER_S
+    has passed since (its change time; its modification time is the old run's)."""
     try:
-        for held in output_dir.glob(f".*{_HELD_SUFFIX}"):
-            held.unlink(missing_ok=True)
+        for held in output_dir.glob(f"{_KEPT_PREFIX}*{TEMPORARY_SUFFIX}"):
+            if time.time() - held.lstat().st_ctime > STALE_AFTER_S:
+                held.unlink(missing_ok=True)
     except OSError:
         pass
 
 
+@contextmanager
+def _unstoppable() -> Iterator[None]:
+    """Stops (Ctrl-C, SIGTERM, SIGHUP) are ignored within, where this is the main thread (only it sets handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {stop: signal.signal(stop, signal.SIG_IGN) for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for stop, handler in previous.items():
+            signal.signal(stop, handler)
+
+
 def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
-    """Take back what a stopped run put into `output_dir` (`before`: each output's `identity` at the run's start)
-    and put back what it replaced or removed. Where one of those was not kept, the old ones still there go too:
-    they describe a run that is gone. Another process's files stay: a run that wrote nothing removes nothing."""
+    """Take back what a stopped or failed run put into `output_dir` (`before`: each output's `identity` at the run's
+    start) and put back what it replaced or removed, where nothing else took the name meanwhile (another run's
+    file stays). Where one of them was not kept, the old ones still there go too: they describe a run that is gone.
+    A run that put nothing in place changes nothing."""
     ours = [name for name in before if placed_here(output_dir / name)]
     if not ours:
         return
-    held = {name: _HELD.get(os.path.abspath(output_dir / name)) for name in before}
-    whole = all(held[name] is not None or was is None or identity(output_dir / name) == was
+    kept = {name: _HELD.pop(os.path.abspath(output_dir / name), None) for name in before}
+    whole = all(kept[name] is not None or was is None or identity(output_dir / name) == was
                 for name, was in before.items())
     old = [] if whole else [name for name, was in before.items()
                             if was is not None and identity(output_dir / name) == was]
@@ -321,10 +340,12 @@ def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) 
             (output_dir / name).unlink(missing_ok=True)
         except OSError as error:
             log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))
-    for name, copy in held.items():
-        if whole and copy is not None:
-            try:
-                os.replace(copy, output_dir / name)
-                _HELD.pop(os.path.abspath(output_dir / name))
-            except OSError as error:
-                log.warning("a stopped run cannot put back %s: %s", output_dir / name, os_reason(error))
+    for name, copy in kept.items():
+        target = output_dir / name
+        try:
+            if copy is not None and whole and not (target.exists() or target.is_symlink()):
+                os.replace(copy, target)
+            elif copy is not None:
+                copy.unlink(missing_ok=True)
+        except OSError as error:
+            log.warning("a stopped run cannot put back %s: %s", target, os_reason(error))

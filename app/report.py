@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -227,11 +228,15 @@ def write_report(markup: str, path: Path) -> None:
     is followed (the page replaces its target, the link stays); a device or a pipe (`-o /dev/stdout`) is written
     to, as a shell's `>` writes: the rename replaced it with a file, /dev/null too where run as root."""
     try:
-        target = Path(os.path.realpath(path))
-        if target.exists() and not target.is_file() and not target.is_dir():
-            with target.open("w", encoding="utf-8") as out:
+        try:
+            kind = os.stat(path).st_mode  # through links; a loop of them is an error, as it is to `>`
+        except (FileNotFoundError, NotADirectoryError):  # to be made (make_directory names what is in the way)
+            kind = None
+        if kind is not None and not stat.S_ISREG(kind) and not stat.S_ISDIR(kind):
+            with open(path, "w", encoding="utf-8") as out:  # the path given: /dev/stdout's target may be a pipe
                 out.write(markup)
             return
+        target = Path(os.path.realpath(path))
         make_directory(target.parent)
         with atomic_file(target, f".{target.name}.") as out:
             out.write(markup)
@@ -300,7 +305,7 @@ def _slug(measure: str) -> str:
 
 def _inputs(report: Report) -> str:
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    qrels = [_row([f"<td>{escape(kind)} qrels</td>", f"<td><code>{escape(str(path))}</code></td>"])
+    qrels = [_row([f"<td>{escape(kind)} qrels</td>", f"<td><code>{escape(shown(str(path)))}</code></td>"])
              for kind, path in report.qrels.items()]
     runs = [_row([f"<td>{escape(run.name)}</td>", f"<td><code>{escape(shown(str(run.path)))}</code></td>",
                   f'<td class="number">{run.retrieved} of {len(report.topics)}</td>']) for run in report.runs]

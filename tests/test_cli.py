@@ -338,7 +338,7 @@ def test_an_address_space_too_small_for_any_command_is_one_line(tmp_path):
     result = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "evaluate", "run.txt",
                              "--qrels", "q"], capture_output=True, text=True, timeout=120, preexec_fn=limited,
                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
-    assert result.returncode == 1 and result.stderr.startswith("touche: error: the address space is limited to 300 MB")
+    assert result.returncode == 1 and result.stderr.startswith("touche: error: the address space is limited to 314 MB")
     assert len(result.stderr.splitlines()) == 1
 
 

@@ -60,8 +60,12 @@ def test_an_immutable_run_or_an_append_only_directory_is_an_error_before_the_wor
         _chattr("-a", tmp_path / "append")
 
 
-def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path):
-    """A stopped run puts back what it replaced; a finished one, and a write outside a run, leave nothing of it."""
+@pytest.mark.parametrize("ending", [KeyboardInterrupt, OSError])
+def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path, ending):
+    """A run stopped, or failing, once run.txt was in place removed it and the old run with it; one that finishes,
+    and a write outside a run, leave nothing kept behind."""
+    import os
+
     from app.files import atomic_file, discard_output, outputs_kept
 
     def write_both():
@@ -75,10 +79,11 @@ def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path):
     old = {"run.txt": "old run", "ir-metadata.yml": "old: run"}
     for name, text in old.items():
         (tmp_path / name).write_text(text)
-    with pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, old):
+    with pytest.raises(ending), outputs_kept(tmp_path, old):
         write_both()
-        assert sorted(files()) == [".ir-metadata.yml.previous.tmp", ".run.txt.previous.tmp", "run.txt"]
-        raise KeyboardInterrupt
+        assert sorted(files()) == [f".touche-previous.{os.getpid()}.{name}.tmp" for name in ("ir-metadata.yml",
+                                                                                             "run.txt")] + ["run.txt"]
+        raise ending()
     assert files() == old
     with outputs_kept(tmp_path, old):
         write_both()
@@ -86,6 +91,23 @@ def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path):
     (tmp_path / "ir-metadata.yml").write_text("old: run")
     write_both()
     assert files() == {"run.txt": "new run"}
+
+
+def test_a_stopped_run_leaves_what_another_run_put_in_place_meanwhile(tmp_path):
+    """Two runs into one output: the stopped one put its kept run.txt over the other's finished one."""
+    from app.files import atomic_file, outputs_kept
+
+    (tmp_path / "run.txt").write_text("old run")
+    (tmp_path / ".touche-previous.1.run.txt.tmp").write_text("another run's kept file")
+    with pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, ["run.txt", "ir-metadata.yml"]):
+        with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("stopped run")
+        with atomic_file(tmp_path / "ir-metadata.yml", ".ir-metadata.", output=True) as out:
+            out.write("stopped: run")
+        (tmp_path / "run.txt").write_text("another run")  # another process's, in place of ours
+        raise KeyboardInterrupt
+    assert {path.name: path.read_text() for path in tmp_path.iterdir()} == {
+        "run.txt": "another run", ".touche-previous.1.run.txt.tmp": "another run's kept file"}
 
 
 def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import sys
 from pathlib import Path
 
 import lxml.html
@@ -250,10 +251,13 @@ def test_names_that_are_no_utf8_are_shown_with_replacement_characters(tmp_path):
     run = tmp_path / "fake\udcfc.run"
     run.write_bytes(RUNS[1].read_bytes())
     output = tmp_path / "report.html"
+    qrels = tmp_path / "q\udcfc.qrels"
+    qrels.write_bytes(QRELS["qrels"].read_bytes())
     for extra in ([], ["--names", "r\udcfcn"]):
-        result = runner.invoke(app, ["report", str(run), "--qrels", str(QRELS["qrels"]), "-o", str(output), *extra])
+        result = runner.invoke(app, ["report", str(run), "--qrels", str(qrels), "-o", str(output), *extra])
         assert result.exit_code == 0, result.output
-        assert ("r\ufffdn" if extra else "fake\ufffd") in output.read_text(encoding="utf-8")
+        page = output.read_text(encoding="utf-8")
+        assert ("r\ufffdn" if extra else "fake\ufffd") in page and "q\ufffd.qrels" in page
 
 
 def test_a_page_written_to_a_pipe_or_a_link_leaves_them_what_they_are(tmp_path):
@@ -275,6 +279,21 @@ def test_a_page_written_to_a_pipe_or_a_link_leaves_them_what_they_are(tmp_path):
     link.symlink_to(target)
     write_report("<html>new</html>", link)
     assert link.is_symlink() and target.read_text() == "<html>new</html>"
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "loop")
+    with pytest.raises(ToucheError, match="too many levels of symbolic links"):
+        write_report("<html>looped</html>", loop)
+    assert loop.is_symlink()
+
+
+def test_a_page_written_to_dev_stdout_reaches_a_pipe():
+    """/dev/stdout leads to a pipe's /proc entry, which no file can be renamed onto: the report failed."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", "from app.cli import main; main()", "report", str(RUNS[1]),
+                           "--qrels", str(QRELS["qrels"]), "-o", "/dev/stdout"], capture_output=True, timeout=300,
+                          cwd=Path(__file__).parents[1])
+    assert done.returncode == 0 and done.stdout.startswith(b"<!DOCTYPE html>"), done.stderr
 
 
 def test_many_topics_are_resampled_in_bounded_memory_and_listed_without_bars(tmp_path, monkeypatch):
