@@ -14,6 +14,7 @@ import signal
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -256,15 +257,14 @@ def placed_here(path: Path) -> bool:
 
 
 def hold_previous(path: Path) -> None:
-    """Keep the file at `path`, an output about to be replaced or removed within `outputs_kept`, under a hidden name
-    beside it (a second link to it) until the run ends. Elsewhere, or on a file system without links, nothing is
-    kept: the old file goes, as it did before."""
-    if os.path.abspath(path.parent) not in _KEEPING or not path.is_file() or path.is_symlink():
+    """Keep the file at `path` (or the link: as a link), an output about to be replaced or removed within
+    `outputs_kept`, under a hidden name of its own beside it (a second link to it) until the run ends. Elsewhere, or
+    on a file system without links, nothing is kept: the old file goes, as it did before."""
+    if os.path.abspath(path.parent) not in _KEEPING or not (path.is_file() or path.is_symlink()):
         return
-    held = path.with_name(f"{_KEPT_PREFIX}{os.getpid()}.{path.name}{TEMPORARY_SUFFIX}")  # another run's differ
+    held = path.with_name(f"{_KEPT_PREFIX}{uuid.uuid4().hex}.{path.name}{TEMPORARY_SUFFIX}")  # other runs' differ
     try:
-        held.unlink(missing_ok=True)
-        os.link(path, held)
+        os.link(path, held, follow_symlinks=False)
     except OSError:
         return
     _HELD[os.path.abspath(path)] = held
@@ -282,11 +282,12 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     (`hold_previous`) until it ends. A run that is stopped or fails takes back what it put in place and puts them
     back, so the old run stays whole (a stop just after run.txt was placed lost it); one that finishes lets them go."""
     before = {name: identity(output_dir / name) for name in names}
-    key = os.path.abspath(output_dir)
+    key, finished = os.path.abspath(output_dir), False
     _remove_stale_kept(output_dir)
-    _KEEPING.add(key)
     try:
+        _KEEPING.add(key)
         yield
+        finished = True
     except BaseException:
         with _unstoppable():  # a second stop in the middle lost both runs
             _withdraw(output_dir, before)
@@ -294,7 +295,9 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     finally:
         _KEEPING.discard(key)
         for path in [path for path in _HELD if os.path.dirname(path) == key]:
-            _HELD.pop(path).unlink(missing_ok=True)
+            held = _HELD.pop(path)
+            if finished:  # else a stop cut the putting back short: the copies stay (STALE_AFTER_S), not lost
+                held.unlink(missing_ok=True)
 
 
 def _remove_stale_kept(output_dir: Path) -> None:
@@ -314,12 +317,15 @@ def _unstoppable() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {stop: signal.signal(stop, signal.SIG_IGN) for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    previous = {}
     try:
+        for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[stop] = signal.signal(stop, signal.SIG_IGN)
         yield
     finally:
         for stop, handler in previous.items():
-            signal.signal(stop, handler)
+            if handler is not None:  # None: a handler not set from Python, which cannot be set again
+                signal.signal(stop, handler)
 
 
 def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) -> None:
@@ -341,11 +347,15 @@ def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) 
         except OSError as error:
             log.warning("a stopped run cannot remove %s: %s", output_dir / name, os_reason(error))
     for name, copy in kept.items():
+        if copy is None:
+            continue
         target = output_dir / name
         try:
-            if copy is not None and whole and not (target.exists() or target.is_symlink()):
-                os.replace(copy, target)
-            elif copy is not None:
-                copy.unlink(missing_ok=True)
+            if whole:  # a link fails where the name is taken meanwhile: another run's file stays
+                os.link(copy, target, follow_symlinks=False)
+        except FileExistsError:
+            pass
         except OSError as error:
             log.warning("a stopped run cannot put back %s: %s", target, os_reason(error))
+            continue
+        copy.unlink(missing_ok=True)

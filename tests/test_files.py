@@ -64,8 +64,6 @@ def test_an_immutable_run_or_an_append_only_directory_is_an_error_before_the_wor
 def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path, ending):
     """A run stopped, or failing, once run.txt was in place removed it and the old run with it; one that finishes,
     and a write outside a run, leave nothing kept behind."""
-    import os
-
     from app.files import atomic_file, discard_output, outputs_kept
 
     def write_both():
@@ -81,8 +79,9 @@ def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path, endi
         (tmp_path / name).write_text(text)
     with pytest.raises(ending), outputs_kept(tmp_path, old):
         write_both()
-        assert sorted(files()) == [f".touche-previous.{os.getpid()}.{name}.tmp" for name in ("ir-metadata.yml",
-                                                                                             "run.txt")] + ["run.txt"]
+        kept = sorted(name for name in files() if name.startswith(".touche-previous."))
+        assert sorted(name.split(".", 3)[-1] for name in kept) == ["ir-metadata.yml.tmp", "run.txt.tmp"]
+        assert sorted(files()) == sorted(kept + ["run.txt"])
         raise ending()
     assert files() == old
     with outputs_kept(tmp_path, old):
@@ -129,3 +128,19 @@ def test_a_link_named_as_an_output_needs_overwrite(tmp_path):
     with pytest.raises(ToucheError, match="run.txt exists; pass --overwrite"):
         prepare_output(tmp_path, ["run.txt"], overwrite=False)
     prepare_output(tmp_path, ["run.txt"], overwrite=True)
+
+
+def test_an_old_output_that_is_a_link_comes_back_as_the_link(tmp_path):
+    """A link under ir-metadata.yml's name was not kept, and then the old run.txt that was went too."""
+    from app.files import atomic_file, discard_output, outputs_kept
+
+    (tmp_path / "run.txt").write_text("old run")
+    (tmp_path / "meta.yml").write_text("old: run")
+    (tmp_path / "ir-metadata.yml").symlink_to("meta.yml")
+    with pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, ["run.txt", "ir-metadata.yml"]):
+        with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("new run")
+        discard_output(tmp_path / "ir-metadata.yml")
+        raise KeyboardInterrupt
+    assert (tmp_path / "run.txt").read_text() == "old run" and (tmp_path / "ir-metadata.yml").is_symlink()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ir-metadata.yml", "meta.yml", "run.txt"]
