@@ -722,8 +722,8 @@ def test_a_charset_label_reads_as_browsers_read_it(label, codec):
                                                   "koi8-r"),
     ("<meta charset=shift_jis>", "cp932"), ('<meta charset="utf-16">', "utf-8"), ('<meta charset="punycode">', "utf-8"),
     ('<!-- <meta charset="koi8-r"> --><meta charset="windows-1251">', "cp1251"),
-    ('<!--><meta charset="windows-1251">', "cp1251"), ('<meta http-equiv=content-type content="text/html,charset=koi8-r">',
-                                                        "koi8-r"),
+    ('<!--><meta charset="windows-1251">', "cp1251"),
+    ('<meta http-equiv=content-type content="text/html,charset=koi8-r">', "koi8-r"),
     (" " * 1024 + '<meta charset="koi8-r">', "utf-8"),  # past the prescan's bytes
     ('<meta name="description" content="How to fix charset=koi8-r errors">', "utf-8"),  # no Content-Type
     ('<meta http-equiv="refresh" content="0;charset=koi8-r">', "utf-8"),
