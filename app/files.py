@@ -282,21 +282,22 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     (`hold_previous`) until it ends. A run that is stopped or fails takes back what it put in place and puts them
     back, so the old run stays whole (a stop just after run.txt was placed lost it); one that finishes lets them go."""
     before = {name: identity(output_dir / name) for name in names}
-    key, finished = os.path.abspath(output_dir), False
+    key, ended = os.path.abspath(output_dir), False  # ended: finished, or taken back to the end
     _remove_stale_kept(output_dir)
     try:
         _KEEPING.add(key)
         yield
-        finished = True
+        ended = True
     except BaseException:
         with _unstoppable():  # a second stop in the middle lost both runs
             _withdraw(output_dir, before)
+        ended = True
         raise
     finally:
         _KEEPING.discard(key)
         for path in [path for path in _HELD if os.path.dirname(path) == key]:
             held = _HELD.pop(path)
-            if finished:  # else a stop cut the putting back short: the copies stay (STALE_AFTER_S), not lost
+            if ended:  # else a stop cut the putting back short: the copies stay (STALE_AFTER_S), not lost
                 held.unlink(missing_ok=True)
 
 

@@ -144,3 +144,15 @@ def test_an_old_output_that_is_a_link_comes_back_as_the_link(tmp_path):
         raise KeyboardInterrupt
     assert (tmp_path / "run.txt").read_text() == "old run" and (tmp_path / "ir-metadata.yml").is_symlink()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ir-metadata.yml", "meta.yml", "run.txt"]
+
+
+def test_a_run_whose_output_cannot_be_renamed_into_place_leaves_no_copy_behind(tmp_path, monkeypatch):
+    """The old run.txt was kept just before the rename; the rename failed, and the copy stayed in the output."""
+    from app.files import atomic_file, outputs_kept
+
+    (tmp_path / "run.txt").write_text("old run")
+    monkeypatch.setattr("app.files.os.replace", lambda *_: (_ for _ in ()).throw(PermissionError(1, "denied")))
+    with pytest.raises(PermissionError), outputs_kept(tmp_path, ["run.txt"]):
+        with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("new run")
+    assert {path.name: path.read_text() for path in tmp_path.iterdir()} == {"run.txt": "old run"}
