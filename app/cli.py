@@ -311,7 +311,8 @@ def run(
         if cache_dir is not None:
             check_cache_dir(cache_dir, output_dir, cache_flag)
         # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
-        made = prepare_output(output_dir, RUN_FILES + (METADATA_FILE,), overwrite, output_origin)
+        outputs = RUN_FILES + (METADATA_FILE,)
+        made = prepare_output(output_dir, outputs, overwrite, output_origin)
         try:  # a run that fails leaves no directory it made behind, where it is empty
             settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                    depth=depth, overwrite=overwrite, device=device, precision=precision,
@@ -320,8 +321,7 @@ def run(
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
                                    balance_stance=balance_stance, corpus=corpus)
             # A stop, even after run.txt is in place (validation, the tracker's stop), leaves the old run as it was.
-            with outputs_kept(output_dir, RUN_FILES + (METADATA_FILE,)), \
-                    recorded(settings, enabled=metadata) as found:
+            with outputs_kept(output_dir, outputs), recorded(settings, enabled=metadata) as found:
                 report = run_pipeline(settings)
                 found["first stage"] = report.origin
         except BaseException:

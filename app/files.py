@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 # The identity of each output this process has put in place (atomic_file), by absolute path.
 _PLACED: dict[str, tuple[int, int, int] | None] = {}
-# The outputs a run replaced or removed, each kept under a hidden name beside it (`hold_previous`) until the run
+# The outputs a run replaced or removed, each kept under a hidden name beside it (`_hold_previous`) until the run
 # ends (`outputs_kept`), by absolute path; and the output directories of the runs under way.
 _HELD: dict[str, Path] = {}
 _KEPT_PREFIX = ".touche-previous."
@@ -205,7 +205,7 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
         os.chmod(temporary, 0o644)
         if output:  # before the rename: a stop right after it still finds the file remembered
             _PLACED[os.path.abspath(path)] = identity(Path(temporary))
-            hold_previous(path)
+            _hold_previous(path)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -256,7 +256,7 @@ def placed_here(path: Path) -> bool:
     return now is not None and now == _PLACED.get(os.path.abspath(path))
 
 
-def hold_previous(path: Path) -> None:
+def _hold_previous(path: Path) -> None:
     """Keep the file at `path` (or the link: as a link), an output about to be replaced or removed within
     `outputs_kept`, under a hidden name of its own beside it (a second link to it) until the run ends. Elsewhere, or
     on a file system without links, nothing is kept: the old file goes, as it did before."""
@@ -271,15 +271,15 @@ def hold_previous(path: Path) -> None:
 
 
 def discard_output(path: Path) -> None:
-    """Remove an old output that would describe another run (`--overwrite`), kept as `hold_previous` keeps it."""
-    hold_previous(path)
+    """Remove an old output that would describe another run (`--overwrite`), kept as `_hold_previous` keeps it."""
+    _hold_previous(path)
     path.unlink(missing_ok=True)
 
 
 @contextmanager
 def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     """A run writing its outputs (`names`) into `output_dir`: the old ones it replaces or removes are kept
-    (`hold_previous`) until it ends. A run that is stopped or fails takes back what it put in place and puts them
+    (`_hold_previous`) until it ends. A run that is stopped or fails takes back what it put in place and puts them
     back, so the old run stays whole (a stop just after run.txt was placed lost it); one that finishes lets them go."""
     before = {name: identity(output_dir / name) for name in names}
     key, ended = os.path.abspath(output_dir), False  # ended: finished, or taken back to the end

@@ -34,8 +34,8 @@ _WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
 # Runs of the markup's whitespace, which a page past the bound (`without_bulk`) reads as one: a megabyte of
 # newlines before the article filled the bound.
 _MARKUP_SPACES = " \t\n\r\f"
-_WHITESPACE_RUN = re.compile(r"[ \t\n\r\f]{2,}")
-_WHITESPACE_REST = re.compile(r"[ \t\n\r\f]*")
+_WHITESPACE_RUN = re.compile(f"[{_MARKUP_SPACES}]{{2,}}")
+_WHITESPACE_REST = re.compile(f"[{_MARKUP_SPACES}]*")
 _LINE_BREAK = re.compile(r"[\n\r]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # How a page's text is read: "main" Resiliparse's main content (menus, footers and sidebars dropped), "full" all

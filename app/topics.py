@@ -249,7 +249,7 @@ def _json_topic(record: dict) -> Topic | None:
     if number is None or not title:
         return None
     return bounded_topic(number, title, field("description"), field("narrative"),
-                  original.get("objects") or record.get("objects"))
+                         original.get("objects") or record.get("objects"))
 
 
 def _read_jsonl(path: Path) -> list[Topic]:
