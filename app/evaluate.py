@@ -18,7 +18,8 @@ from sklearn.metrics import f1_score
 
 from .errors import ToucheError, counted
 from .files import os_reason
-from .runfile import locate_run, open_run
+from .records import DECIMAL
+from .runfile import STANCE_LABELS, locate_run, open_run
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +110,11 @@ def read_qrels(path: Path) -> list[ir_measures.Qrel]:
 
 
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
-    """The scored documents of a run and each one's stance label (column 2)."""
-    scored, stances = [], {}
+    """The scored documents of a run and each one's stance label (column 2). A document a topic ranks twice, which
+    `touche validate` rejects, counts once, by its best-scored line (the first of equals), as Touché's evaluation
+    reads it, with a warning."""
+    best: dict[tuple[str, str], tuple[float, str]] = {}
+    twice = []
     try:
         with open_run(path) as lines:
             for line in lines:
@@ -119,16 +123,29 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                     value = float(score)
                     if not math.isfinite(value):  # trec_eval would rank it anywhere
                         raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
-                    scored.append(ir_measures.ScoredDoc(qid, doc_id, value))
-                    stances[(qid, doc_id)] = stance
+                    if not DECIMAL.fullmatch(score):  # float() takes "1_0" and other scripts' digits; trec_eval not
+                        raise ValueError(f"score {score!r} of {doc_id} for topic {qid} is not a number as trec_eval "
+                                         "reads numbers")
+                    key = (qid, doc_id)
+                    if key in best:
+                        twice.append(key)
+                        if value <= best[key][0]:
+                            continue
+                    best[key] = (value, stance)
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
-    if not scored:
+    if not best:
         raise ToucheError(f"{path}: an empty run")
+    if twice:
+        qid, doc_id = twice[0]
+        log.warning("%s: %s ranked more than once in a topic (e.g. %s for topic %s); each counts once, by its "
+                    "best-scored line, as Touché's evaluation reads it (`touche validate` rejects such a run)",
+                    path, counted(len(set(twice)), "document"), doc_id, qid)
+    scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _) in best.items()]
     if scored[0].query_id.startswith("\ufeff"):  # as `touche validate` warns: the official evaluation reads it so
         log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
                     "as trec_eval reads it; scored so", path, scored[0].query_id[1:])
-    return scored, stances
+    return scored, {key: stance for key, (_, stance) in best.items()}
 
 
 def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
@@ -153,12 +170,17 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     """`evaluate_run` on the run file `run` as `read_run` has read it."""
     mean: dict[str, float] = {}
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)
+    judged_topics: set[str] = set()
     for prefix, path in (("relevance", qrels), ("quality", quality_qrels)):
         if path is None:
             continue
         judgements = read_qrels(path)
-        if prefix == "relevance" and not {doc.query_id for doc in scored} & {qrel.query_id for qrel in judgements}:
-            raise ToucheError(f"{run}: none of its topics is judged in {path}")
+        if prefix == "relevance":
+            judged_topics = {qrel.query_id for qrel in judgements}
+            if not {doc.query_id for doc in scored} & judged_topics:
+                raise ToucheError(f"{run}: none of its topics is judged in {path}")
+        else:
+            judgements = _on_topics(judgements, judged_topics, path, qrels)
         _say_coverage(run, scored, judgements, path)
         for name, measure in MEASURES.items():
             key = f"{prefix} {name}"
@@ -171,23 +193,36 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
             raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
-        # NO is both tasks' label, so a controversial run against comparative qrels shares it: their sides differ.
-        given, judged = {label for _, label in pairs} - {"Q0", "NO"}, set(truth.values()) - {"NO"}
-        if given and judged and not given & judged:  # all the run's sides would be misses
-            raise ToucheError(f"{run}: its stance labels ({', '.join(sorted(given))}) are none of those in "
-                              f"{stance_qrels} ({', '.join(sorted(judged))}); a run of another task?")
-        by_topic = defaultdict(list)
+        _check_task(run, stance_qrels, {label for _, label in pairs}, set(truth.values()))
+        by_topic, topic_labels = defaultdict(list), defaultdict(set)
         for (qid, doc_id), label in truth.items():
+            topic_labels[qid].add(label)
             if (qid, doc_id) in stances:
                 by_topic[qid].append((label, stances[(qid, doc_id)]))
         if not pairs:
             log.warning("%s: none of its documents is judged in %s: its stance macro-F1 is 0 (the stance qrels of "
                         "another corpus?)", run, stance_qrels.name)
-        mean["stance macro-F1"] = _macro_f1(pairs)
+        elif all(label == "Q0" for _, label in pairs):
+            log.warning("%s: labels no stance (Q0) on the documents %s judges: its stance macro-F1 is 0", run,
+                        stance_qrels.name)
+        # Macro-F1 over every label the judgements use, as Touché's evaluation averages it: a judged label the run
+        # never predicts rightly counts 0, even where none of its judged documents is in the run.
+        mean["stance macro-F1"] = _macro_f1(pairs, set(truth.values()))
         mean["stance judged documents"] = float(len(pairs))
         for qid, topic_pairs in by_topic.items():
-            per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs)
+            per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs, topic_labels[qid])
     return Evaluation(mean, dict(per_topic))
+
+
+def _on_topics(judgements: list[ir_measures.Qrel], topics: set[str], path: Path,
+               qrels: Path) -> list[ir_measures.Qrel]:
+    """Quality judgements of the topics the relevance qrels judge, as Touché averages both over the same topics;
+    a warning counts the topics left out."""
+    left_out = {qrel.query_id for qrel in judgements} - topics
+    if left_out:
+        log.warning("%s: %s not judged in %s left out (e.g. topic %s): the means are over the relevance qrels' topics",
+                    path, counted(len(left_out), "topic"), qrels.name, min(left_out, key=topic_order))
+    return [qrel for qrel in judgements if qrel.query_id in topics]
 
 
 def _say_coverage(run: Path, scored: list[ir_measures.ScoredDoc], judgements: list[ir_measures.Qrel],
@@ -209,9 +244,19 @@ def topic_order(qid: str) -> tuple[int, str]:
     return len(qid), qid
 
 
-def _macro_f1(pairs: list[tuple[str, str]]) -> float:
-    """Macro-F1 over the labels of the judgements (a run's Q0 counts as a wrong label)."""
+def _check_task(run: Path, stance_qrels: Path, given: set[str], judged: set[str]) -> None:
+    """A run whose stance labels all belong to the other task than the judgements' is an error, not a macro-F1 of
+    0; NO is both tasks' label, so the other labels tell the task."""
+    given, judged = given - {"Q0", "NO"}, judged - {"NO"}
+    tasks = [labels for labels in STANCE_LABELS.values() if judged <= labels] or [judged]
+    if given and judged and not given & tasks[0]:  # all the run's sides would be misses
+        raise ToucheError(f"{run}: its stance labels ({', '.join(sorted(given))}) are none of those in "
+                          f"{stance_qrels} ({', '.join(sorted(judged))}); a run of another task?")
+
+
+def _macro_f1(pairs: list[tuple[str, str]], labels: set[str]) -> float:
+    """Macro-F1 of (judged, given) label pairs over `labels` (a run's Q0 counts as a wrong label)."""
     if not pairs:
         return 0.0
     truth, predicted = zip(*pairs)
-    return float(f1_score(truth, predicted, labels=sorted(set(truth)), average="macro", zero_division=0))
+    return float(f1_score(truth, predicted, labels=sorted(labels), average="macro", zero_division=0))

@@ -110,11 +110,14 @@ def paired_t_test(run: Sequence[float], baseline: Sequence[float]) -> float:
 def randomization_test(run: Sequence[float], baseline: Sequence[float], resamples: int = RESAMPLES,
                        seed: int = SEED) -> float:
     """Two-sided p-value of the paired randomization test: each topic's two scores swapped (its difference's sign
-    flipped) at random; exact over all 2^n swaps when there are no more than `resamples` of them."""
+    flipped) at random; exact over all 2^n swaps when there are no more than `resamples` of them; undefined (NaN)
+    for a single topic, as the t-test."""
     differences = np.subtract(run, baseline)
+    if len(differences) < 2:  # one topic: nothing to swap against (scipy refuses it)
+        return float("nan")
     result = stats.permutation_test((differences,), np.mean, vectorized=True, permutation_type="samples",
                                     n_resamples=resamples, rng=seed,
-                                    batch=max(1, RESAMPLED_TOPICS_AT_ONCE // max(len(differences), 1)))
+                                    batch=max(1, RESAMPLED_TOPICS_AT_ONCE // len(differences)))
     return float(result.pvalue)
 
 

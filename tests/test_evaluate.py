@@ -50,6 +50,65 @@ def test_stance_labels_of_another_task_are_an_error_not_a_score_of_zero(tmp_path
     assert 0.0 < mixed.mean["stance macro-F1"] < 0.5
 
 
+def test_a_run_of_the_same_task_is_scored_whichever_labels_it_uses(tmp_path):
+    """Only labels of the other task make a run "of another task": a comparative run labelling FIRST only against
+    judgements of SECOND and NEUTRAL was refused, and lost its nDCG with it."""
+    qrels = write(tmp_path, "q", QRELS)
+    for label, judged in (("FIRST", ["1 0 a SECOND", "1 0 b NEUTRAL"]), ("NEUTRAL", ["1 0 a FIRST", "1 0 b SECOND"]),
+                          ("CON", ["1 0 a PRO", "1 0 b NEU"])):
+        run = write(tmp_path, "run.txt", [f"1 {label} a 1 2.0 t", f"1 {label} b 2 1.0 t"])
+        result = evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", judged))
+        assert result.mean["stance macro-F1"] == 0.0 and result.mean["stance judged documents"] == 2
+
+
+def test_stance_macro_f1_averages_every_label_the_judgements_use(tmp_path):
+    """As Touché's evaluation averages it: a judged label the run never predicts rightly counts 0, also where the
+    run ranks none of its documents (CON here), and a topic's own macro-F1 averages its own judged labels."""
+    run = write(tmp_path, "run.txt", ["1 PRO a 1 3.0 t", "1 PRO u 2 2.0 t", "2 PRO x 1 1.0 t"])
+    stance = write(tmp_path, "s", ["1 0 a PRO", "1 0 b CON", "2 0 x PRO"])
+    result = evaluate_run(run, write(tmp_path, "q", QRELS), stance_qrels=stance)
+    assert result.mean["stance macro-F1"] == pytest.approx(0.5)  # PRO 1, CON 0
+    assert result.per_topic["1"]["stance macro-F1"] == pytest.approx(0.5)
+    assert result.per_topic["2"]["stance macro-F1"] == pytest.approx(1.0)
+
+
+def test_a_run_without_stance_is_said_to_label_none(tmp_path, caplog):
+    unlabelled = [" ".join([line.split()[0], "Q0", *line.split()[2:]]) for line in RUN]
+    evaluate_run(write(tmp_path, "run.txt", unlabelled), write(tmp_path, "q", QRELS),
+                 stance_qrels=write(tmp_path, "s", STANCE))
+    assert "run.txt: labels no stance (Q0) on the documents s judges: its stance macro-F1 is 0" in caplog.text
+
+
+def test_a_document_ranked_twice_counts_once_by_its_best_line_and_is_said(tmp_path, caplog):
+    """`touche validate` rejects such a run; evaluate kept the last line silently, Touché's evaluation the best."""
+    twice = write(tmp_path, "run.txt", ["1 PRO a 1 3.0 t", "1 CON b 2 2.0 t", "1 PRO b 3 1.0 t", "1 NO b 4 2.0 t"])
+    stance = write(tmp_path, "s", ["1 0 a PRO", "1 0 b CON"])
+    result = evaluate_run(twice, write(tmp_path, "q", ["1 0 a 0", "1 0 b 1"]), stance_qrels=stance)
+    once = evaluate_run(write(tmp_path, "once.txt", ["1 PRO a 1 3.0 t", "1 CON b 2 2.0 t"]), tmp_path / "q",
+                        stance_qrels=stance)
+    assert result.mean == once.mean
+    assert "run.txt: 1 document ranked more than once in a topic (e.g. b for topic 1); each counts once" in caplog.text
+
+
+def test_a_score_trec_eval_reads_otherwise_is_an_error(tmp_path):
+    """float() reads "1_0" as 10 and "９" as 9; trec_eval reads 1 and 0, and `touche validate` calls them errors."""
+    for score in ("1_0", "\uff19"):
+        with pytest.raises(ToucheError, match=f"score '{score}' of a for topic 1 is not a number as trec_eval"):
+            evaluate_run(write(tmp_path, "run.txt", [f"1 Q0 a 1 {score} t", "1 Q0 b 2 0.5 t"]),
+                         write(tmp_path, "q", QRELS))
+
+
+def test_quality_is_averaged_over_the_topics_relevance_judges(tmp_path, caplog):
+    """Touché averages both over the same topics: a quality-only topic was in the quality mean (and not in the
+    report's per-topic tables beside it)."""
+    run = write(tmp_path, "run.txt", RUN + ["3 Q0 z 1 1.0 t"])
+    quality = write(tmp_path, "qq", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0"])
+    with_third = write(tmp_path, "qq3", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0", "3 0 w 1"])
+    assert (evaluate_run(run, write(tmp_path, "q", QRELS), with_third).mean
+            == evaluate_run(run, tmp_path / "q", quality).mean)
+    assert "qq3: 1 topic not judged in q left out (e.g. topic 3)" in caplog.text
+
+
 def test_quality_qrels_are_scored_separately(tmp_path):
     quality = write(tmp_path, "qq", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0"])
     result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS), quality)

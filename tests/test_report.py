@@ -104,6 +104,23 @@ def test_paired_tests_by_hand():
     assert paired_t_test([1.0, 1.0], [0.0, 0.0]) == 0.0
 
 
+def test_runs_compared_on_one_topic_have_no_p_values(tmp_path):
+    """scipy's randomization test refuses a single difference: two runs judged on one topic were an internal error
+    of `touche report`."""
+    assert math.isnan(randomization_test([0.5], [0.2])) and math.isnan(paired_t_test([0.5], [0.2]))
+    qrels = tmp_path / "q"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
+    run = tmp_path / "a.txt"
+    run.write_text("1 Q0 d1 1 2 a\n1 Q0 d2 2 1 a\n")
+    result = runner.invoke(app, ["report", str(run), str(run), "--qrels", str(qrels), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert "–" in values_text(tmp_path / "r.html", "comparisons")
+
+
+def values_text(path: Path, table_id: str) -> str:
+    return lxml.html.fromstring(path.read_bytes()).get_element_by_id(table_id).text_content()
+
+
 def test_a_run_against_itself_differs_nowhere():
     report = build_report([RUNS[1], RUNS[1]], QRELS["qrels"])
     assert [run.name for run in report.runs] == ["rerank (1)", "rerank (2)"]
