@@ -81,6 +81,14 @@ CORPUS_FILES = (
     ("jsonl", "docno", "text", ("documents.jsonl", "documents.jsonl.gz")),
 )
 CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
+# Other exporters' names for a JSONL record's id and text, tried after those its file's name asks for: TIREx and
+# ir_datasets' export (`docno` / `doc_id`, `text`), Pyserini (`id`, `contents`), BEIR's corpus.jsonl (`_id`, `title`,
+# `text`).
+ID_FIELDS = ("docno", "doc_id", "id", "_id")
+TEXT_FIELDS = ("text", "contents", "body")
+# How a corpus's bytes become documents, in a cache entry's key: raised when the same bytes read otherwise (2: the
+# fields above, a BEIR title), so that a kept cache never serves an index of the old reading.
+READING = 2
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -113,7 +121,10 @@ def corpus_file(path: Path) -> CorpusSource:
 
 def _records(path: Path) -> bool:
     """Whether `--corpus` would rank a file of another name: args.me JSON (args-me-1.0-cleaned.json, as its
-    release names it: an "arguments" key early on) or JSON lines (`records_source`)."""
+    release names it: an "arguments" key early on) or JSON lines (`records_source`); not a queries file (BEIR's
+    queries.jsonl has an `_id` and a `text`)."""
+    if path.name.lower().startswith("queries."):
+        return False
     if path.is_file() and path.name.lower().endswith(".json"):
         try:
             with path.open("rb") as stream:
@@ -131,7 +142,7 @@ def _records(path: Path) -> bool:
 
 def records_source(path: Path, lines: int = 100) -> CorpusSource:
     """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
-    a re-rank file; id and contents passages; docno and text documents (CORPUS_FILES' fields)."""
+    a re-rank file; else documents under an id and a text field (`ID_FIELDS`, `TEXT_FIELDS`)."""
     for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
         if record is None:  # not JSON (or null): the next line may be
             continue
@@ -140,13 +151,13 @@ def records_source(path: Path, lines: int = 100) -> CorpusSource:
         fields = set(record)
         if {"qid", "docno", "text"} <= fields:
             return CorpusSource("rerank", (path,), "docno", "text")
-        if {"id", "contents"} <= fields:
-            return CorpusSource("jsonl", (path,), "id", "contents")
-        if {"docno", "text"} <= fields:
-            return CorpusSource("jsonl", (path,), "docno", "text")
-        raise ToucheError(f"--corpus {path}: its first record has the fields {_field_names(record)}; expected id "
-                          "and contents (passages), docno and text (documents), or qid, docno and text (a re-rank "
-                          "file)")
+        id_field = next((name for name in ("id", *ID_FIELDS) if name in fields), None)
+        text_field = next((name for name in ("contents", *TEXT_FIELDS) if name in fields), None)
+        if id_field and text_field:
+            return CorpusSource("jsonl", (path,), id_field, text_field)
+        raise ToucheError(f"--corpus {path}: its first record has the fields {_field_names(record)}; expected an "
+                          f"id ({', '.join(ID_FIELDS)}) and a text ({', '.join(TEXT_FIELDS)}), or qid, docno and "
+                          "text (a re-rank file)")
     raise ToucheError(f"--corpus {path}: no JSON object in its first {lines} lines")
 
 
@@ -476,27 +487,37 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
-    """The documents of JSONL files. A file none of whose records has the fields its name asks for is an error
-    naming the fields its first record has (an ir_datasets export's `doc_id`, `text` under passages.jsonl)."""
+    """The documents of JSONL files: each record's id and text under the fields its file's name asks for, else under
+    another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a BEIR record's title opens its text. A file
+    none of whose records has an id and a text field is an error naming the fields its first record has."""
+    ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
+    texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
         read, first = 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
-            try:
-                doc_id, text = record_id(record[source.id_field]), record[source.text_field]
-            except (KeyError, TypeError):  # not an object (None: not JSON), or a field missing
-                if first is None and isinstance(record, dict):
-                    first = list(record)  # its names only: a record's text may be megabytes
+            if not isinstance(record, dict):  # None: not JSON
                 defects.add("bad line")
                 continue
+            id_field = next((name for name in ids if name in record), None)
+            text_field = next((name for name in texts if name in record), None)
+            if id_field is None or text_field is None:
+                if first is None:
+                    first = list(record)  # its names only: a record's text may be megabytes
+                defects.add("line without an id or a text field")
+                continue
+            doc_id, text = record_id(record[id_field]), record[text_field]
             if doc_id is None or not isinstance(text, str):
                 defects.add("bad line")
                 continue
+            title = record.get("title") if id_field == "_id" else None
+            if isinstance(title, str) and title.strip():
+                text = f"{title.strip()} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))
         if not read and first is not None:
             defects.report()
-            raise ToucheError(f"{path.name}: no record has the fields {source.id_field} and {source.text_field} "
-                              f"(its first has {_field_names(first)})")
+            raise ToucheError(f"{path.name}: no record has an id ({', '.join(ids)}) and a text ({', '.join(texts)}) "
+                              f"field (its first has {_field_names(first)})")
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

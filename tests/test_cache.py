@@ -35,6 +35,14 @@ def test_fingerprint_follows_content_not_location(tmp_path):
     assert fingerprint(source) == fingerprint(copy)
 
 
+def test_fingerprint_follows_how_the_corpus_is_read(tmp_path, monkeypatch):
+    """Reading other exporters' fields made the same bytes other documents: a kept cache served the old index."""
+    source = _passages(tmp_path / "passages.jsonl.gz", TEXTS)
+    before = fingerprint(source)
+    monkeypatch.setattr("app.cache.READING", -1)
+    assert fingerprint(source) != before
+
+
 def test_fingerprint_sees_an_edit_in_the_middle_of_a_large_file(tmp_path):
     """An uncompressed corpus edited in place keeps its size and its first and last MiB: still another corpus."""
     path = tmp_path / "documents.jsonl"

@@ -443,13 +443,41 @@ def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(t
         "rerank.jsonl: 1 of its queries ranked in the file's order: a score and a rank missing or no finite number"]
 
 
-def test_a_jsonl_corpus_without_the_fields_its_name_asks_for_names_them(tmp_path, caplog):
-    """An ir_datasets export under passages.jsonl was "skipped 2 records (2 bad lines)", "no usable documents"."""
-    (tmp_path / "passages.jsonl").write_text('{"doc_id": "a", "text": "t"}\n{"doc_id": "b", "text": "u"}\n')
-    with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has the fields id and contents \(its first "
-                                          r"has doc_id, text\)$"):
+def test_a_jsonl_corpus_without_an_id_or_a_text_field_names_its_fields(tmp_path, caplog):
+    """Records of unknown fields were "skipped 2 records (2 bad lines)", "no usable documents"."""
+    (tmp_path / "passages.jsonl").write_text('{"key": "a", "text": "t"}\n{"key": "b", "text": "u"}\n')
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has an id \(id, docno, doc_id, _id\) and a "
+                                          r"text \(contents, text, body\) field \(its first has key, text\)$"):
         list(read_documents(detect_corpus(tmp_path)))
-    assert "skipped 2 records (2 bad lines)" in caplog.text
+    assert "skipped 2 records (2 lines without an id or a text field)" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["passages.jsonl", "documents.jsonl"])
+def test_other_exporters_fields_are_read_whatever_the_files_name(tmp_path, name):
+    """An ir_datasets export (doc_id, text), Pyserini's (id, contents), a body, and BEIR's corpus (_id, title, text)
+    under a Touché file name were refused, or lost the records written otherwise than the first."""
+    records = [{"doc_id": "a", "text": "ir datasets"}, {"id": "b", "contents": "pyserini"},
+               {"docno": "c", "body": "a body"}, {"_id": "d", "title": "A title", "text": "and its text"},
+               {"_id": "e", "title": "", "text": "no title"}, {"doc": "f", "text": "no id"}]
+    (tmp_path / name).write_text("".join(json.dumps(record) + "\n" for record in records))
+    documents = list(read_documents(detect_corpus(tmp_path)))
+    assert [(d.doc_id, d.text) for d in documents] == [
+        ("a", "ir datasets"), ("b", "pyserini"), ("c", "a body"), ("d", "A title and its text"), ("e", "no title")]
+
+
+def test_a_beir_corpus_is_ranked_with_corpus_and_named_without(tmp_path):
+    """BEIR's corpus.jsonl (`_id`, `title`, `text`) beside its queries.jsonl (`_id`, `text` too): the corpus is
+    named in the "no corpus" error, not the queries, and --corpus reads it."""
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "T", "text": "body"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "a question", "metadata": {}}\n')
+    with pytest.raises(ToucheError, match=r"to rank corpus.jsonl, pass --corpus corpus.jsonl$"):
+        choose_source(tmp_path, "local", None, False)
+    source = detect_corpus(tmp_path, Path("corpus.jsonl"))
+    assert [(d.doc_id, d.text) for d in read_documents(source)] == [("d1", "T body")]
+    (tmp_path / "corpus.jsonl").unlink()
+    with pytest.raises(ToucheError) as error:
+        choose_source(tmp_path, "local", None, False)
+    assert "queries.jsonl" not in str(error.value)
 
 
 def test_a_rerank_file_without_its_fields_names_them(tmp_path):
@@ -716,8 +744,9 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     with pytest.raises(ToucheError, match=r"not an args.me JSON file \(.*trailing garbage.*\); JSON lines\? name "
                                           r"the file .jsonl$"):
         list(read_documents(detect_corpus(tmp_path, tmp_path / "lines.json")))
-    (tmp_path / "corpus.jsonl").write_text(json.dumps({"doc_id": "d1", "body": "t"}) + "\n")
-    with pytest.raises(ToucheError, match="first record has the fields body, doc_id; expected id and contents"):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"key": "d1", "body": "t"}) + "\n")
+    with pytest.raises(ToucheError, match=r"first record has the fields body, key; expected an id \(docno, doc_id, "
+                                          r"id, _id\) and a text \(text, contents, body\)"):
         detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(ToucheError, match="no JSON object in its first 100 lines"):
