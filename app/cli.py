@@ -249,6 +249,9 @@ def run(
     corpus: Optional[Path] = typer.Option(None, parser=given_path, help="The corpus file to rank (a path, or a file "
                                           "name in the input directory) when the input holds more than one "
                                           "(README: which corpus a run ranks)."),
+    topics: Optional[Path] = typer.Option(None, parser=given_path, help="The topics file (a path, or a file name in "
+                                          "the input directory) when the input's has another name than topics.xml, "
+                                          "queries.xml or queries.jsonl, as Touché's releases have."),
     backend: Backend = typer.Option(RunSettings.backend, help="auto (local corpus, else ChatNoir credentials), "
                                     "local or chatnoir."),
     index: Optional[str] = typer.Option(None, help="ChatNoir index, e.g. clueweb12 (default: the credentials "
@@ -319,7 +322,7 @@ def run(
                                    progress=not quiet, backend=backend, index=index, page_text=page_text,
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
-                                   balance_stance=balance_stance, corpus=corpus)
+                                   balance_stance=balance_stance, corpus=corpus, topics=topics)
             # A stop, even after run.txt is in place (validation, the tracker's stop), leaves the old run as it was.
             with outputs_kept(output_dir, outputs), recorded(settings, enabled=metadata) as found:
                 report = run_pipeline(settings)

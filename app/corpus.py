@@ -493,8 +493,9 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
-        read, first = 0, None  # the fields of the first record that is an object, for an error naming them
+        read, lines, first = 0, 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
+            lines += 1
             if not isinstance(record, dict):  # None: not JSON
                 defects.add("bad line")
                 continue
@@ -514,6 +515,10 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                 text = f"{title.strip()} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))
+        if not read and first is None and lines:
+            defects.report()
+            raise ToucheError(f"{path.name}: no line holds a JSON object (JSON lines: one object a line, not a JSON "
+                              "array or an object written over several lines)")
         if not read and first is not None:
             defects.report()
             raise ToucheError(f"{path.name}: no record has an id ({', '.join(ids)}) and a text ({', '.join(texts)}) "

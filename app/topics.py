@@ -39,7 +39,24 @@ def find_topics_file(input_dir: Path) -> Path:
     for name in TOPIC_FILES:  # there, but unreadable as a file: say so rather than "no topics"
         if problem := not_a_file(input_dir / name):
             raise ToucheError(f"{input_dir / name}: {problem}")
-    raise ToucheError(f"no topics in {input_dir}: expected one of {', '.join(TOPIC_FILES)}")
+    # Touché releases its topics as topics-task-1-2020.xml, topics-task2.xml, ...: name one the user can pass.
+    named = sorted(path.name for path in (input_dir.iterdir() if input_dir.is_dir() else ())
+                   if path.name.lower().endswith(".xml") and path.is_file())
+    hint = f"; to read {named[0]}, pass --topics {named[0]}" if named else ""
+    raise ToucheError(f"no topics in {input_dir}: expected one of {', '.join(TOPIC_FILES)}{hint}")
+
+
+def chosen_topics(input_dir: Path, choice: Path | None) -> Path:
+    """What a run reads its topics from: `choice` (--topics, a path, or a file name in `input_dir`) if given, else
+    the input directory (`read_topics` finds its topics file)."""
+    if choice is None:
+        return input_dir
+    path = choice if choice.exists() or choice.is_absolute() else input_dir / choice
+    if problem := not_a_file(path):
+        raise ToucheError(f"--topics {choice}: {problem}")
+    if not path.is_file():
+        raise ToucheError(f"--topics {choice}: no such file, here or in {input_dir}")
+    return path
 
 
 def read_topics(path: Path) -> list[Topic]:

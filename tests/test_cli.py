@@ -39,7 +39,7 @@ def test_flag_wins_then_tira_variables_in_order(monkeypatch):
     ({"topics.xml": "<topics><topic><number>1</number><title>t</title></topic></topics>"}, "no corpus"),
     ({"topics.xml": "<topics><topic>", "passages.jsonl": '{"id": "a", "contents": "b"}'}, "malformed XML"),
     ({"topics.xml": "<topics><topic><number>1</number><title>t</title></topic></topics>",
-      "passages.jsonl": "garbage\n"}, "no usable documents"),
+      "passages.jsonl": "garbage\n"}, "no line holds a JSON object"),
 ])
 def test_bad_input_is_one_line_nonzero_and_writes_nothing(tmp_path, files, message):
     """Nor does it leave the output directories it made (an empty one was left behind)."""
@@ -95,6 +95,21 @@ def test_corpus_chooses_the_file_and_the_log_names_the_one_ignored(tmp_path):
     assert "ranking passages.jsonl (--corpus); ignoring args-me.json" in result.stderr
     ranked = {line.split()[2] for line in (outputs / "run.txt").read_text().splitlines()}
     assert len(ranked) > 1 and "a1" not in ranked
+
+
+@pytest.mark.slow
+def test_topics_reads_a_topics_file_of_another_name(tmp_path):
+    """Touché releases topics as topics-task-1-2020.xml: beside args-me.json it was "no topics", with no way round."""
+    inputs, outputs = two_corpora(tmp_path), tmp_path / "out"
+    (inputs / "passages.jsonl").unlink()
+    (inputs / "topics.xml").rename(inputs / "topics-task-1-2020.xml")
+    result = runner.invoke(app, ["run", "-i", str(inputs), "-o", str(outputs), "--quiet"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().endswith("; to read topics-task-1-2020.xml, pass --topics topics-task-1-2020.xml")
+    result = runner.invoke(app, ["run", "-i", str(inputs), "-o", str(outputs), "--topics", "topics-task-1-2020.xml",
+                                 "--no-metadata", "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    assert {line.split()[2] for line in (outputs / "run.txt").read_text().splitlines()} == {"a1"}
 
 
 def test_corpus_cannot_go_with_chatnoir(tmp_path):

@@ -480,6 +480,16 @@ def test_a_beir_corpus_is_ranked_with_corpus_and_named_without(tmp_path):
     assert "queries.jsonl" not in str(error.value)
 
 
+@pytest.mark.parametrize("text", ['[{"id": "a", "contents": "t"}, {"id": "b", "contents": "u"}]\n',
+                                  '{\n  "id": "a",\n  "contents": "t"\n}\n'])
+def test_a_json_array_or_pretty_printed_json_as_json_lines_says_so(tmp_path, text):
+    """Each was "skipped 1 record (1 bad line)" / "skipped 4 records", then "no usable documents"."""
+    (tmp_path / "passages.jsonl").write_text(text)
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: no line holds a JSON object \(JSON lines: one object a "
+                                          r"line, not a JSON array or an object written over several lines\)$"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
 def test_a_rerank_file_without_its_fields_names_them(tmp_path):
     """BEIR's docid for docno: "skipped 2 records (2 bad lines)", "no usable candidates"."""
     (tmp_path / "rerank.jsonl").write_text('{"qid": "1", "docid": "a", "text": "t"}\n' * 2)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import ToucheError
-from app.topics import parse_objects, read_topics
+from app.topics import chosen_topics, parse_objects, read_topics
 
 
 def test_reads_touche_xml_with_objects(fixtures):
@@ -234,4 +234,32 @@ def test_a_lone_surrogate_in_a_query_becomes_a_replacement_character(tmp_path):
 def test_a_topics_file_that_is_no_file_is_named(tmp_path, make, problem):
     make(tmp_path / "topics.xml")
     with pytest.raises(ToucheError, match=f"topics.xml: .*{problem}"):
+        read_topics(tmp_path)
+
+
+def test_a_chosen_topics_file_is_found_here_or_in_the_input(tmp_path, monkeypatch):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "topics-task2.xml").write_text("<topics><topic><number>1</number><title>Cats or dogs?</title></topic>"
+                                             "</topics>")
+    assert chosen_topics(inputs, None) == inputs
+    assert chosen_topics(inputs, Path("topics-task2.xml")) == inputs / "topics-task2.xml"
+    monkeypatch.chdir(inputs)
+    assert chosen_topics(tmp_path, Path("topics-task2.xml")) == Path("topics-task2.xml")
+    assert [t.title for t in read_topics(chosen_topics(tmp_path, Path("topics-task2.xml")))] == ["Cats or dogs?"]
+    with pytest.raises(ToucheError, match=f"^--topics absent.xml: no such file, here or in {tmp_path}$"):
+        chosen_topics(tmp_path, Path("absent.xml"))
+    with pytest.raises(ToucheError, match="^--topics /dev/null: not a regular file"):
+        chosen_topics(tmp_path, Path("/dev/null"))
+    with pytest.raises(ToucheError, match="^--topics in: a directory, not a file$"):
+        chosen_topics(tmp_path, Path("in"))
+
+
+def test_no_topics_names_an_xml_file_it_could_read(tmp_path):
+    (tmp_path / "b-topics.xml").write_text("<topics/>")
+    (tmp_path / "a.xml").mkdir()  # a directory named so is no candidate
+    with pytest.raises(ToucheError, match=r"expected one of .*; to read b-topics.xml, pass --topics b-topics.xml$"):
+        read_topics(tmp_path)
+    (tmp_path / "b-topics.xml").unlink()
+    with pytest.raises(ToucheError, match=r"rerank.jsonl.gz$"):
         read_topics(tmp_path)
