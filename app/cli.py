@@ -288,6 +288,7 @@ def run(
         from .corpus import check_choice
         from .pipeline import DEMO_INPUT, run as run_pipeline
         from .runfile import RUN_FILES, check_tag
+        from .topics import topics_file
 
         input_flag, output_flag = input_dir, output_dir
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
@@ -302,6 +303,8 @@ def run(
             raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
                               f"{output_origin}")
         check_choice(backend, corpus)
+        if topics is not None:
+            topics = topics_file(input_dir, topics)
         check_tag(tag)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")

@@ -16,7 +16,6 @@ import itertools
 import json
 import logging
 import math
-import os
 import re
 import zlib
 from collections import Counter
@@ -28,7 +27,7 @@ import ijson
 import numpy as np
 
 from .errors import ToucheError, counted
-from .files import bom_encoding, not_a_file
+from .files import bom_encoding, given_file, not_a_file
 from .records import DECIMAL, Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
 
 log = logging.getLogger(__name__)
@@ -83,12 +82,12 @@ CORPUS_FILES = (
 CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 # Other exporters' names for a JSONL record's id and text, tried after those its file's name asks for: TIREx and
 # ir_datasets' export (`docno` / `doc_id`, `text`), Pyserini (`id`, `contents`), BEIR's corpus.jsonl (`_id`, `title`,
-# `text`).
-ID_FIELDS = ("docno", "doc_id", "id", "_id")
+# `text`), `docid`.
+ID_FIELDS = ("docno", "doc_id", "docid", "id", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
-# How a corpus's bytes become documents, in a cache entry's key: raised when the same bytes read otherwise (2: the
-# fields above, a BEIR title), so that a kept cache never serves an index of the old reading.
-READING = 2
+# How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
+# (2: the fields above, a BEIR title), so that a kept cache never serves an index of the old reading.
+JSONL_READING = 2
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -151,8 +150,10 @@ def records_source(path: Path, lines: int = 100) -> CorpusSource:
         fields = set(record)
         if {"qid", "docno", "text"} <= fields:
             return CorpusSource("rerank", (path,), "docno", "text")
-        id_field = next((name for name in ("id", *ID_FIELDS) if name in fields), None)
-        text_field = next((name for name in ("contents", *TEXT_FIELDS) if name in fields), None)
+        if {"id", "contents"} <= fields:  # passages, as Touché 2022 writes them
+            return CorpusSource("jsonl", (path,), "id", "contents")
+        id_field = next((name for name in ID_FIELDS if name in fields), None)
+        text_field = next((name for name in TEXT_FIELDS if name in fields), None)
         if id_field and text_field:
             return CorpusSource("jsonl", (path,), id_field, text_field)
         raise ToucheError(f"--corpus {path}: its first record has the fields {_field_names(record)}; expected an "
@@ -173,10 +174,7 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
     if choice is not None:
-        here = os.path.lexists(choice) or choice.is_absolute()  # else relative to the input
-        if not (here or (input_dir / choice).exists()):
-            raise ToucheError(f"--corpus {choice}: no such file, here or in {input_dir}")
-        source = corpus_file(choice if here else input_dir / choice)
+        source = corpus_file(given_file(choice, input_dir, "--corpus"))
         _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
         return source
     if not found:
@@ -493,12 +491,14 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
-        read, lines, first = 0, 0, None  # the fields of the first record that is an object, for an error naming them
+        if _json_array(path):
+            raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
+        read, objects, first = 0, 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
-            lines += 1
             if not isinstance(record, dict):  # None: not JSON
                 defects.add("bad line")
                 continue
+            objects += 1
             id_field = next((name for name in ids if name in record), None)
             text_field = next((name for name in texts if name in record), None)
             if id_field is None or text_field is None:
@@ -515,7 +515,7 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                 text = f"{title.strip()} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))
-        if not read and first is None and lines:
+        if not objects and defects.reasons:
             defects.report()
             raise ToucheError(f"{path.name}: no line holds a JSON object (JSON lines: one object a line, not a JSON "
                               "array or an object written over several lines)")
@@ -523,6 +523,16 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             defects.report()
             raise ToucheError(f"{path.name}: no record has an id ({', '.join(ids)}) and a text ({', '.join(texts)}) "
                               f"field (its first has {_field_names(first)})")
+
+
+def _json_array(path: Path) -> bool:
+    """Whether a JSONL file opens with a line of only "[": a JSON array written an element a line, whose elements'
+    lines ("{...},") would each be a bad line, but the last, read as if the file were JSON lines."""
+    with open_text(path, Defects(path.name)) as lines:
+        while line := lines.readline(MAX_LINE_BYTES):
+            if line.strip():
+                return line.strip() == b"["
+    return False
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

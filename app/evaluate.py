@@ -111,27 +111,27 @@ def read_qrels(path: Path) -> list[ir_measures.Qrel]:
 
 def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, str], str]]:
     """The scored documents of a run and each one's stance label (column 2). A document a topic ranks twice, which
-    `touche validate` rejects, counts once, by its best-scored line (the first of equals), as Touché's evaluation
-    reads it, with a warning."""
-    best: dict[tuple[str, str], tuple[float, str]] = {}
+    `touche validate` rejects, counts once, by its best-scored line (of equal scores the better rank, then the
+    first), as Touché's evaluation reads it, with a warning."""
+    best: dict[tuple[str, str], tuple[float, float, str]] = {}  # (score, -rank, stance)
     twice = []
     try:
         with open_run(path) as lines:
             for line in lines:
                 if line.strip():
-                    qid, stance, doc_id, _rank, score, _tag = line.split()
+                    qid, stance, doc_id, rank, score, _tag = line.split()
                     value = float(score)
                     if not math.isfinite(value):  # trec_eval would rank it anywhere
                         raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
                     if not DECIMAL.fullmatch(score):  # float() takes "1_0" and other scripts' digits; trec_eval not
                         raise ValueError(f"score {score!r} of {doc_id} for topic {qid} is not a number as trec_eval "
                                          "reads numbers")
-                    key = (qid, doc_id)
+                    key, line_rank = (qid, doc_id), _rank(rank)
                     if key in best:
                         twice.append(key)
-                        if value <= best[key][0]:
+                        if (value, -line_rank) <= best[key][:2]:
                             continue
-                    best[key] = (value, stance)
+                    best[key] = (value, -line_rank, stance)
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not best:
@@ -141,11 +141,20 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
         log.warning("%s: %s ranked more than once in a topic (e.g. %s for topic %s); each counts once, by its "
                     "best-scored line, as Touché's evaluation reads it (`touche validate` rejects such a run)",
                     path, counted(len(set(twice)), "document"), doc_id, qid)
-    scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _) in best.items()]
+    scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _, _) in best.items()]
     if scored[0].query_id.startswith("\ufeff"):  # as `touche validate` warns: the official evaluation reads it so
         log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
                     "as trec_eval reads it; scored so", path, scored[0].query_id[1:])
-    return scored, {key: stance for key, (_, stance) in best.items()}
+    return scored, {key: stance for key, (_, _, stance) in best.items()}
+
+
+def _rank(text: str) -> float:
+    """A run line's rank, which decides between a document's lines of equal score; the last of all if unreadable
+    (evaluate scores by the score column, as trec_eval does)."""
+    try:
+        return float(int(text))
+    except ValueError:
+        return math.inf
 
 
 def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
@@ -180,7 +189,8 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             if not {doc.query_id for doc in scored} & judged_topics:
                 raise ToucheError(f"{run}: none of its topics is judged in {path}")
         else:
-            judgements = _on_topics(judgements, judged_topics, path, qrels)
+            kept = _relevance_topics({qrel.query_id for qrel in judgements}, judged_topics, path, qrels)
+            judgements = [qrel for qrel in judgements if qrel.query_id in kept]
         _say_coverage(run, scored, judgements, path)
         for name, measure in MEASURES.items():
             key = f"{prefix} {name}"
@@ -190,6 +200,8 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             mean[key] = statistics.fmean(values.values()) if values else 0.0
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
+        kept = _relevance_topics({qid for qid, _ in truth}, judged_topics, stance_qrels, qrels)
+        truth = {key: label for key, label in truth.items() if key[0] in kept}
         if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
             raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
@@ -214,15 +226,14 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     return Evaluation(mean, dict(per_topic))
 
 
-def _on_topics(judgements: list[ir_measures.Qrel], topics: set[str], path: Path,
-               qrels: Path) -> list[ir_measures.Qrel]:
-    """Quality judgements of the topics the relevance qrels judge, as Touché averages both over the same topics;
-    a warning counts the topics left out."""
-    left_out = {qrel.query_id for qrel in judgements} - topics
+def _relevance_topics(topics: set[str], judged: set[str], path: Path, qrels: Path) -> set[str]:
+    """Of the topics quality or stance qrels (`path`) judge, those the relevance qrels judge too: Touché averages
+    every measure over the same topics. A warning counts the topics left out."""
+    left_out = topics - judged
     if left_out:
         log.warning("%s: %s not judged in %s left out (e.g. topic %s): the means are over the relevance qrels' topics",
                     path, counted(len(left_out), "topic"), qrels.name, min(left_out, key=topic_order))
-    return [qrel for qrel in judgements if qrel.query_id in topics]
+    return topics & judged
 
 
 def _say_coverage(run: Path, scored: list[ir_measures.ScoredDoc], judgements: list[ir_measures.Qrel],

@@ -89,6 +89,20 @@ def not_a_file(path: Path) -> str | None:
     return None
 
 
+def given_file(choice: Path, input_dir: Path, option: str) -> Path:
+    """The file an option names (--corpus, --topics): `choice` itself where something is there (a link too) or where
+    it is absolute, else that name in the input directory; one line saying why where that is no file."""
+    here = os.path.lexists(choice) or choice.is_absolute()
+    path = choice if here else input_dir / choice
+    if not (here or os.path.lexists(path)):
+        raise ToucheError(f"{option} {choice}: no such file, here or in {input_dir}")
+    if problem := not_a_file(path):
+        raise ToucheError(f"{option} {choice}: {problem}")
+    if not path.is_file():
+        raise ToucheError(f"{option} {choice}: no such file")
+    return path
+
+
 def mount_point(path: Path) -> bool:
     """Whether something is mounted at `path` (`docker run -v DIR:/out`). /proc/self/mountinfo lists bind mounts
     within one file system too, which os.path.ismount (a device change) misses; without procfs, that is the test."""

@@ -28,7 +28,7 @@ from .questions import load_classifier
 from .records import Candidate, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .settings import RunSettings
-from .topics import chosen_topics, read_topics
+from .topics import read_topics
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,8 @@ def run(settings: RunSettings) -> RunReport:
             return run(replace(settings, cache_dir=Path(temporary)))
     timer = StageTimer()
     with timer.stage("topics"):
-        task, topics, analyses = topic_task(read_topics(chosen_topics(settings.input_dir, settings.topics)),
-                                            settings.task)
-    log.info("%d %s topics from %s", len(topics), task, settings.input_dir)
+        task, topics, analyses = topic_task(read_topics(settings.topics or settings.input_dir), settings.task)
+    log.info("%d %s topics from %s", len(topics), task, settings.topics or settings.input_dir)
     foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
     for problem in foreseen.values():
         log.warning("TIRA will reject this run: %s", problem)

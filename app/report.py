@@ -167,12 +167,14 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
     run = locate_run(path)
     scored, stances = read_run(run)
     evaluation = evaluate_scored(run, scored, stances, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
-    retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
+    judged = set(_judged_topics(evaluation))  # stance too is scored on these topics only
+    retrieved = {doc.query_id for doc in scored} & judged
     topics = sorted(evaluation.per_topic, key=topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
         raise ToucheError(f"{qrels['quality']}: judges no topic")
     intervals = {measure: bootstrap_interval(_values(evaluation, measure, topics)) for measure in measures}
-    confusion = stance_confusion(stances, truth) if truth is not None else None
+    confusion = (stance_confusion(stances, {key: label for key, label in truth.items() if key[0] in judged})
+                 if truth is not None else None)
     return RunScores(name, path, evaluation, intervals, len(retrieved), confusion), retrieved
 
 

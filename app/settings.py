@@ -55,5 +55,6 @@ class RunSettings:
     balance_stance: bool = False
     # --corpus: the local corpus file to rank when the input directory holds more than one (app.corpus).
     corpus: Path | None = None
-    # --topics: the topics file when the input directory's is not named as TIRA names it (app.topics.TOPIC_FILES).
+    # --topics: the topics file (resolved: app.topics.topics_file) when the input directory's is not named as TIRA
+    # names it (app.topics.TOPIC_FILES).
     topics: Path | None = None

@@ -11,6 +11,7 @@ import ast
 import html.entities
 import json
 import logging
+import os
 import re
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from lxml import etree
 
 from .corpus import Defects, json_lines
 from .errors import ToucheError
-from .files import not_a_file
+from .files import given_file, not_a_file
 from .records import Topic, encodable, record_id, visible
 
 log = logging.getLogger(__name__)
@@ -46,16 +47,14 @@ def find_topics_file(input_dir: Path) -> Path:
     raise ToucheError(f"no topics in {input_dir}: expected one of {', '.join(TOPIC_FILES)}{hint}")
 
 
-def chosen_topics(input_dir: Path, choice: Path | None) -> Path:
-    """What a run reads its topics from: `choice` (--topics, a path, or a file name in `input_dir`) if given, else
-    the input directory (`read_topics` finds its topics file)."""
-    if choice is None:
-        return input_dir
-    path = choice if choice.exists() or choice.is_absolute() else input_dir / choice
-    if problem := not_a_file(path):
-        raise ToucheError(f"--topics {choice}: {problem}")
-    if not path.is_file():
-        raise ToucheError(f"--topics {choice}: no such file, here or in {input_dir}")
+def topics_file(input_dir: Path, choice: Path) -> Path:
+    """The topics file --topics names (a path, or a file name in `input_dir`: `files.given_file`); a warning names
+    the input's own topics files it passes over."""
+    path = given_file(choice, input_dir, "--topics")
+    own = [input_dir / name for name in TOPIC_FILES[:TOPIC_FILES.index("rerank.jsonl")]]
+    ignored = [other.name for other in own if other.is_file() and not os.path.samefile(other, path)]
+    if ignored:
+        log.warning("reading the topics of %s (--topics); ignoring %s", path, ", ".join(ignored))
     return path
 
 
@@ -68,6 +67,8 @@ def read_topics(path: Path) -> list[Topic]:
         topics = read_topics(chosen)
         _say_other_topics(chosen, topics)
         return topics
+    if path.name.lower().endswith(".gz") and not path.name.startswith("rerank.jsonl"):
+        raise ToucheError(f"{path}: a compressed topics file is not read; unpack it (gunzip -k {path.name})")
     if path.name.startswith("rerank.jsonl"):
         topics = _read_rerank(path)
     else:

@@ -39,7 +39,7 @@ def test_fingerprint_follows_how_the_corpus_is_read(tmp_path, monkeypatch):
     """Reading other exporters' fields made the same bytes other documents: a kept cache served the old index."""
     source = _passages(tmp_path / "passages.jsonl.gz", TEXTS)
     before = fingerprint(source)
-    monkeypatch.setattr("app.cache.READING", -1)
+    monkeypatch.setattr("app.cache.JSONL_READING", -1)
     assert fingerprint(source) != before
 
 

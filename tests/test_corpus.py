@@ -446,8 +446,8 @@ def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(t
 def test_a_jsonl_corpus_without_an_id_or_a_text_field_names_its_fields(tmp_path, caplog):
     """Records of unknown fields were "skipped 2 records (2 bad lines)", "no usable documents"."""
     (tmp_path / "passages.jsonl").write_text('{"key": "a", "text": "t"}\n{"key": "b", "text": "u"}\n')
-    with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has an id \(id, docno, doc_id, _id\) and a "
-                                          r"text \(contents, text, body\) field \(its first has key, text\)$"):
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has an id \(id, docno, doc_id, docid, _id\) "
+                                          r"and a text \(contents, text, body\) field \(its first has key, text\)$"):
         list(read_documents(detect_corpus(tmp_path)))
     assert "skipped 2 records (2 lines without an id or a text field)" in caplog.text
 
@@ -463,6 +463,16 @@ def test_other_exporters_fields_are_read_whatever_the_files_name(tmp_path, name)
     documents = list(read_documents(detect_corpus(tmp_path)))
     assert [(d.doc_id, d.text) for d in documents] == [
         ("a", "ir datasets"), ("b", "pyserini"), ("c", "a body"), ("d", "A title and its text"), ("e", "no title")]
+
+
+def test_a_corpus_of_another_name_keeps_its_fields_reading(tmp_path):
+    """--corpus on records with both `id` and `docno` ranked the `docno` ids, and must still (from review: the
+    other exporters' names had put `id` first)."""
+    path = tmp_path / "mine.jsonl"
+    path.write_text('{"id": 7, "docno": "clueweb-1", "text": "t"}\n')
+    assert [d.doc_id for d in read_documents(detect_corpus(tmp_path, path))] == ["clueweb-1"]
+    path.write_text('{"docid": "d1", "text": "t"}\n')
+    assert [d.doc_id for d in read_documents(detect_corpus(tmp_path, path))] == ["d1"]
 
 
 def test_a_beir_corpus_is_ranked_with_corpus_and_named_without(tmp_path):
@@ -487,6 +497,22 @@ def test_a_json_array_or_pretty_printed_json_as_json_lines_says_so(tmp_path, tex
     (tmp_path / "passages.jsonl").write_text(text)
     with pytest.raises(ToucheError, match=r"^passages.jsonl: no line holds a JSON object \(JSON lines: one object a "
                                           r"line, not a JSON array or an object written over several lines\)$"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
+def test_a_json_array_of_an_element_a_line_says_so(tmp_path):
+    """Its last element was read, the others counted as bad lines."""
+    records = [json.dumps({"id": f"p{i}", "contents": "t"}) for i in range(3)]
+    (tmp_path / "passages.jsonl").write_text("[\n" + ",\n".join(records) + "\n]\n")
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: a JSON array, not JSON lines \(one object a line\)$"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
+def test_objects_without_usable_values_are_no_usable_documents(tmp_path):
+    """Objects of the right fields whose values are unusable are no layout problem (from review: they were said to
+    be no JSON objects)."""
+    (tmp_path / "passages.jsonl").write_text('{"id": "a", "contents": null}\n{"id": ["b"], "contents": "t"}\n')
+    with pytest.raises(ToucheError, match=r"^passages.jsonl: no usable documents$"):
         list(read_documents(detect_corpus(tmp_path)))
 
 
@@ -756,7 +782,7 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
         list(read_documents(detect_corpus(tmp_path, tmp_path / "lines.json")))
     (tmp_path / "corpus.jsonl").write_text(json.dumps({"key": "d1", "body": "t"}) + "\n")
     with pytest.raises(ToucheError, match=r"first record has the fields body, key; expected an id \(docno, doc_id, "
-                                          r"id, _id\) and a text \(text, contents, body\)"):
+                                          r"docid, id, _id\) and a text \(text, contents, body\)"):
         detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(ToucheError, match="no JSON object in its first 100 lines"):

@@ -90,6 +90,14 @@ def test_a_document_ranked_twice_counts_once_by_its_best_line_and_is_said(tmp_pa
     assert "run.txt: 1 document ranked more than once in a topic (e.g. b for topic 1); each counts once" in caplog.text
 
 
+def test_of_a_documents_lines_of_equal_score_the_better_rank_counts(tmp_path):
+    """As Touché's evaluation sorts them (from review: the first line in the file counted)."""
+    stance = write(tmp_path, "s", ["1 0 a CON", "1 0 b PRO"])
+    result = evaluate_run(write(tmp_path, "run.txt", ["1 PRO b 1 3.0 t", "1 PRO a 5 2.0 t", "1 CON a 3 2.0 t"]),
+                          write(tmp_path, "q", ["1 0 a 1", "1 0 b 1"]), stance_qrels=stance)
+    assert result.mean["stance macro-F1"] == 1.0
+
+
 def test_a_score_trec_eval_reads_otherwise_is_an_error(tmp_path):
     """float() reads "1_0" as 10 and "９" as 9; trec_eval reads 1 and 0, and `touche validate` calls them errors."""
     for score in ("1_0", "\uff19"):
@@ -107,6 +115,15 @@ def test_quality_is_averaged_over_the_topics_relevance_judges(tmp_path, caplog):
     assert (evaluate_run(run, write(tmp_path, "q", QRELS), with_third).mean
             == evaluate_run(run, tmp_path / "q", quality).mean)
     assert "qq3: 1 topic not judged in q left out (e.g. topic 3)" in caplog.text
+
+
+def test_stance_is_scored_on_the_topics_relevance_judges(tmp_path, caplog):
+    """As quality is, and as Touché's evaluation scores it (from review: a stance-only topic counted)."""
+    run, qrels = write(tmp_path, "run.txt", RUN + ["3 FIRST z 1 1.0 t"]), write(tmp_path, "q", QRELS)
+    alone = evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", STANCE))
+    with_third = evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s3", STANCE + ["3 0 z SECOND"]))
+    assert with_third.mean == alone.mean
+    assert "s3: 1 topic not judged in q left out (e.g. topic 3)" in caplog.text
 
 
 def test_quality_qrels_are_scored_separately(tmp_path):

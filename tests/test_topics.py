@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import ToucheError
-from app.topics import chosen_topics, parse_objects, read_topics
+from app.topics import parse_objects, read_topics, topics_file
 
 
 def test_reads_touche_xml_with_objects(fixtures):
@@ -237,22 +237,36 @@ def test_a_topics_file_that_is_no_file_is_named(tmp_path, make, problem):
         read_topics(tmp_path)
 
 
-def test_a_chosen_topics_file_is_found_here_or_in_the_input(tmp_path, monkeypatch):
+def test_a_topics_file_is_found_here_or_in_the_input(tmp_path, monkeypatch, caplog):
     inputs = tmp_path / "in"
     inputs.mkdir()
     (inputs / "topics-task2.xml").write_text("<topics><topic><number>1</number><title>Cats or dogs?</title></topic>"
                                              "</topics>")
-    assert chosen_topics(inputs, None) == inputs
-    assert chosen_topics(inputs, Path("topics-task2.xml")) == inputs / "topics-task2.xml"
+    assert topics_file(inputs, Path("topics-task2.xml")) == inputs / "topics-task2.xml"
     monkeypatch.chdir(inputs)
-    assert chosen_topics(tmp_path, Path("topics-task2.xml")) == Path("topics-task2.xml")
-    assert [t.title for t in read_topics(chosen_topics(tmp_path, Path("topics-task2.xml")))] == ["Cats or dogs?"]
+    assert topics_file(tmp_path, Path("topics-task2.xml")) == Path("topics-task2.xml")
+    assert [t.title for t in read_topics(topics_file(tmp_path, Path("topics-task2.xml")))] == ["Cats or dogs?"]
     with pytest.raises(ToucheError, match=f"^--topics absent.xml: no such file, here or in {tmp_path}$"):
-        chosen_topics(tmp_path, Path("absent.xml"))
+        topics_file(tmp_path, Path("absent.xml"))
+    with pytest.raises(ToucheError, match="^--topics /absent/t.xml: no such file$"):
+        topics_file(tmp_path, Path("/absent/t.xml"))
     with pytest.raises(ToucheError, match="^--topics /dev/null: not a regular file"):
-        chosen_topics(tmp_path, Path("/dev/null"))
+        topics_file(tmp_path, Path("/dev/null"))
     with pytest.raises(ToucheError, match="^--topics in: a directory, not a file$"):
-        chosen_topics(tmp_path, Path("in"))
+        topics_file(tmp_path, Path("in"))
+    (inputs / "dangling.xml").symlink_to(tmp_path / "nowhere.xml")
+    with pytest.raises(ToucheError, match="^--topics dangling.xml: a link to .*nowhere.xml, which leads nowhere$"):
+        topics_file(tmp_path, Path("dangling.xml"))
+    assert not caplog.records
+    (inputs / "topics.xml").write_text("<topics/>")  # the input's own, passed over: said
+    topics_file(inputs, Path("topics-task2.xml"))
+    assert "(--topics); ignoring topics.xml" in caplog.text
+
+
+def test_a_compressed_topics_file_is_one_clear_line(tmp_path):
+    (tmp_path / "queries.jsonl.gz").write_bytes(b"\x1f\x8b")
+    with pytest.raises(ToucheError, match=r"a compressed topics file is not read; unpack it \(gunzip -k "):
+        read_topics(tmp_path / "queries.jsonl.gz")
 
 
 def test_no_topics_names_an_xml_file_it_could_read(tmp_path):
