@@ -32,6 +32,8 @@
                                                                   # (needs `pip install vaderSentiment`)
     python scripts/stance_experiments.py sidedness                # about 10 min: |first - second| columns
     python scripts/stance_experiments.py sided-data               # about 15 min: sided posts and sentences added
+    python scripts/stance_experiments.py window-votes             # about 6 min: a long text's windows vote
+    python scripts/stance_experiments.py antonym-swaps            # about 1 min: "worse" taught by swapping words
 
 - comparative-cross: the controversial cross-encoder's recipe for comparative stance (FIRST / SECOND / NEUTRAL /
   NO), trained on the Touché 2022 comparative QA pairs and the dev topics' stance judgements (objects' mentions
@@ -203,6 +205,23 @@
   posts (FIRST / SECOND by their file's side; the dev check ukp-sides then is in sample) at weight 0.3 / 1 / 3, or
   CompSent-19 train's 1,565 BETTER / WORSE sentences (as FIRST / SECOND, asked "Which is better, A or B?") at 0.1:
   0.456 +- 0.022 / 0.448 +- 0.024 / 0.432 +- 0.019; 0.452 +- 0.024, against 0.459 +- 0.025 as shipped.
+- window-votes (not adopted): the cross-encoder reads the first 128 word pieces, question included (about 90 words
+  of text), so an argument after a 120-word opening goes unread (a helper's hand-made passages: 0 of 8 PRO / CON
+  twins told apart at 200 words). Every window of a text read (`app.passages.windows` of 60 words, up to 5; of 90,
+  up to 3 and up to 8), the text's reading their mean log-odds or the most confident window's, against the first
+  128 pieces; its own PRO / CON accuracy on BEIR's 178 sided args.me texts (median 155 words) / UKPConvArg1's 588
+  yes/no posts (median 39) / 1,500 of VAST train's PRO / CON comments over 90 words (median 130; seed 13): first 128
+  pieces 0.669 / 0.687 / 0.529; 60 x 5 mean 0.646 / 0.690 / 0.555, most confident 0.657 / 0.687 / 0.562; 90 x 3
+  mean 0.629 / 0.690 / 0.554, most confident 0.629 / 0.690 / 0.549 (90 x 8 as 90 x 3 but on BEIR's sample, 0.618).
+  News-like comments gain 0.03 for 2-3 times the reading; debate posts, what args.me holds, lose 0.01-0.05: their
+  later sentences rebut and concede.
+- antonym-swaps (not adopted): the side model reads "objectfirst is much worse than objectsecond" as FIRST 0.45 /
+  SECOND 0.54 (CompSent-19's WORSE sentences mostly say "better" of the second object). Each BETTER / WORSE training
+  sentence holding a comparative of a list is copied with every such word swapped for its antonym (better / worse,
+  faster / slower, more / less, ...: 18 pairs; or better / worse, best / worst, superior / inferior; or better /
+  worse alone) and its label flipped. The probe then reads SECOND 0.88, but CompSent-19 train's 5-fold macro-F1 (the
+  side model's selection figure) falls: 0.641 without, 0.606 / 0.630 / 0.626 with (held-out test with 18 pairs
+  0.643 -> 0.603): the swapped sentences are not how real comparisons are written.
 """
 
 from __future__ import annotations
@@ -1084,6 +1103,109 @@ def post_readings(data_dir: Path, labels: Path) -> dict:
     return result
 
 
+# Comparatives and their antonyms for antonym-swaps: swapping every one in a sentence flips which object it favours.
+ANTONYMS = {"18_pairs": [("better", "worse"), ("faster", "slower"), ("more", "less"), ("higher", "lower"),
+                         ("easier", "harder"), ("superior", "inferior"), ("stronger", "weaker"),
+                         ("cheaper", "costlier"), ("best", "worst"), ("safer", "riskier"),
+                         ("healthier", "unhealthier"), ("greater", "lesser"), ("quicker", "slower"),
+                         ("bigger", "smaller"), ("larger", "smaller"), ("prefer", "dislike"),
+                         ("outperforms", "underperforms"), ("beats", "loses to")],
+            "3_pairs": [("better", "worse"), ("best", "worst"), ("superior", "inferior")],
+            "better_worse": [("better", "worse")]}
+WORSE_PROBE = "objectfirst is much worse than objectsecond"
+
+
+def antonym_swaps(data_dir: Path) -> dict:
+    """The side model with antonym-swapped copies of CompSent-19's BETTER / WORSE training sentences (label flipped),
+    per word list of ANTONYMS: CompSent-19 train's 5-fold macro-F1 (the copies made of the training folds only) and
+    the probe sentence's FIRST / SECOND probabilities; the held-out test split for the longest list."""
+    train = load_compsent(data_dir, "train")
+
+    def swapper(pairs):
+        swaps = {}
+        for a, b in pairs:
+            swaps.setdefault(a, b)
+            swaps.setdefault(b, a)
+        words = re.compile(r"\b(" + "|".join(sorted(map(re.escape, swaps), key=len, reverse=True)) + r")\b", re.I)
+
+        def copies(examples):
+            result = []
+            for e in examples:
+                if e.label in ("FIRST", "SECOND") and words.search(e.text):
+                    text = words.sub(lambda m: swaps[m.group().lower()], e.text)
+                    spans = (find_mentions(text, e.objects[0]), find_mentions(text, e.objects[1]))
+                    result.append(replace(e, text=text, spans=spans, label=SWAPPED[e.label]))
+            return result
+        return copies
+
+    def folds(copies) -> float:
+        fold_of = np.random.default_rng(SEED).permutation(len(train)) % FOLDS
+        gold, predicted = [], []
+        for fold in range(FOLDS):
+            kept = [e for e, f in zip(train, fold_of) if f != fold]
+            model = train_side(kept + copies(kept), SIDE_C, SEED)
+            held = [e for e, f in zip(train, fold_of) if f == fold]
+            gold += [e.label for e in held]
+            predicted += side_labels(model, held)
+        return round(float(f1_score(gold, predicted, average="macro")), 4)
+
+    def probe(model: SideModel) -> list[float]:
+        return [round(float(p), 2) for p in model.probabilities([WORSE_PROBE])[0, :2]]
+
+    result = {"none": {"train_cv": folds(lambda examples: []), "probe": probe(_shipped_side())}}
+    for name, pairs in ANTONYMS.items():
+        copies = swapper(pairs)
+        result[name] = {"copies": len(copies(train)), "train_cv": folds(copies),
+                        "probe": probe(train_side(train + copies(train), SIDE_C, SEED))}
+        logging.info("%s", json.dumps({name: result[name]}))
+    test = load_compsent(data_dir, "test")
+    gold = [e.label for e in test]
+    for name, model in (("none", _shipped_side()),
+                        ("18_pairs", train_side(train + swapper(ANTONYMS["18_pairs"])(train), SIDE_C, SEED))):
+        result[name]["test"] = round(float(f1_score(gold, side_labels(model, test), average="macro")), 4)
+    return result
+
+
+def window_votes(data_dir: Path, labels: Path, vast_texts: int = 1500) -> dict:
+    """The cross-encoder's own PRO / CON accuracy reading a text's first 128 word pieces (shipped) or every window
+    of it (`app.passages.windows`), the windows' log-odds combined by their mean or by the most confident, on BEIR's
+    sided args.me texts, UKPConvArg1's yes/no posts and `vast_texts` of VAST train's PRO / CON comments over 90
+    words (drawn with SEED)."""
+    from app.passages import windows
+    from app.stance import _log_odds, _pro_con
+
+    cross = StanceModel.load(device="cpu").cross
+    vast = [(e.topic, e.text, e.label) for e in load_vast(data_dir, "train")
+            if e.label in ("PRO", "CON") and len(e.text.split()) > 90]
+    drawn = np.random.default_rng(SEED).choice(len(vast), min(vast_texts, len(vast)), replace=False)
+    sets = {"beir_sample": beir_sample_pairs(data_dir, labels),
+            "ukp_yes_no_posts": [(topic.title, text, label) for topic, texts, gold in read_ukp_debates(data_dir)
+                                 if not topic.objects for text, label in zip(texts, gold)],
+            "vast_long": [vast[i] for i in sorted(drawn)]}
+
+    def odds(pairs: list[tuple[str, str]]) -> np.ndarray:
+        return _log_odds(_pro_con(cross.probabilities(pairs), cross.labels))
+
+    result = {}
+    for name, rows in sets.items():
+        gold = np.array([label == "PRO" for _, _, label in rows])
+        result[name] = {"n": len(rows), "median_words": float(np.median([len(t.split()) for _, t, _ in rows])),
+                        "first_128": round(float(((odds([(q, t) for q, t, _ in rows]) > 0) == gold).mean()), 3)}
+        for words, most in ((60, 5), (90, 3), (90, 8)):
+            read = [[(question, window) for window in windows(text, words)[:most] or [text]]
+                    for question, text, _ in rows]
+            flat = odds([pair for pairs in read for pair in pairs])
+            votes = np.split(flat, np.cumsum([len(pairs) for pairs in read])[:-1])
+            mean = np.array([vote.mean() for vote in votes])
+            confident = np.array([vote[np.abs(vote).argmax()] for vote in votes])
+            result[name][f"windows_{most}x{words}"] = {
+                "pairs_per_text": round(len(flat) / len(rows), 2),
+                "mean": round(float(((mean > 0) == gold).mean()), 3),
+                "most_confident": round(float(((confident > 0) == gold).mean()), 3)}
+        logging.info("%s", json.dumps({name: result[name]}))
+    return result
+
+
 def ukp_finetune(data_dir: Path) -> dict:
     """The shipped stance cross-encoder fine-tuned on UKPConvArg1's debate posts, each yes/no debate held out in
     turn: trained on the other 8 yes/no debates' posts and the 7 "X or Y" debates' posts read toward "Is X better
@@ -1840,7 +1962,8 @@ def main(argv: list[str] | None = None) -> None:
                                                "targets-dev", "long-texts", "stated-debates", "object-embeddings",
                                                "neural-side", "cross-sides", "ukp-finetune", "consensus",
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
-                                               "title-route", "object-sentiment", "sidedness", "sided-data"))
+                                               "title-route", "object-sentiment", "sidedness", "sided-data",
+                                               "window-votes", "antonym-swaps"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -1851,8 +1974,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--heads", action="store_true",
                         help="stated-debates: the run reads with the heads alone (--stance-model head)")
     parser.add_argument("--labels", type=Path, default=None,
-                        help="debate-titles, ukp-finetune-all, title-route, post-readings, debate-turns: stance labels of "
-                             "BEIR's webis-touche2020 sample texts (TSV)")
+                        help="debate-titles, ukp-finetune-all, title-route, post-readings, debate-turns, "
+                             "window-votes: stance labels of BEIR's webis-touche2020 sample texts (TSV)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="embedding cache, e.g. /tmp/stance-cache")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(message)s")
@@ -1876,6 +1999,13 @@ def main(argv: list[str] | None = None) -> None:
     if args.experiment == "title-route":
         print(json.dumps(title_route(common.DEFAULT_DATA_DIR, args.labels
                                      or Path("docs/data/beir-touche2020-sample-stance.tsv")), indent=2))
+        return
+    if args.experiment == "antonym-swaps":
+        print(json.dumps(antonym_swaps(common.DEFAULT_DATA_DIR), indent=2))
+        return
+    if args.experiment == "window-votes":
+        print(json.dumps(window_votes(common.DEFAULT_DATA_DIR, args.labels
+                                      or Path("docs/data/beir-touche2020-sample-stance.tsv")), indent=2))
         return
     if args.experiment == "post-readings":
         print(json.dumps(post_readings(common.DEFAULT_DATA_DIR, args.labels
