@@ -270,9 +270,18 @@ def _json_topic(record: dict) -> Topic | None:
                          original.get("objects") or record.get("objects"))
 
 
+def _beir_query(record: dict) -> dict:
+    """A BEIR queries.jsonl record (`_id`, `text`, `metadata`, where BEIR's webis-touche2020 keeps description and
+    narrative) as TIREx writes a query; a record with a `qid` as it is."""
+    if "qid" in record or "_id" not in record:
+        return record
+    return {"qid": record["_id"], "query": record.get("text"), "original_query": record.get("metadata")}
+
+
 def _read_jsonl(path: Path) -> list[Topic]:
     topics, defects = [], Defects(path.name)
     for line_number, record in json_lines(path, defects):
+        record = _beir_query(record) if isinstance(record, dict) else record
         topic = _json_topic(record) if isinstance(record, dict) else None
         if topic is None:
             qid = record.get("qid") if isinstance(record, dict) else None
@@ -280,7 +289,8 @@ def _read_jsonl(path: Path) -> list[Topic]:
                 raise ToucheError(f"{path}:{line_number}: qid {json.dumps(qid)[:40]} is no string or integer")
             if isinstance(qid, (str, int)) and str(qid).strip() and record_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
-            raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query'")
+            raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an '_id' "
+                              "and a 'text')")
         topics.append(topic)
     defects.report()
     return topics

@@ -202,7 +202,8 @@ def test_a_topics_file_beside_the_one_read_is_named_where_its_topics_differ(tmp_
     caplog.clear()
     assert len(read_topics(tmp_path)) == 2
     assert caplog.messages == ["reading the topics of topics.xml; ignoring queries.jsonl (" + str(tmp_path)
-                               + "/queries.jsonl:1: expected a JSON object with a 'qid' and a 'query')"]
+                               + "/queries.jsonl:1: expected a JSON object with a 'qid' and a 'query' (BEIR: an "
+                               "'_id' and a 'text'))"]
 
     def unreadable(path):
         raise PermissionError(13, "Permission denied", str(path))
@@ -277,3 +278,14 @@ def test_no_topics_names_an_xml_file_it_could_read(tmp_path):
     (tmp_path / "b-topics.xml").unlink()
     with pytest.raises(ToucheError, match=r"rerank.jsonl.gz$"):
         read_topics(tmp_path)
+
+
+def test_beir_queries_are_topics(tmp_path):
+    """BEIR's queries.jsonl (`_id`, `text`; webis-touche2020 keeps description and narrative in `metadata`) was
+    "expected a JSON object with a 'qid' and a 'query'"."""
+    (tmp_path / "queries.jsonl").write_text(
+        '{"_id": "1", "text": "Should teachers get tenure?", "metadata": {"description": "A user asks.", '
+        '"narrative": "Relevant: arguments."}}\n{"_id": "2", "text": "Is vaping good?", "metadata": {}}\n')
+    topics = read_topics(tmp_path)
+    assert [(t.number, t.title, t.description, t.narrative) for t in topics] == [
+        ("1", "Should teachers get tenure?", "A user asks.", "Relevant: arguments."), ("2", "Is vaping good?", "", "")]
