@@ -86,8 +86,8 @@ CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 ID_FIELDS = ("docno", "doc_id", "docid", "id", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
-# (2: the fields above, a BEIR title), so that a kept cache never serves an index of the old reading.
-JSONL_READING = 2
+# (2: the fields above, a BEIR title; 3: docid), so that a kept cache never serves an index of the old reading.
+JSONL_READING = 3
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -142,6 +142,7 @@ def _records(path: Path) -> bool:
 def records_source(path: Path, lines: int = 100) -> CorpusSource:
     """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
     a re-rank file; else documents under an id and a text field (`ID_FIELDS`, `TEXT_FIELDS`)."""
+    refuse_json_array(path)
     for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
         if record is None:  # not JSON (or null): the next line may be
             continue
@@ -491,8 +492,7 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
-        if _json_array(path):
-            raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
+        refuse_json_array(path)
         read, objects, first = 0, 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
             if not isinstance(record, dict):  # None: not JSON
@@ -525,14 +525,15 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                               f"field (its first has {_field_names(first)})")
 
 
-def _json_array(path: Path) -> bool:
-    """Whether a JSONL file opens with a line of only "[": a JSON array written an element a line, whose elements'
-    lines ("{...},") would each be a bad line, but the last, read as if the file were JSON lines."""
+def refuse_json_array(path: Path) -> None:
+    """A JSON lines file whose first line opens a JSON array is an error: written an element a line, each element's
+    line ("{...},") would be a bad line but the last, read as if the file were JSON lines (no record is an array)."""
     with open_text(path, Defects(path.name)) as lines:
         while line := lines.readline(MAX_LINE_BYTES):
             if line.strip():
-                return line.strip() == b"["
-    return False
+                if line.lstrip().startswith(b"["):
+                    raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
+                return
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
@@ -803,6 +804,7 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     read (`passages.read_passages`)."""
     defects, best, first = Defects(source.name), {}, None  # first: the fields of the first object
     seen: set[tuple[str, str]] = set()
+    refuse_json_array(source.paths[0])
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")

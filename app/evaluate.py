@@ -201,6 +201,8 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
         kept = _relevance_topics({qid for qid, _ in truth}, judged_topics, stance_qrels, qrels)
+        if truth and not kept:
+            raise ToucheError(f"{stance_qrels}: judges none of the topics {qrels} judges")
         truth = {key: label for key, label in truth.items() if key[0] in kept}
         if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
             raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")

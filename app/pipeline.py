@@ -74,7 +74,9 @@ def run(settings: RunSettings) -> RunReport:
             return run(replace(settings, cache_dir=Path(temporary)))
     timer = StageTimer()
     with timer.stage("topics"):
-        task, topics, analyses = topic_task(read_topics(settings.topics or settings.input_dir), settings.task)
+        read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics
+                else read_topics(settings.input_dir))
+        task, topics, analyses = topic_task(read, settings.task)
     log.info("%d %s topics from %s", len(topics), task, settings.topics or settings.input_dir)
     foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
     for problem in foreseen.values():

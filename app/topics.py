@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .corpus import Defects, json_lines
+from .corpus import Defects, json_lines, refuse_json_array
 from .errors import ToucheError
 from .files import given_file, not_a_file
 from .records import Topic, encodable, record_id, visible
@@ -48,33 +48,37 @@ def find_topics_file(input_dir: Path) -> Path:
 
 
 def topics_file(input_dir: Path, choice: Path) -> Path:
-    """The topics file --topics names (a path, or a file name in `input_dir`: `files.given_file`); a warning names
-    the input's own topics files it passes over."""
+    """The topics file --topics names (a path, or a file name in `input_dir`: `files.given_file`), checked as far as
+    its name allows before any work."""
     path = given_file(choice, input_dir, "--topics")
-    own = [input_dir / name for name in TOPIC_FILES[:TOPIC_FILES.index("rerank.jsonl")]]
-    ignored = [other.name for other in own if other.is_file() and not os.path.samefile(other, path)]
-    if ignored:
-        log.warning("reading the topics of %s (--topics); ignoring %s", path, ", ".join(ignored))
+    _refuse_compressed(path)
     return path
 
 
-def read_topics(path: Path) -> list[Topic]:
+def _refuse_compressed(path: Path) -> None:
+    if path.name.lower().endswith(".gz") and not path.name.startswith("rerank.jsonl"):
+        raise ToucheError(f"{path}: a compressed topics file is not read; unpack it (gunzip -k {path.name})")
+
+
+def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
     """Parse a topics file (XML, JSONL or a re-rank file, by name); errors on malformed input, no topics or duplicates.
     Of a directory, the first of TOPIC_FILES there (`find_topics_file`); another topics file beside it that holds
-    other topics is named in a warning (TIREx writes queries.xml and queries.jsonl of the same topics)."""
+    other topics is named in a warning (TIREx writes queries.xml and queries.jsonl of the same topics), as is one in
+    the directory `beside` (the input, whose topics file --topics passes over)."""
     if path.is_dir():
         chosen = find_topics_file(path)
         topics = read_topics(chosen)
-        _say_other_topics(chosen, topics)
+        _say_other_topics(chosen, topics, path)
         return topics
-    if path.name.lower().endswith(".gz") and not path.name.startswith("rerank.jsonl"):
-        raise ToucheError(f"{path}: a compressed topics file is not read; unpack it (gunzip -k {path.name})")
+    _refuse_compressed(path)
     if path.name.startswith("rerank.jsonl"):
         topics = _read_rerank(path)
     else:
         topics = _read_jsonl(path) if path.suffix.lower() == ".jsonl" else _read_xml(path)
     if not topics:
         raise ToucheError(f"{path}: no topics found")
+    if beside is not None:
+        _say_other_topics(path, topics, beside)
     seen: set[str] = set()
     for topic in topics:
         if topic.number in seen:
@@ -83,13 +87,13 @@ def read_topics(path: Path) -> list[Topic]:
     return topics
 
 
-def _say_other_topics(chosen: Path, topics: list[Topic]) -> None:
-    """Warn about each other topics file beside `chosen` whose topics (numbers and titles) differ, or which cannot
-    be read; it never fails the run."""
+def _say_other_topics(chosen: Path, topics: list[Topic], directory: Path) -> None:
+    """Warn about each other topics file in `directory` whose topics (numbers and titles) differ from `chosen`'s, or
+    which cannot be read; it never fails the run."""
     asked = {(topic.number, topic.title) for topic in topics}
     for name in TOPIC_FILES[:TOPIC_FILES.index("rerank.jsonl")]:
-        other = chosen.parent / name
-        if name == chosen.name or not other.is_file():
+        other = directory / name
+        if not other.is_file() or os.path.samefile(other, chosen):
             continue
         quieted = [log, logging.getLogger("app.corpus")]  # its own warnings (a field cut) were said of the chosen
         were = [logger.disabled for logger in quieted]
@@ -280,6 +284,7 @@ def _beir_query(record: dict) -> dict:
 
 def _read_jsonl(path: Path) -> list[Topic]:
     topics, defects = [], Defects(path.name)
+    refuse_json_array(path)
     for line_number, record in json_lines(path, defects):
         record = _beir_query(record) if isinstance(record, dict) else record
         topic = _json_topic(record) if isinstance(record, dict) else None
@@ -302,6 +307,7 @@ def _read_rerank(path: Path) -> list[Topic]:
     Lines that are no usable record are passed over here: the corpus reader skips and reports them.
     """
     topics: dict[str, Topic] = {}
+    refuse_json_array(path)
     for _, record in json_lines(path, Defects(path.name)):
         if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
             topic = _json_topic(record)

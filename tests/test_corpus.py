@@ -490,22 +490,27 @@ def test_a_beir_corpus_is_ranked_with_corpus_and_named_without(tmp_path):
     assert "queries.jsonl" not in str(error.value)
 
 
-@pytest.mark.parametrize("text", ['[{"id": "a", "contents": "t"}, {"id": "b", "contents": "u"}]\n',
-                                  '{\n  "id": "a",\n  "contents": "t"\n}\n'])
-def test_a_json_array_or_pretty_printed_json_as_json_lines_says_so(tmp_path, text):
-    """Each was "skipped 1 record (1 bad line)" / "skipped 4 records", then "no usable documents"."""
-    (tmp_path / "passages.jsonl").write_text(text)
+def test_pretty_printed_json_as_json_lines_says_so(tmp_path):
+    """It was "skipped 4 records (4 bad lines)", then "no usable documents"."""
+    (tmp_path / "passages.jsonl").write_text('{\n  "id": "a",\n  "contents": "t"\n}\n')
     with pytest.raises(ToucheError, match=r"^passages.jsonl: no line holds a JSON object \(JSON lines: one object a "
                                           r"line, not a JSON array or an object written over several lines\)$"):
         list(read_documents(detect_corpus(tmp_path)))
 
 
-def test_a_json_array_of_an_element_a_line_says_so(tmp_path):
-    """Its last element was read, the others counted as bad lines."""
-    records = [json.dumps({"id": f"p{i}", "contents": "t"}) for i in range(3)]
-    (tmp_path / "passages.jsonl").write_text("[\n" + ",\n".join(records) + "\n]\n")
-    with pytest.raises(ToucheError, match=r"^passages.jsonl: a JSON array, not JSON lines \(one object a line\)$"):
-        list(read_documents(detect_corpus(tmp_path)))
+@pytest.mark.parametrize("name", ["passages.jsonl", "documents.jsonl.gz", "rerank.jsonl", "mine.jsonl"])
+@pytest.mark.parametrize("joined", ["\n", ""])  # "[" alone on the first line, or the first element beside it
+def test_a_json_array_as_json_lines_says_so(tmp_path, name, joined):
+    """Written an element a line, its last element alone was read (a re-rank file's last candidate ranked), the
+    others counted as bad lines; on one line it was "1 bad line", "no usable documents"."""
+    records = [json.dumps({"qid": "1", "query": "q", "id": f"p{i}", "docno": f"p{i}", "contents": "t", "text": "t"})
+               for i in range(3)]
+    text = "[" + joined + ",\n".join(records) + "\n]\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    with pytest.raises(ToucheError, match=rf"^{name}: a JSON array, not JSON lines \(one object a line\)$"):
+        source = detect_corpus(tmp_path, path if name == "mine.jsonl" else None)
+        read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
 
 
 def test_objects_without_usable_values_are_no_usable_documents(tmp_path):
@@ -788,8 +793,11 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     with pytest.raises(ToucheError, match="no JSON object in its first 100 lines"):
         detect_corpus(tmp_path, tmp_path / "empty.jsonl")
     (tmp_path / "array.jsonl").write_text(json.dumps([{"id": "d1", "contents": "t"}]) + "\n")
-    with pytest.raises(ToucheError, match="its first JSON line is list, not an object"):
+    with pytest.raises(ToucheError, match=r"array.jsonl: a JSON array, not JSON lines"):
         detect_corpus(tmp_path, tmp_path / "array.jsonl")
+    (tmp_path / "strings.jsonl").write_text(json.dumps("d1") + "\n")
+    with pytest.raises(ToucheError, match="its first JSON line is str, not an object"):
+        detect_corpus(tmp_path, tmp_path / "strings.jsonl")
     (tmp_path / "corpus.tsv").write_text("d1\tt\n")
     with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")

@@ -206,9 +206,12 @@ def test_a_run_with_a_bom_is_scored_as_trec_eval_scores_it_and_said(tmp_path, ca
 
 def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):
     run, qrels = write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS)
-    for stance in ([], ["7 0 a FIRST"]):
-        with pytest.raises(ToucheError, match="none of its topics is judged in"):
-            evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", stance))
+    with pytest.raises(ToucheError, match="none of its topics is judged in"):
+        evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", []))
+    # judged, but on none of the relevance qrels' topics, on which stance is scored
+    with pytest.raises(ToucheError, match=r"s: judges none of the topics .*q judges$"):
+        evaluate_run(write(tmp_path, "run7.txt", RUN + ["7 FIRST a 1 1.0 t"]), qrels,
+                     stance_qrels=write(tmp_path, "s", ["7 0 a FIRST"]))
 
 
 def test_an_endless_qrels_line_is_an_error_not_all_the_memory(tmp_path):

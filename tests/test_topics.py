@@ -259,9 +259,19 @@ def test_a_topics_file_is_found_here_or_in_the_input(tmp_path, monkeypatch, capl
     with pytest.raises(ToucheError, match="^--topics dangling.xml: a link to .*nowhere.xml, which leads nowhere$"):
         topics_file(tmp_path, Path("dangling.xml"))
     assert not caplog.records
-    (inputs / "topics.xml").write_text("<topics/>")  # the input's own, passed over: said
-    topics_file(inputs, Path("topics-task2.xml"))
-    assert "(--topics); ignoring topics.xml" in caplog.text
+    # The input's own topics file, passed over: said where its topics differ, as of two topics files in the input
+    chosen = topics_file(inputs, Path("topics-task2.xml"))
+    (inputs / "queries.xml").write_bytes(chosen.read_bytes())
+    read_topics(chosen, beside=inputs)
+    assert not caplog.records
+    (inputs / "topics.xml").write_text("<topics><topic><number>9</number><title>Other?</title></topic></topics>")
+    read_topics(chosen, beside=inputs)
+    assert caplog.messages == ["reading the topics of topics-task2.xml; ignoring topics.xml, whose topics differ (1 of "
+                               "its 1, by number and title, are not in topics-task2.xml, 1 of topics-task2.xml's 1 "
+                               "not in it)"]
+    with pytest.raises(ToucheError, match=r"t.xml.gz: a compressed topics file is not read"):
+        (inputs / "t.xml.gz").write_bytes(b"")
+        topics_file(inputs, Path("t.xml.gz"))
 
 
 def test_a_compressed_topics_file_is_one_clear_line(tmp_path):
