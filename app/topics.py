@@ -30,6 +30,9 @@ TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "re
 MAX_TOPIC_CHARS = 5_000
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
 MAX_OBJECT_CHARS = 200
+# Words that name no object alone: objects "the, a" had passages labelled for or against "the".
+FUNCTION_WORDS = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
+                            "as", "is", "are", "vs", "versus", "than", "it", "this", "that"})
 
 
 def find_topics_file(input_dir: Path) -> Path:
@@ -116,8 +119,9 @@ def _say_other_topics(chosen: Path, topics: list[Topic], directory: Path) -> Non
 
 
 def parse_objects(value) -> tuple[str, str] | None:
-    """The two compared objects as Touché and TIREx write them; anything but two names of at most MAX_OBJECT_CHARS
-    gives None.
+    """The two compared objects as Touché and TIREx write them; anything but two different names of at most
+    MAX_OBJECT_CHARS, each more than FUNCTION_WORDS, gives None (a typo such as "laptop, laptop" left no passage a
+    side, "the, Nikon" gave sides toward "the").
 
     topics.xml says `"laptop, desktop"`; ir_datasets holds the tuple `("laptop", "desktop")`, which TIREx's
     queries.jsonl writes as a JSON list and its queries.xml as the tuple's `str()`, `"('laptop', 'desktop')"`.
@@ -129,7 +133,11 @@ def parse_objects(value) -> tuple[str, str] | None:
     if not isinstance(value, (list, tuple)) or not all(isinstance(part, str) for part in value):
         return None
     parts = [part for part in map(clean_field, value) if part]
-    return (parts[0], parts[1]) if len(parts) == 2 and max(map(len, parts)) <= MAX_OBJECT_CHARS else None
+    if len(parts) != 2 or max(map(len, parts)) > MAX_OBJECT_CHARS or parts[0].casefold() == parts[1].casefold():
+        return None
+    if any(set(re.findall(r"\w+", part)) <= FUNCTION_WORDS for part in parts):  # "A", "IT" in capitals: names
+        return None
+    return parts[0], parts[1]
 
 
 def _python_sequence(text: str) -> list | tuple | None:

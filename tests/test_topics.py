@@ -98,6 +98,11 @@ def test_objects_are_names_of_visible_text_and_bounded_length():
     assert parse_objects(["a" * 200, "b"]) == ("a" * 200, "b")
     assert parse_objects(["a" * 201, "b"]) is None and parse_objects("a" * 10**6 + ", b") is None
     assert parse_objects("(" * 100_000) is None
+    # one object twice, or a word that names nothing: the run takes the question's objects instead (from an attack)
+    for value in ("laptop, laptop", "Tea, tea", "the, Nikon", "the, a", "Canon, -"):
+        assert parse_objects(value) is None, value
+    assert parse_objects("C, C++") == ("C", "C++") and parse_objects("The Beatles, a-ha") == ("The Beatles", "a-ha")
+    assert parse_objects("A, B") == ("A", "B") and parse_objects("IT, HR") == ("IT", "HR")
 
 
 def test_objects_as_tirex_writes_ir_datasets_tuples():
