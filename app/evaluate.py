@@ -9,7 +9,7 @@ import statistics
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -37,10 +37,12 @@ MAX_LINE_CHARS = 1 << 16  # of a qrels line
 
 @dataclass
 class Evaluation:
-    """Mean scores by name (e.g. `relevance nDCG@5 judged-only`) and the same per topic."""
+    """Mean scores by name (e.g. `relevance nDCG@5 judged-only`) and the same per topic; with stance qrels, the
+    stance judgements the stance macro-F1 is scored against (those of the relevance qrels' topics)."""
 
     mean: dict[str, float]
     per_topic: dict[str, dict[str, float]]
+    stance_truth: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def open_qrels(path: Path) -> "_BoundedLines":
@@ -180,6 +182,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     mean: dict[str, float] = {}
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)
     judged_topics: set[str] = set()
+    truth: dict[tuple[str, str], str] = {}
     for prefix, path in (("relevance", qrels), ("quality", quality_qrels)):
         if path is None:
             continue
@@ -225,7 +228,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         mean["stance judged documents"] = float(len(pairs))
         for qid, topic_pairs in by_topic.items():
             per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs, topic_labels[qid])
-    return Evaluation(mean, dict(per_topic))
+    return Evaluation(mean, dict(per_topic), truth)
 
 
 def _relevance_topics(topics: set[str], judged: set[str], path: Path, qrels: Path) -> set[str]:

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats
 
 from .errors import ToucheError
-from .evaluate import Evaluation, evaluate_scored, read_run, read_stance_qrels, topic_order
+from .evaluate import Evaluation, evaluate_scored, read_run, topic_order
 from .files import atomic_file, make_directory, os_reason
 from .runfile import RUN_FILES, locate_run
 
@@ -161,20 +161,17 @@ def _values(evaluation: Evaluation, measure: str, topics: Sequence[str]) -> list
     return [evaluation.per_topic[qid][measure] for qid in topics if measure in evaluation.per_topic[qid]]
 
 
-def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence[str],
-               truth: dict[tuple[str, str], str] | None) -> tuple[RunScores, set[str]]:
+def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence[str]) -> tuple[RunScores, set[str]]:
     """Evaluate one run as `touche evaluate` does; also the judged topics it retrieved for."""
     run = locate_run(path)
     scored, stances = read_run(run)
     evaluation = evaluate_scored(run, scored, stances, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
-    judged = set(_judged_topics(evaluation))  # stance too is scored on these topics only
-    retrieved = {doc.query_id for doc in scored} & judged
+    retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
     topics = sorted(evaluation.per_topic, key=topic_order)
     if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
         raise ToucheError(f"{qrels['quality']}: judges no topic")
     intervals = {measure: bootstrap_interval(_values(evaluation, measure, topics)) for measure in measures}
-    confusion = (stance_confusion(stances, {key: label for key, label in truth.items() if key[0] in judged})
-                 if truth is not None else None)
+    confusion = stance_confusion(stances, evaluation.stance_truth) if "stance" in qrels else None
     return RunScores(name, path, evaluation, intervals, len(retrieved), confusion), retrieved
 
 
@@ -208,8 +205,7 @@ def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None =
     files = {"relevance": qrels, "quality": quality_qrels, "stance": stance_qrels}
     files = {kind: path for kind, path in files.items() if path is not None}
     measures = [f"{kind} {name}" for kind in ("relevance", "quality") if kind in files for name in PLOTTED]
-    truth = read_stance_qrels(stance_qrels) if stance_qrels is not None else None
-    scored = [_score_run(name, path, files, measures, truth) for name, path in zip(run_names(runs, names), runs)]
+    scored = [_score_run(name, path, files, measures) for name, path in zip(run_names(runs, names), runs)]
     if not set.intersection(*(retrieved for _, retrieved in scored)):
         raise ToucheError("the runs have no judged topic in common")
     scores = [run for run, _ in scored]
