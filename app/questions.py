@@ -94,10 +94,12 @@ def format_line(a: QuestionAnalysis) -> str:
         kind += ": " + " | ".join(a.objects)
     if a.aspect:
         kind += f" (aspect: {a.aspect})"
-    return f"{a.type:<13} {a.confidence:.2f}  {kind}  <- {a.question}"
+    return " ".join(f"{a.type:<13} {a.confidence:.2f}  {kind}  <- {a.question}".splitlines())
 
 
 MAX_QUESTIONS_BYTES = 64 << 20
+# What a topics.xml opens with: a declaration, a comment or doctype, or a tag (not "<3 Is tea ...").
+_MARKUP = re.compile(rb"(?:\xef\xbb\xbf)?\s*<[?!A-Za-z_]")
 
 
 def given_questions(arguments: list[str], path: Path | None) -> list[str]:
@@ -116,8 +118,8 @@ def given_questions(arguments: list[str], path: Path | None) -> list[str]:
 
 
 def read_questions(path: Path) -> list[str]:
-    """Questions from a file: the <title>s of a topics.xml, the titles of a queries.jsonl (as a run reads them),
-    else one question per line with text (`visible`)."""
+    """Questions from a file: the <title>s of a topics.xml (a file that opens with markup, unless named .txt), the
+    titles of a queries.jsonl (as a run reads them), else one question per line with text (`visible`)."""
     path = Path(path)
     try:
         with path.open("rb") as stream:
@@ -130,7 +132,7 @@ def read_questions(path: Path) -> list[str]:
         from app.topics import read_topics
 
         return [topic.title for topic in read_topics(path)]
-    if path.suffix.lower() == ".xml" or raw.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
+    if path.suffix.lower() == ".xml" or path.suffix.lower() != ".txt" and _MARKUP.match(raw):
         from app.topics import element_text, named, xml_root
 
         titles = [title for title in map(element_text, named(xml_root(path, raw), "title")) if title]
@@ -266,13 +268,29 @@ class ObjectSpans:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
 
     def text(self, s: int, e: int) -> str:
-        return self.question[self.tokens[s].start:self.tokens[e - 1].end]
+        return " ".join(self.question[self.tokens[s].start:self.tokens[e - 1].end].split())
+
+    def joined(self, i: int) -> bool:
+        """Whether token i is one word with the token before it ("Coca-Cola", "TCP/IP": no space between)."""
+        if not 0 < i < len(self.tokens) or self.tokens[i - 1].end != self.tokens[i].start - 1:
+            return False
+        between = self.question[self.tokens[i].start - 1]
+        return not between.isspace() and not _BREAK.match(between)
+
+    def word(self, span: tuple[int, int]) -> tuple[int, int]:
+        """A span grown to whole words: "AT&T" where the tags found "T"."""
+        s, e = span
+        while self.joined(s):
+            s -= 1
+        while self.joined(e):
+            e += 1
+        return s, e
 
     def pivots(self) -> list[int]:
         found = [i for i, w in enumerate(self.words) if w in PIVOTS and 0 < i < len(self.words) - 1]
         if "between" in self.words:
             b = self.words.index("between")
-            found += [i for i, w in enumerate(self.words) if w == "and" and i > b + 1][:1]
+            found += [i for i, w in enumerate(self.words) if w == "and" and b + 1 < i < len(self.words) - 1][:1]
         return sorted(found)
 
     def trim(self, s: int, e: int) -> tuple[int, int]:
@@ -327,15 +345,44 @@ class ObjectSpans:
             first = left[-1] if left else self.walk(p, -1) or self.choice(p - 1)
             second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
             if first and second:
-                return self.restore_head(first, second, p)
+                return self.restore_head(self.opening(self.word(first)), self.word(second), p)
         return _unique(self.text(s, e) for s, e in pieces)
 
+    def opening(self, first: tuple[int, int]) -> tuple[int, int]:
+        """A first object the question opens with, whole: the words before it, where none is a function word
+        or a break, belong to it ("green tea vs coffee", "Coca-Cola or Pepsi": the tags miss opening words)."""
+        s, e = first
+        if 0 < s and not any(self.edge(i) for i in range(s)) and not any(b <= s for b in self.breaks):
+            return 0, e
+        return first
+
     def restore_head(self, first: tuple[int, int], second: tuple[int, int], pivot: int) -> tuple[str, ...]:
+        """An elided head restored: "steel or ceramic knives" -> "steel knives", "ceramic knives". Not where the
+        second object is a name ("Real Madrid", "Windows 10": a capitalised word, then another or a number) or a
+        word written with a hyphen or slash ("T-Mobile", "TCP/IP"; then its own head: "non-biodegradable wastes").
+        """
         texts = [self.text(*first), self.text(*second)]
         (s1, e1), (s2, e2) = first, second
-        if e1 - s1 == 1 and e2 - s2 > 1 and e1 == pivot and self.words[pivot] != "than":
-            texts[0] = f"{texts[0]} {self.text(s2 + 1, e2)}"
+        tail = next((i for i in range(s2 + 1, e2) if not self.joined(i)), e2)
+        name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
+            and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit())
+        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not name:
+            texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
+
+
+def alternative(question: str) -> bool:
+    """A bare alternative question, "Python or Java?", "Suitcases: hard or soft?": at most six words (after a
+    label and colon), one sentence, opening with content words either side of "or" / "vs" / "versus". It compares
+    by its form, but the data the comparative head learns from hardly holds such short questions (0.2-0.3)."""
+    text = question.split(":", 1)[1] if question.count(":") == 1 else question
+    tokens = tokenize(text)
+    if not 3 <= len(tokens) <= 6 or re.search(r"[.?!]\W*\w", text):
+        return False
+    spans = ObjectSpans(text, tokens)
+    pivot = next((i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")), None)
+    return (pivot is not None and not spans.breaks and not any(spans.edge(i) for i in range(pivot))
+            and spans.walk(pivot, -1) is not None and spans.walk(pivot, +1) is not None)
 
 
 def _unique(texts) -> tuple[str, ...]:
@@ -495,7 +542,7 @@ class ModelClassifier(QuestionClassifier):
             kind, confidence = "argumentative", p_argumentative
         else:
             kind, confidence = "factual", 1.0 - p_argumentative
-        comparative = p_comparative >= self.threshold
+        comparative = p_comparative >= self.threshold or alternative(question)
         objects, aspect = self.extract_objects(question) if comparative else ((), None)
         return QuestionAnalysis(question, kind, confidence, comparative, objects, aspect)
 

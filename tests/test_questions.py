@@ -68,6 +68,7 @@ def test_format_line_shows_type_objects_and_question():
     assert line.startswith("argumentative 0.80")
     assert "cats | dogs" in line and "aspect: pets" in line and line.endswith("Cats or dogs?")
     assert "not comparative" in format_line(QuestionAnalysis("Is golf a sport?", "argumentative", 1.0, False))
+    assert "\n" not in format_line(QuestionAnalysis("Which is better,\nPython or Java?", "factual", 1.0, False))
 
 
 def test_read_questions_from_lines_and_topics_xml(fixtures):
@@ -110,6 +111,16 @@ def test_an_endless_questions_file_is_an_error_not_all_the_memory(monkeypatch):
     monkeypatch.setattr(questions, "MAX_QUESTIONS_BYTES", 1 << 20)
     with pytest.raises(ToucheError, match="/dev/zero: more than 1 MB of questions"):
         read_questions(Path("/dev/zero"))
+
+
+def test_read_questions_reads_lines_that_open_with_a_less_than_sign_as_questions(tmp_path):
+    """A question file whose first line was "<3 Which is better, ..." was read as XML: "malformed XML"."""
+    (tmp_path / "q.txt").write_text("<b>Is tea good?</b>\nIs coffee good?\n", encoding="utf-8")
+    (tmp_path / "q").write_text("<3 Which is better, Python or Java?\n", encoding="utf-8")
+    assert read_questions(tmp_path / "q.txt") == ["<b>Is tea good?</b>", "Is coffee good?"]
+    assert read_questions(tmp_path / "q") == ["<3 Which is better, Python or Java?"]
+    (tmp_path / "topics").write_text("<topics><topic><title>Is tea good?</title></topic></topics>")
+    assert read_questions(tmp_path / "topics") == ["Is tea good?"]
 
 
 def test_read_questions_passes_over_lines_of_nothing_visible(tmp_path):
@@ -175,6 +186,45 @@ def test_model_analyzes_many_questions_at_once(model):
 ])
 def test_model_objects_of_choices_and_names_in_capitals(model, question, objects):
     assert model.analyze(question).objects == objects
+
+
+@pytest.mark.parametrize("question, objects", [
+    # an elided head is restored only where the second object is no name and no hyphenated word
+    ("Which is better, Barcelona or Real Madrid?", ("Barcelona", "Real Madrid")),  # was "Barcelona Madrid"
+    ("Which is better, macOS or Windows 10?", ("macOS", "Windows 10")),  # was "macOS 10"
+    ("Which is better, OSI or TCP/IP?", ("OSI", "TCP/IP")),  # was "OSI IP"
+    ("What are the differences between biodegradable and non-biodegradable wastes?",
+     ("biodegradable wastes", "non-biodegradable wastes")),  # was "biodegradable biodegradable wastes"
+    ("Which is better, LED or LCD Reception Displays?", ("LED Reception Displays", "LCD Reception Displays")),
+    ("Should I buy steel or ceramic knives?", ("steel knives", "ceramic knives")),
+    # objects are whole words, and a question may open with the first
+    ("Which is better: AT&T or T-Mobile?", ("AT&T", "T-Mobile")),  # was "T"
+    ("green tea vs coffee", ("green tea", "coffee")),  # was "tea": the tags missed the opening word
+    ("Coca-Cola vs Pepsi", ("Coca-Cola", "Pepsi")),  # was "Cola"
+    ("solar power vs nuclear power", ("solar power", "nuclear power")),  # was "power power"
+    ("Real Madrid or Barcelona: which is better?", ("Real Madrid", "Barcelona")),  # was "Madrid"
+    ("Which is better,  green   tea or coffee?", ("green tea", "coffee")),  # spaces as in the question
+])
+def test_model_objects_are_whole_names(model, question, objects):
+    assert model.analyze(question).objects == objects
+
+
+def test_a_question_ending_in_between_x_and_is_analysed():
+    """"What is the difference between cats and" (a title cut at 5,000 characters may end so) was an IndexError
+    that also ended `touche run`."""
+    question = "What is the difference between cats and"
+    assert load_classifier("model").extract_objects(question)[0] == ("cats",)
+    assert RuleClassifier().extract_objects(question)[0] == ()
+
+
+@pytest.mark.parametrize("question, comparative", [
+    ("Python or Java?", True), ("Cats or dogs?", True), ("Suitcases: hard or soft?", True),  # a 2021 topic
+    ("Python versus Java", True), ("Tea or coffee for breakfast?", True),
+    ("Is it raining or not?", False), ("Happiness or satisfaction? What does the mind crave?", False),
+])
+def test_bare_alternative_questions_compare(model, question, comparative):
+    """The comparative head gave these 0.2-0.3: its data hardly holds questions so short."""
+    assert model.analyze(question).comparative is comparative
 
 
 @pytest.mark.slow
