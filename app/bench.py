@@ -398,6 +398,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", help=argparse.SUPPRESS)
     parser.add_argument("--task", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    try:  # every size before the first one's minutes: a typo ended the bench in a traceback
+        sizes = [(name, parse_size(name)) for name in args.sizes.split(",")]
+    except ValueError as error:
+        parser.error(str(error))
     log_to_stderr()
     work = args.out / "work"
     if args.effectiveness:
@@ -407,8 +411,7 @@ def main(argv: list[str] | None = None) -> None:
         result = measure(args.measure, args.name, work / "out" / args.name, args.device, not args.quiet, args.task)
         print(json.dumps(result))
         return
-    for name in args.sizes.split(","):
-        size = parse_size(name)
+    for name, size in sizes:
         if name == LONG_DOCUMENT:
             input_dir = write_long_document(work / name, args.data)
         elif name == WEB_PAGES:

@@ -447,6 +447,9 @@ DATA_OPTION = typer.Option(DATA_DIR, "--data", parser=given_path,
 MODELS_OPTION = typer.Option(MODELS_DIR, "--out", parser=given_path,
                              help="Where the artefacts go.")
 
+SEED_OPTION = typer.Option(13, "--seed", min=0, max=2**32 - 1,
+                           help="The seed of every random choice (numpy's and scikit-learn's take 0 to 2^32 - 1).")
+
 
 TRAINED_MODELS = {
     "questions": "The question-type, comparative and object-tagging heads.",
@@ -460,7 +463,8 @@ TRAINED_MODELS = {
 def _train_command(name: str, help_text: str):
     """`touche train NAME`: app.training.NAME.main on the data folder, output folder and seed."""
 
-    def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = 13, debug: bool = DEBUG_OPTION) -> None:
+    def train(data: Path = DATA_OPTION, out: Path = MODELS_OPTION, seed: int = SEED_OPTION,
+              debug: bool = DEBUG_OPTION) -> None:
         from importlib import import_module
 
         log_to_stderr(logging.INFO, debug)  # the training's progress, and what it measured

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import logging
 import math
+import re
 import statistics
 import zlib
 from collections import defaultdict
@@ -32,6 +33,7 @@ MEASURES = {
 # Touché grades run from -2 to 3. trec_eval's nDCG takes memory for each grade up to the highest (2**31 - 1: 16 GB
 # and a hang in C, deaf to SIGTERM; under a memory cap, scores of 0 for a perfect run).
 MAX_GRADE = 1000
+GRADE = re.compile(r"[+-]?[0-9]+")  # what trec_eval reads as a grade (its atol)
 MAX_LINE_CHARS = 1 << 16  # of a qrels line
 
 
@@ -97,12 +99,22 @@ def judged_once(path: Path, judgements: Iterable[tuple[tuple[str, str], object]]
     return last
 
 
+def _graded(lines: Iterable[str]) -> Iterator[tuple[tuple[str, str], int]]:
+    """((topic, document), grade) of each qrels line, its grade read as trec_eval reads it: Python's int() (and
+    ir_measures' reader) also takes "1_0" and other scripts' digits, which trec_eval reads as 1 and 0."""
+    for number, line in enumerate(lines, 1):
+        if line.strip():
+            qid, _iteration, doc_id, grade = line.split()
+            if not GRADE.fullmatch(grade):
+                raise ValueError(f"line {number}: grade {grade!r} is not an integer as trec_eval reads it")
+            yield (qid, doc_id), max(int(grade), 0)
+
+
 def read_qrels(path: Path) -> list[ir_measures.Qrel]:
     """Graded qrels; negative grades (2020-21 Task 1 spam, −2) count as 0, as the organizers do."""
     try:
         with open_qrels(path) as lines:
-            judgements = [((qrel.query_id, qrel.doc_id), max(int(qrel.relevance), 0))
-                          for qrel in ir_measures.read_trec_qrels(lines)]
+            judgements = list(_graded(lines))
     except (OSError, ValueError, IndexError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise _unreadable(path, "TREC qrels", error) from None
     for (qid, _), grade in judgements:

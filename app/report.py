@@ -5,6 +5,7 @@ and `touche evaluate` agree."""
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import os
 import stat
@@ -439,6 +440,18 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
+def _plain_text(draw):
+    """Run names, file names and topic ids drawn as written: matplotlib reads text between two `$` as math, and a
+    name like `x$_$` ended the report in a parse error."""
+    @functools.wraps(draw)
+    def drawn(*args):
+        from matplotlib import rc_context
+
+        with rc_context({"text.parse_math": False}):
+            return draw(*args)
+    return drawn
+
+
 def _bars(axes, groups: Sequence[str], runs: Sequence[RunScores], heights, errors=None) -> None:
     """Grouped bars: one group per label, one bar per run (colour fixed by the run's position)."""
     width = 0.8 / len(runs)
@@ -451,6 +464,7 @@ def _bars(axes, groups: Sequence[str], runs: Sequence[RunScores], heights, error
     axes.grid(axis="y", alpha=0.3)
 
 
+@_plain_text
 def _means_figure(report: Report) -> bytes:
     figure = _new_figure(max(5.0, 2.0 + 0.6 * len(report.measures) * len(report.runs)), 3.6)
     axes = figure.add_subplot()
@@ -463,6 +477,7 @@ def _means_figure(report: Report) -> bytes:
     return _png(figure)
 
 
+@_plain_text
 def _per_topic_figure(report: Report, measures: Sequence[str]) -> bytes:
     topics = [qid for qid in report.topics if measures[0] in report.runs[0].evaluation.per_topic[qid]]
     width = min(max(6.0, 0.1 * len(topics) * len(report.runs) + 2.5), 24.0)

@@ -39,6 +39,14 @@ def test_parse_size():
         bench.parse_size("ten")
 
 
+def test_an_unknown_size_is_a_usage_error_before_any_work(tmp_path, capsys):
+    """`--sizes 10k,nonsense` built the 10k input, then ended in a traceback."""
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--sizes", "10k,nonsense", "--out", str(tmp_path)])
+    assert exit_.value.code == 2 and "size 'nonsense': expected e.g. 10k" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
 def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):
     target = bench.write_synthetic(tmp_path / "synthetic-200", 200, data, seed=1, progress=False)
     documents = list(read_documents(detect_corpus(target)))

@@ -155,6 +155,15 @@ def test_bad_files_are_clear_errors(tmp_path):
     assert evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 1000"])).mean
 
 
+def test_a_grade_trec_eval_reads_otherwise_is_an_error(tmp_path):
+    """int() read "1_0" as 10 and "３" as 3, where trec_eval reads 1 and 0: another nDCG, silently."""
+    for grade in ("1_0", "\uff13", "1.0"):
+        with pytest.raises(ToucheError, match=rf"q: not a TREC qrels file \(line 2: grade '{grade}' is not an "
+                                              r"integer as trec_eval reads it\)"):
+            evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", [QRELS[0], f"1 0 b {grade}"]))
+    assert evaluate_run(tmp_path / "run.txt", write(tmp_path, "q", ["1 0 a +1", "1 0 b -2"])).mean
+
+
 def test_qrels_with_a_bom_judge_their_first_topic(tmp_path):
     """With a BOM the first topic was "\ufeff1": silently unjudged."""
     plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),

@@ -182,6 +182,21 @@ def test_names_are_escaped(tmp_path):
     assert not page.xpath("//*[starts-with(@id, 'confusion')]")  # no stance qrels, no stance section
 
 
+def test_names_and_topics_with_dollar_signs_are_drawn_as_written(tmp_path):
+    """matplotlib read `x$_$` as math: the report ended in an internal error (a ParseSyntaxException)."""
+    run = tmp_path / "price$_$.txt"
+    run.write_text("".join(line.replace("1 ", "t$_$ ", 1) if line.startswith("1 ") else line
+                           for line in (RUNS[1]).read_text().splitlines(keepends=True)))
+    qrels = tmp_path / "q"
+    qrels.write_text("".join(line.replace("1 ", "t$_$ ", 1) if line.startswith("1 ") else line
+                             for line in QRELS["qrels"].read_text().splitlines(keepends=True)))
+    result = runner.invoke(app, ["report", str(RUNS[0]), str(run), "--qrels", str(qrels), "--names", "x$_$,y$a$",
+                                 "-o", str(tmp_path / "report.html")])
+    assert result.exit_code == 0, result.output
+    assert [row[0] for row in table(lxml.html.fromstring((tmp_path / "report.html").read_bytes()), "runs")] == [
+        "x$_$", "y$a$"]
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--qrels", "missing.qrels"], "missing.qrels"),
     (["--qrels", str(QRELS["qrels"]), "--names", "a"], "--names has 1 names for 2 runs"),

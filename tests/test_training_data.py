@@ -39,6 +39,14 @@ def test_train_on_an_empty_folder_is_one_line_naming_the_file_data_and_the_doc(t
     assert not (tmp_path / "models").exists()
 
 
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_a_seed_numpy_cannot_take_is_a_usage_error_before_any_work(tmp_path, seed):
+    """--seed -1 was scikit-learn's internal error, for `quality` after minutes of encoding."""
+    result = CliRunner().invoke(app, ["train", "quality", "--seed", seed, "--out", str(tmp_path / "m")])
+    assert result.exit_code == 2 and "Invalid value for '--seed'" in result.stderr
+    assert not (tmp_path / "m").exists()
+
+
 def test_a_missing_data_folder_is_named(tmp_path):
     result = CliRunner().invoke(app, ["train", "quality", "--data", str(tmp_path / "absent")])
     assert result.exit_code == 1
@@ -151,6 +159,8 @@ QUESTIONS_HEADER = b"id\taspect\tdirect\tfactual\topinion\tcomp\tquestion\tdatas
     (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\tyes\tWhat is a CPU?\tg\n", "line 2: comp is 'yes', not one of 0, 1"),
     (QUESTIONS_HEADER.replace(b"\tcomp", b"") + b"1\t0\t0\t1\t0\tWhat is a CPU?\tg\n",
      "it lacks the column or key 'comp'"),
+    (QUESTIONS_HEADER, "no rows under the header (is the file cut short?)"),  # a ValueError of scikit-learn's split
+    (QUESTIONS_HEADER + b"1\t0\t0\t1\t0\t1\tWhat is a CPU?\tg\n", "no row has comp '0' (is the file cut short?)"),
 ])
 def test_training_on_a_cut_or_odd_table_is_one_line_naming_it(tmp_path, rows, reason):
     """A cut full.tsv was an internal error of scikit-learn's split, a missing column a KeyError after the read."""

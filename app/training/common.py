@@ -78,19 +78,27 @@ def csv_rows(handle, columns: Sequence[str], allowed: dict[str, Sequence[str]] |
     """The rows of a CSV / TSV file open in a `reading` block, as csv.DictReader reads them with `options`. A
     header without one of `columns`, a row with fewer fields than the header (a file cut in the middle), or a value
     outside its column's `allowed` ones is an error of the block, naming the line, where it would give None or an
-    odd label to the code that reads the row."""
+    odd label to the code that reads the row; so is a file of no rows, or one where an `allowed` value never comes
+    (a head learns nothing from one class: the learner's error named no file)."""
     reader = csv.DictReader(handle, **options)
     for column in columns:
         if column not in (reader.fieldnames or ()):
             raise KeyError(column)
-    for row in reader:
+    seen, rows = {column: set() for column in allowed or {}}, 0
+    for rows, row in enumerate(reader, 1):
         if None in row.values():
             raise ValueError(f"line {reader.line_num} has fewer fields than the header (is the file cut short?)")
         for column, values in (allowed or {}).items():
             if row[column] not in values:
                 raise ValueError(f"line {reader.line_num}: {column} is {row[column]!r}, not one of "
                                  f"{', '.join(values)}")
+            seen[column].add(row[column])
         yield row
+    if not rows:
+        raise ValueError("no rows under the header (is the file cut short?)")
+    for column, values in (allowed or {}).items():
+        if missing := [value for value in values if value not in seen[column]]:
+            raise ValueError(f"no row has {column} {missing[0]!r} (is the file cut short?)")
 
 
 def read_passages(data_dir: Path) -> dict[str, str]:
