@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, quote_plus, urljoin, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import requests
@@ -73,6 +73,13 @@ MAX_RETRIES = 10  # CHATNOIR_RETRIES at most: with the backoff, 10 retries of a 
 # its retries, an answer at once, so with 8 pages fetched at a time and every second one failing, the answers stayed
 # 8 ahead.)
 MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
+# So too once the pages that failed took MAX_DOCUMENT_FAILURE_S of fetching (summed over the fetching threads) and
+# DOCUMENT_FAILURE_SHARE times what the answered ones took: a page that times out costs a minute where one that
+# answers costs a second, so a quarter of the pages never answering (fewer than half, failures counted) held the
+# texts of a 5,000-page run for 7 hours. Failing pages thus cost a run at most about 5 times a sound one's fetching.
+MAX_DOCUMENT_FAILURE_S = 600.0
+DOCUMENT_FAILURE_SHARE = 4.0
+MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
 # OUTAGE_PAUSE_S until it is answered): ChatNoir answering no search for MAX_OUTAGE_S is down, and the run stops
@@ -251,31 +258,38 @@ class ChatNoirStats:
 
 class _RedactKeys(logging.Filter):
     """Masks API keys in records of loggers that print request URLs (urllib3 logs them at DEBUG, and warns of
-    retries with the URL). A key is kept for the process's life once a retrieval used it: worker threads still
-    retrying after the retrieval ended (a stopped run) must not print it either.
+    retries and of malformed headers with the URL), as written and as a URL writes them ("a+b/c" is "a%2Bb%2Fc").
+    A key is kept for the process's life once a retrieval used it: worker threads still retrying after the
+    retrieval ended (a stopped run) must not print it either.
 
-    Also demotes urllib3's own "Retrying ... after connection broken" warning to DEBUG: the client logs each retry
-    itself (searches as warnings, documents at DEBUG), so a run's log says it once, in its own words.
+    Also demotes urllib3's own warnings to DEBUG ("Retrying ... after connection broken", "Failed to parse headers
+    (url=...)" with its traceback, a page's contradicting lengths): the client logs each failure itself (searches
+    as warnings, documents at DEBUG), so a run's log says it once, in its own words.
     """
 
     def __init__(self):
         super().__init__()
         self.keys: set[str] = set()
 
+    def add(self, key: str) -> None:
+        self.keys.update({key, quote_plus(key), quote(key, safe="")})
+
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         masked = message
-        for key in list(self.keys):
+        for key in sorted(self.keys, key=len, reverse=True):
             masked = masked.replace(key, "***")
         if masked != message:
             record.msg, record.args = masked, ()
-        if hasattr(record, "__urllib3-retry-warning"):
+        if record.levelno >= logging.WARNING and record.name in _DEMOTED_LOGGERS \
+                or hasattr(record, "__urllib3-retry-warning"):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
 
 
-_URL_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry")
+_DEMOTED_LOGGERS = ("urllib3.connection", "urllib3.response")
+_URL_LOGGERS = ("urllib3.connectionpool", "urllib3.util.retry", "urllib3.poolmanager", *_DEMOTED_LOGGERS)
 _REDACT = _RedactKeys()
 for _name in _URL_LOGGERS:
     logging.getLogger(_name).addFilter(_REDACT)
@@ -300,6 +314,9 @@ class _Retry(Retry):
     def policy(cls, what: str, settings: ChatNoirSettings, stats: ChatNoirStats) -> "_Retry":
         return cls(
             total=settings.retries,
+            # A page that sent no answer within the time-out is asked once more, not `retries` times: pages are
+            # many, each keeps its title + snippet, and one that never answers cost 5 x 30 s and backoff.
+            read=min(settings.retries, MAX_DOCUMENT_TIMEOUT_RETRIES) if what == "document" else None,
             allowed_methods=frozenset({"GET", "POST"}),  # a search is a POST, and safe to repeat
             status_forcelist=_RETRIED_STATUSES,
             raise_on_status=False,  # hand back the last answer, so the error names its status
@@ -442,30 +459,33 @@ class ChatNoirClient:
             minimal=False,
             search_method=self.settings.search_method,
         ).model_dump_json(by_alias=True)  # by_alias: the server reads "from", the client's default dump says "start"
-        for attempt in range(self.settings.retries + 1):
+        attempts = _Attempts(self.settings.retries)
+        while True:
             response = self._send(
                 "search",
                 "POST",
                 urljoin(self.settings.base_url, "api/v1/_search"),
                 data=body.encode("utf-8"),
                 headers={"Accept": "application/json", "Content-Type": "text/plain"},
+                attempts=attempts,
             )
             payload = _json_answer(response)
-            if payload is not None or attempt == self.settings.retries:
+            results = payload.get("results") if isinstance(payload, dict) else None
+            if isinstance(results, list) or not attempts.left:
                 break
             # A gateway's error page or a cut answer says the service is unwell, as a 5xx does: wait and ask again.
-            self._pause("search", f"HTTP {response.status_code} answer that is not JSON ({_size(response)})",
-                        attempt + 1)
+            problem = "that is not JSON" if payload is None else "in JSON without a 'results' list"
+            self._pause("search", f"HTTP {response.status_code} answer {problem} ({_size(response)})", attempts)
         if payload is None:
             raise ChatNoirRequestError(
                 f"ChatNoir answered the search for {query!r} with malformed JSON ({_size(response)}) "
-                f"{counted(self.settings.retries + 1, 'time')}",
+                f"{counted(attempts.made, 'time')}",
                 "malformed JSON",
             )
-        results = payload.get("results") if isinstance(payload, dict) else None
         if not isinstance(results, list):
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} without a 'results' list", "malformed JSON"
+                f"ChatNoir answered the search for {query!r} without a 'results' list "
+                f"{counted(attempts.made, 'time')}", "malformed JSON"
             )
         return results
 
@@ -488,6 +508,9 @@ class ChatNoirClient:
         if not_text:
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with {not_text}, not a text page", NOT_TEXT)
         content_type = response.headers.get("Content-Type", "").lower()
+        if content_type.startswith("application/json"):  # the API's own answer ({"error": ...}), not a page
+            raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with JSON "
+                                       f"({self._excerpt(response.text[:1000])}), not a page", NOT_TEXT)
         # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed. A
         # longer page first loses, all of its MAX_BODY_BYTES, what holds no text (scripts, inline images, long
         # attribute values): megabytes of it cannot push the text past the bound (0.6 s for 64 MB of tags).
@@ -498,10 +521,11 @@ class ChatNoirClient:
             page = without_bulk(page, MAX_PAGE_CHARS)
         return read_page(page, self.settings.page_text)
 
-    def _pause(self, what: str, problem: str, retry: int) -> None:
+    def _pause(self, what: str, problem: str, attempts: "_Attempts") -> None:
         """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first
         retry, then `backoff_s` x 2, 4, ... plus jitter), counted and logged as _Retry does."""
         settings = self.settings
+        retry = attempts.take()
         delay = 0.0 if retry == 1 else min(settings.backoff_s * 2 ** (retry - 1), Retry.DEFAULT_BACKOFF_MAX) \
             + random.uniform(0, settings.backoff_s)
         logger.log(logging.WARNING if what == "search" else logging.DEBUG,
@@ -509,12 +533,14 @@ class ChatNoirClient:
         self.stats.add("retries")
         time.sleep(delay)
 
-    def _send(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+    def _send(self, what: str, method: str, url: str, attempts: "_Attempts | None" = None,
+              **kwargs) -> requests.Response:
         """The answer to a request, its body read; a redirect is followed only where `_redirect_target` trusts it
         (method and body kept), anything but a 2xx is a ChatNoirRequestError."""
         settings = self.settings
+        attempts = attempts or _Attempts(settings.retries)
         for _ in range(MAX_REDIRECTS + 1):
-            response = self._answer(what, method, url, **kwargs)
+            response = self._answer(what, method, url, attempts, **kwargs)
             if not response.is_redirect:
                 break
             url = _redirect_target(url, response, settings)
@@ -542,23 +568,22 @@ class ChatNoirClient:
             )
         return response
 
-    def _answer(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
+    def _answer(self, what: str, method: str, url: str, attempts: "_Attempts", **kwargs) -> requests.Response:
         """One request's answer with its body read, retried while the body breaks off or trickles in."""
         settings = self.settings
-        for attempt in range(settings.retries + 1):
+        while True:
             response = self._request(what, method, url, **kwargs)
             try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
                 _read_body(response, time.monotonic() + settings.timeout_s)
-                break
+                return response
             except (_BodyTimeout, HTTPError) as error:
                 problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
                            if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
-                if attempt == settings.retries:
-                    attempts = f" after {counted(attempt + 1, 'attempt')}" if attempt else ""
-                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}",
+                if not attempts.left:
+                    made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
+                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}",
                                                "cut answer") from None
-                self._pause(what, problem, attempt + 1)
-        return response
+                self._pause(what, problem, attempts)
 
     def _request(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         """The answer's status and headers (urllib3 retrying by `_Retry`); its body is still to be read."""
@@ -593,6 +618,20 @@ class ChatNoirClient:
 
     def _excerpt(self, text: str) -> str:
         return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
+
+
+class _Attempts:
+    """The retries one request may still take, shared by the loops that retry its unusable answers (a body that
+    breaks off, a search answer that is no JSON): each loop counting its own multiplied them (a search with 4
+    retries could be sent 25 times, each with urllib3's own retries)."""
+
+    def __init__(self, retries: int):
+        self.left, self.made = retries, 1
+
+    def take(self) -> int:
+        """Use one retry; its number (1 for the first)."""
+        self.left, self.made = self.left - 1, self.made + 1
+        return self.made - 1
 
 
 def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSettings) -> str:
@@ -786,15 +825,16 @@ class Hit:
 
 class TextCache:
     """Document texts on disk, one UTF-8 file per document id, so an interrupted run resumes without re-fetching.
-    Keyed by index and by how the page was read (`page_text`): runs that read pages differently share no texts.
+    Keyed by the service (its address: a stand-in serving other pages under the same ids shares none), by index
+    and by how the page was read (`page_text`): runs that read pages differently share no texts.
 
     Files are written atomically (temp file, then rename): a killed run leaves whole files or none. Each opens with
     its text's digest, so a file damaged later (emptied, cut, overwritten) is fetched again, never read as the
     page. A cache that cannot take a file (read-only, full) costs the caching, not the text.
     """
 
-    def __init__(self, directory: Path, index: str, page_text: str = PAGE_TEXT):
-        self.directory = Path(directory) / index_id(index) / page_text
+    def __init__(self, directory: Path, index: str, page_text: str = PAGE_TEXT, base_url: str = DEFAULT_BASE_URL):
+        self.directory = Path(directory) / _service_name(base_url) / index_id(index) / page_text
         self.damaged = 0  # files found damaged (then fetched again)
         self.unwritable: str | None = None  # why the cache took no more files, once one failed
         self._lock = threading.Lock()
@@ -834,6 +874,14 @@ class TextCache:
         return self.directory / f"{name}.v2.txt"
 
 
+def _service_name(base_url: str) -> str:
+    """A folder name for a ChatNoir address: its host, port and path (never a user or password in it) as letters,
+    digits, dots and dashes."""
+    parts = urlsplit(base_url)
+    address = f"{parts.hostname or ''}_{parts.port or ''}_{parts.path}"
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", address).strip("._") or "chatnoir"
+
+
 def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -867,9 +915,10 @@ class ChatNoirBackend:
         self.settings = settings
         self.stats = ChatNoirStats()
         self.client = ChatNoirClient(settings, self.stats)
-        self.cache = (TextCache(settings.cache_dir, settings.index, settings.page_text)
+        self.cache = (TextCache(settings.cache_dir, settings.index, settings.page_text, settings.base_url)
                       if settings.cache_dir is not None else None)
         self._failures_in_a_row = self._failures = self._answers = 0
+        self._failed_s = self._answered_s = 0.0  # seconds of fetching the failed / answered pages took
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
         self._redirect_said = threading.Event()  # a redirected page is said once, in words
@@ -888,7 +937,7 @@ class ChatNoirBackend:
             raise ToucheError(f"ChatNoir depth must be between 1 and {MAX_DEPTH}, got {depth}")
         started = time.perf_counter()
         if self.settings.api_key:
-            _REDACT.keys.add(self.settings.api_key)
+            _REDACT.add(self.settings.api_key)
         hits = self._search_all(topics, depth)
         texts = self._texts(hits, text_depth)
         candidates = {
@@ -936,7 +985,7 @@ class ChatNoirBackend:
             try:
                 self.client.search(canary.title, 1)  # one result: the answer, not the hits, is wanted
             except ChatNoirRequestError as error:
-                self._give_up_on_service(canary, error)
+                self._give_up_on_service(canary, error, answered=True)
                 if outage.silent_s >= MAX_OUTAGE_S:
                     raise ToucheError(f"topic {canary.number}: {error} (no search answered for "
                                       f"{outage.silent_s:.0f} s, {len(outage.failing | {canary.number})} topics' "
@@ -952,9 +1001,10 @@ class ChatNoirBackend:
             return
 
     @staticmethod
-    def _give_up_on_service(topic: Topic, error: ChatNoirRequestError) -> None:
-        """A failure no other topic's search would escape ends the retrieval at once."""
-        if error.reason in _SERVICE_FAILURES:
+    def _give_up_on_service(topic: Topic, error: ChatNoirRequestError, answered: bool) -> None:
+        """A failure no other topic's search would escape ends the retrieval at once. An address that cannot be
+        reached once a search was `answered` there is an outage instead (ChatNoir restarting): waited for as one."""
+        if error.reason in _SERVICE_FAILURES and not (answered and error.reason == "unreachable"):
             raise ToucheError(f"topic {topic.number}: {error}") from None
 
     def _ask(self, topic: Topic, depth: int, hits: dict[str, list[Hit]],
@@ -963,7 +1013,7 @@ class ChatNoirBackend:
         try:
             hits[topic.number] = self._search(topic, depth)
         except ChatNoirRequestError as error:
-            self._give_up_on_service(topic, error)
+            self._give_up_on_service(topic, error, answered=bool(hits))
             if outage is not None:
                 outage.failed(topic)
             return error
@@ -1053,6 +1103,7 @@ class ChatNoirBackend:
         if self._given_up():
             self.stats.fallback("not asked, the cache endpoint kept failing")
             return None
+        started = time.monotonic()
         try:
             text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
@@ -1060,12 +1111,12 @@ class ChatNoirBackend:
             service = error.reason not in ("HTTP 404", NOT_TEXT)  # a page's own defect says nothing of the service
             if service:  # minutes of retries each: said as they end, where no progress bar shows (not a terminal)
                 logger.info("ChatNoir document %s keeps title + snippet: %s", hit.doc_id, error)
-            self._failed(service)
+            self._failed(service, time.monotonic() - started)
             if error.reason == "redirected" and not self._redirect_said.is_set():  # the summary counts them only
                 self._redirect_said.set()
                 logger.warning("ChatNoir's cache: %s; pages keep title + snippet", error)
             return None
-        self._failed(False)
+        self._failed(False, time.monotonic() - started)
         if not text:
             self.stats.fallback("empty page")
             return None
@@ -1073,20 +1124,27 @@ class ChatNoirBackend:
             self.cache.put(hit.doc_id, text)
         return text
 
-    def _failed(self, failed: bool) -> None:
-        """Track the endpoint's failures, so a dead or half-dead cache endpoint costs 20 documents' retries, not
-        thousands (`_given_up`)."""
+    def _failed(self, failed: bool, seconds: float) -> None:
+        """Track the endpoint's failures and the time they took, so a dead or half-dead cache endpoint costs 20
+        documents' retries, not thousands, and pages that hang cost minutes, not hours (`_given_up`)."""
         with self._failures_lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if failed else 0
             self._failures += failed
             self._answers += not failed
+            if failed:
+                self._failed_s += seconds
+            else:
+                self._answered_s += seconds
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and
-        at least half as often as it answered."""
+        at least half as often as it answered, or its failures took MAX_DOCUMENT_FAILURE_S and DOCUMENT_FAILURE_SHARE
+        times the time its answers took."""
         with self._failures_lock:
             return (self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW
-                    or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and 2 * self._failures >= self._answers))
+                    or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and 2 * self._failures >= self._answers)
+                    or (self._failed_s >= MAX_DOCUMENT_FAILURE_S
+                        and self._failed_s >= DOCUMENT_FAILURE_SHARE * self._answered_s))
 
     def _log_summary(self) -> None:
         stats = self.stats

@@ -36,9 +36,10 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "utf16", "bom", "binary-latin1", "binary-utf16")
+          "redirect-same", "redirect-bad", "utf16", "bom", "binary-latin1", "binary-utf16", "bogus-header",
+          "no-results", "json-page")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
-PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16")
+PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
 RANDOM_BYTES = random.Random(13).randbytes(10_000)  # compressed or encrypted data looks so
 MAX_HITS = 10_000
@@ -266,6 +267,9 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 return self._send(404, b"Document not found", "text/plain")
             if self._pending_result_fault == "utf16":
                 return self._send(200, document.html.encode("utf-16"), "text/html")
+            if self._pending_result_fault == "bogus-header":  # a header line without a colon; the page is fine
+                return self._send(200, document.html.encode("utf-8"), "text/html; charset=utf-8",
+                                  raw_header=b"a header line without a colon\r\n")
             self._send(200, document.html.encode("utf-8"), "text/html; charset=utf-8")
 
         _pending_result_fault: str | None = None
@@ -321,6 +325,10 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 self._send(200, RANDOM_BYTES, "text/html; charset=iso-8859-1")
             elif fault == "binary-utf16":  # bytes that open as a UTF-16 byte order mark do
                 self._send(200, b"\xff\xfe" + RANDOM_BYTES, "text/html")
+            elif fault == "no-results":  # JSON, but no results list
+                self._json(200, {"meta": {"query_time": 1}, "results": None})
+            elif fault == "json-page":  # the API's error as a cache answer
+                self._json(200, {"error": "document not found"})
             else:
                 self._pending_result_fault = fault
                 return False
@@ -330,13 +338,15 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
             self._send(status, json.dumps(payload).encode("utf-8"), "application/json", headers)
 
         def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None,
-                  pause: float = 0.0):
+                  pause: float = 0.0, raw_header: bytes = b""):
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 headers = {"Content-Length": str(len(body)), **(headers or {})}
                 for name, value in headers.items():
                     self.send_header(name, value)
+                if raw_header:
+                    self._headers_buffer.append(raw_header)
                 self.end_headers()
                 if not pause:
                     self.wfile.write(body)

@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 from uuid import NAMESPACE_URL, uuid5
 
 import pytest
@@ -25,6 +26,7 @@ from app.chatnoir import (
     CREDENTIALS_FILE,
     ChatNoirBackend,
     ChatNoirClient,
+    ChatNoirRequestError,
     ChatNoirSettings,
     ChatNoirStats,
     _not_text,
@@ -261,6 +263,62 @@ def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog)
     assert_key_absent_in_dir(settings.cache_dir)
 
 
+def test_a_page_with_a_malformed_header_shows_neither_the_key_nor_a_traceback(stub, settings, caplog):
+    """urllib3 warned "Failed to parse headers (url=...&apikey=KEY)", with its traceback, for each such page; the
+    header watchdog cutting a stalled answer led there too."""
+    settings = replace(settings, cache_dir=None)
+    expected = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
+    caplog.set_level(logging.INFO)
+    stub.fail("cache", "bogus-header", times=3)
+    assert ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5) == expected  # the pages are read
+    assert stub.next_fault("cache") is None  # all three served
+    assert not [r for r in caplog.records if r.name.startswith("urllib3") and r.levelno >= logging.INFO]
+    assert "Traceback" not in caplog.text and "Failed to parse headers" not in caplog.text
+    assert_key_absent(caplog.text)
+
+
+def test_a_key_that_urls_encode_is_masked_as_encoded_too(fixtures, tmp_path, caplog):
+    """With --debug a key such as "Ab+Cd/Ef=Gh&x y" was shown as requests sends it: apikey=Ab%2BCd%2FEf..."""
+    key = "Ab+Cd/Ef=Gh&x y"
+    server = chatnoir_stub.ChatNoirStub(chatnoir_stub.read_corpus(fixtures / "chatnoir" / "corpus.jsonl"),
+                                        api_key=key).start()
+    caplog.set_level(logging.DEBUG)
+    try:
+        backend = ChatNoirBackend(ChatNoirSettings(api_key=key, base_url=server.base_url, timeout_s=2))
+        assert backend.retrieve(TOPICS[:1], depth=5)["1"] and server.count("cache") > 1
+    finally:
+        server.stop()
+    assert "apikey=***" in caplog.text
+    for form in (key, quote_plus(key), quote(key, safe="")):
+        assert form not in caplog.text
+
+
+def test_texts_cached_from_one_address_are_not_read_for_another(stub, settings, fixtures):
+    """Two services serving other pages under the same ids (a stand-in, then ChatNoir) shared one cache: the second
+    run ranked the first one's texts, without a word."""
+    ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
+    other = chatnoir_stub.ChatNoirStub(chatnoir_stub.read_corpus(fixtures / "chatnoir" / "corpus.jsonl"),
+                                       api_key=KEY).start()
+    try:
+        backend = ChatNoirBackend(replace(settings, base_url=other.base_url))
+        backend.retrieve(TOPICS[:1], depth=5)
+    finally:
+        other.stop()
+    assert backend.stats.cache_hits == 0 and other.count("cache") > 0
+    again = ChatNoirBackend(settings)
+    again.retrieve(TOPICS[:1], depth=5)
+    assert again.stats.cache_hits > 0  # its own address's texts are still read
+
+
+def test_a_cache_answer_in_json_is_no_page(stub, settings):
+    """{"error": "document not found"} answered 200 became the document's text."""
+    stub.fail("cache", "json-page")
+    backend = ChatNoirBackend(replace(settings, concurrency=1))
+    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.fallbacks["not text"] == 1
+    assert not [c for c in candidates["1"] if "document not found" in c.doc.text]
+
+
 def test_pages_are_read_as_main_content_or_whole_and_cached_apart(stub, settings):
     main = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]
     tenure = next(c.doc for c in main if c.doc.doc_id == "clueweb22-en0001-11-00001")
@@ -430,6 +488,49 @@ def test_an_outage_over_the_last_topic_is_waited_out(stub, settings, monkeypatch
     candidates = backend.retrieve(TOPICS + [last], depth=5)
     assert list(candidates) == ["1", "2", "3", "4"]
     assert "asking topic 1 again every 0.1 s until it is answered" in caplog.text
+
+
+def test_an_address_unreachable_after_answering_is_waited_for_as_an_outage(stub, settings, monkeypatch):
+    """ChatNoir restarting (its port refusing connections for 30 s) after the first topics ended the run at the
+    next topic, where 70 s of 503s were waited out."""
+    monkeypatch.setattr("app.chatnoir.OUTAGE_PAUSE_S", 0.05)
+    backend = ChatNoirBackend(settings)
+    search, calls = backend.client.search, []
+
+    def restarting(query, size):
+        calls.append(query)
+        if 2 <= len(calls) <= 6:
+            raise ChatNoirRequestError("ChatNoir search request failed: cannot reach it (NewConnectionError)",
+                                       "unreachable")
+        return search(query, size)
+
+    monkeypatch.setattr(backend.client, "search", restarting)
+    assert list(backend.retrieve(TOPICS, depth=5)) == ["1", "2", "3"]
+    calls[:] = ["never answered"]  # the address is wrong: said at the first topic, not after MAX_OUTAGE_S
+    with pytest.raises(ToucheError, match="^topic 1: ChatNoir search request failed: cannot reach"):
+        ChatNoirBackend.retrieve(backend, TOPICS, depth=5)
+
+
+def test_retries_of_one_search_are_shared_by_the_loops_that_retry_it(stub, settings):
+    """A cut body, an answer that is no JSON, a cut body: each loop counted its own retries (4 requests where 3 were
+    allowed; up to 25 with 4 retries, each with urllib3's own)."""
+    for fault in ("cut", "gateway-html", "cut"):
+        stub.fail("search", fault)
+    client = ChatNoirClient(replace(settings, retries=2), ChatNoirStats())
+    with pytest.raises(ChatNoirRequestError, match="search request failed after 3 attempts: the answer broke off"):
+        client.search("teachers tenure", 5)
+    assert stub.count("search") == 3
+
+
+def test_a_search_answered_without_a_results_list_is_asked_again(stub, settings):
+    """JSON without "results" (null, a dict) was an error at once, though the README lists it among the failures
+    retried."""
+    stub.fail("search", "no-results")
+    assert ChatNoirClient(settings, ChatNoirStats()).search("teachers tenure", 5)
+    assert stub.count("search") == 2
+    stub.fail("search", "no-results", times=3)
+    with pytest.raises(ChatNoirRequestError, match="without a 'results' list 3 times"):
+        ChatNoirClient(settings, ChatNoirStats()).search("teachers tenure", 5)
 
 
 def test_a_topic_whose_search_fails_is_asked_again_after_the_others(stub, settings, caplog):
@@ -771,11 +872,39 @@ def test_a_cache_endpoint_failing_for_a_third_of_its_pages_is_given_up_on(settin
     monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 3)
     backend = ChatNoirBackend(settings)
     for failed in (True, False, True, False, False, False, False, False, False, True):  # 3 failures, 7 answers
-        backend._failed(failed)
+        backend._failed(failed, 0.1)
         assert not backend._given_up()
-    backend._failed(False)
-    backend._failed(True)  # 4 failures, half as many as the 8 answers: failures count after their retries
+    backend._failed(False, 0.1)
+    backend._failed(True, 0.1)  # 4 failures, half as many as the 8 answers: failures count after their retries
     assert backend._given_up()
+
+
+def test_pages_that_hang_are_given_up_on_by_the_time_they_take(settings):
+    """A quarter of the pages never answering (fewer than half, counted) held a 5,000-page run's texts 7 hours."""
+    backend = ChatNoirBackend(settings)
+    for _ in range(2000):  # pages answered in half a second each: 1,000 s of fetching
+        backend._failed(False, 0.5)
+    for _ in range(30):  # 30 pages that hung for a minute each: 1,800 s, but under 4 times the answered pages'
+        backend._failed(True, 60.0)
+        backend._failed(False, 0.0)  # among others answering (never 20 failures in a row)
+    assert not backend._given_up()
+    for _ in range(40):
+        backend._failed(True, 60.0)
+        backend._failed(False, 0.0)
+    assert backend._given_up()  # 4,200 s: over 4 times the 1,000 s the answers took
+    quick = ChatNoirBackend(settings)
+    for _ in range(9):
+        quick._failed(True, 60.0)  # 540 s: the failures' floor (MAX_DOCUMENT_FAILURE_S) not reached
+    assert not quick._given_up()
+
+
+def test_a_page_that_never_answers_is_asked_twice_not_once_per_retry(stub, settings):
+    """Each page that never answered took every retry (5 x 30 s and backoff by default)."""
+    stub.fail("cache", "hang", times=2)
+    backend = ChatNoirBackend(replace(settings, retries=4, concurrency=1))
+    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.fallbacks == {"time-out": 1}
+    assert stub.count("cache") == len(candidates["1"]) + 1
 
 
 def test_a_failing_cache_endpoint_is_given_up_on(stub, settings, monkeypatch):
