@@ -283,6 +283,7 @@ def test_a_key_that_urls_encode_is_masked_as_encoded_too(fixtures, tmp_path, cap
     server = chatnoir_stub.ChatNoirStub(chatnoir_stub.read_corpus(fixtures / "chatnoir" / "corpus.jsonl"),
                                         api_key=key).start()
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="urllib3")  # an in-process CLI run earlier may have quietened it
     try:
         backend = ChatNoirBackend(ChatNoirSettings(api_key=key, base_url=server.base_url, timeout_s=2))
         assert backend.retrieve(TOPICS[:1], depth=5)["1"] and server.count("cache") > 1
