@@ -55,6 +55,18 @@ def _digests(directory: Path) -> dict[str, str]:
     return digests
 
 
+def _small_file(path: Path, most: int = 1 << 20) -> bytes:
+    """A small cache file's bytes (a `complete` mark); a FIFO, a device or a file of over `most` bytes is damage,
+    a ValueError: one linked to /dev/zero was read until the memory ran out."""
+    if not path.is_file():
+        raise ValueError(f"{path.name} is no regular file")
+    with path.open("rb") as stream:
+        data = stream.read(most + 1)
+    if len(data) > most:
+        raise ValueError(f"{path.name} is over {most} bytes")
+    return data
+
+
 # The index's document ids, one a line (no id holds whitespace: the corpus readers skip such ids). Not a numpy
 # array of str, whose every row is as wide as the longest id: one id of 100,000 characters among 5,000 made a file
 # of 2 GB, one of 1,000,000 characters an allocation of 18.6 GB.
@@ -74,10 +86,10 @@ class CorpusCache:
         from .lexical import LexicalIndex
 
         path = self.directory / "index"
-        if not (path / "complete").exists():
-            return None
         try:
-            written = json.loads((path / "complete").read_text(encoding="utf-8"))
+            if not (path / "complete").exists():  # on an entry that cannot be searched (mode 000): an OSError
+                return None
+            written = json.loads(_small_file(path / "complete").decode("utf-8"))
             if not isinstance(written, dict):
                 raise ValueError("its complete mark is no JSON object")
             if not isinstance(written.get("files"), dict):  # {name: digest}, before the corpus was named
@@ -136,8 +148,10 @@ class EmbeddingStore:
         self.path = path
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        if path.exists():
+        if path.exists() or path.is_symlink():
             try:
+                if not path.is_file():  # a FIFO held the run for ever, a link to /dev/zero filled the memory
+                    raise ValueError("it is no regular file")
                 with path.open("rb") as start:  # else numpy reads it as a pickle: it "contains pickled data"
                     if start.read(4) != b"PK\x03\x04":
                         raise ValueError("it is no zip of arrays")

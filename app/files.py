@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
@@ -244,6 +245,52 @@ def remove_stale_temporaries(directory: Path) -> None:
                 path.unlink(missing_ok=True)
     except OSError:  # a cache that cannot be read or changed: the entry's own checks say so
         pass
+
+
+OWNER_FILE = ".touche-owner"
+
+
+@contextmanager
+def run_scratch(prefix: str) -> Iterator[Path]:
+    """A temporary directory for this run, removed after it (also on Ctrl-C and SIGTERM; a cleanup error is no
+    error), holding an OWNER_FILE (host and process id). A run killed outright (SIGKILL, the OOM killer) cannot
+    remove its own: each new one first removes those of `prefix` whose process on this host is gone (a killed run
+    on a large corpus left its index, gigabytes, for good)."""
+    _remove_abandoned(prefix)
+    with tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as name:
+        try:
+            (Path(name) / OWNER_FILE).write_text(f"{socket.gethostname()} {os.getpid()}\n", encoding="utf-8")
+        except OSError:  # a full disk: the directory works without it, and is only never swept if left
+            pass
+        yield Path(name)
+
+
+def _remove_abandoned(prefix: str) -> None:
+    host = socket.gethostname()
+    try:
+        found = list(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
+    except OSError:
+        return
+    for path in found:
+        try:
+            owner_host, pid = (path / OWNER_FILE).read_text(encoding="utf-8").split()
+            if owner_host != host or _alive(int(pid)):
+                continue
+        except (OSError, ValueError):  # none (being made, or made before owners were written): left alone
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:  # no process's: kill() would ask about a group
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def check_temporary_directory() -> None:

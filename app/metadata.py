@@ -13,14 +13,13 @@ import logging
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from importlib import metadata as distribution
 from pathlib import Path
 
-from .files import atomic_file, prepare_output
+from .files import atomic_file, prepare_output, run_scratch
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +46,7 @@ def recorded(settings, enabled: bool = True) -> Iterator[dict]:
             target.unlink(missing_ok=True)
         return
     prepare_output(settings.output_dir, (METADATA_FILE,), settings.overwrite)
-    with tempfile.TemporaryDirectory(prefix="touche-metadata-") as scratch:
+    with run_scratch("touche-metadata-") as scratch:
         # The tracker writes its export and a `.tirex-tracker/` folder beside it: keep both out of the output.
         export = Path(scratch) / METADATA_FILE
         try:

@@ -6,7 +6,6 @@ Each step calls one stage module with plain records in and out; `run` reads top 
 from __future__ import annotations
 
 import logging
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,8 @@ from .cache import CorpusCache, fingerprint, text_digest
 from .chatnoir import MAX_DEPTH as CHATNOIR_MAX_DEPTH
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import CorpusSource, choose_source, read_documents, rerank_candidates
+from .errors import ToucheError
+from .files import run_scratch
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
@@ -70,8 +71,8 @@ def run(settings: RunSettings) -> RunReport:
     if settings.cache_dir is None:
         # No cache directory: caches live for this run only, and never in the output, which TIRA keeps whole.
         # A cleanup error (a ChatNoir page written as a stopped run removes it) must not turn a stop into an error.
-        with tempfile.TemporaryDirectory(prefix="touche-cache-", ignore_cleanup_errors=True) as temporary:
-            return run(replace(settings, cache_dir=Path(temporary)))
+        with run_scratch("touche-cache-") as temporary:
+            return run(replace(settings, cache_dir=temporary))
     timer = StageTimer()
     with timer.stage("topics"):
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics
@@ -185,7 +186,6 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
 
         with timer.stage("index build"):
             index = LexicalIndex.build(texts(), progress=settings.progress)
-            store.save_index(index, doc_ids)
     else:
         index, doc_ids = cached
     log.info("%d documents in %s", len(doc_ids), source.name)
@@ -196,6 +196,13 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
         # The build's pass has already reported the corpus's defects; a cached index had no such pass.
         documents = {document.doc_id: document for document in read_documents(source, report=cached is not None)
                      if document.doc_id in wanted}
+        # The corpus read by both passes is the one the cache key names: replaced or written to meanwhile, its
+        # index was kept under the old corpus's key, and later runs on the old corpus ranked the new one's texts.
+        if fingerprint(source) != store.key:
+            raise ToucheError(f"{source.name} changed while the run read it (replaced or written to); run again "
+                              "once it is whole")
+    if cached is None:
+        store.save_index(index, doc_ids)
     candidates = {
         topic.number: [Candidate(topic.number, documents[doc_ids[row]], float(score))
                        for row, score in zip(rows, scores)]

@@ -28,6 +28,7 @@ TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "re
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000
+MAX_TOPICS_BYTES = 64 << 20  # of a topics.xml, read whole to be parsed
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
 MAX_OBJECT_CHARS = 200
 # Words that name no object alone: objects "the, a" had passages labelled for or against "the".
@@ -247,7 +248,11 @@ def element_text(element) -> str:
 
 
 def _read_xml(path: Path) -> list[Topic]:
-    root = xml_root(path, path.read_bytes())
+    with path.open("rb") as stream:
+        data = stream.read(MAX_TOPICS_BYTES + 1)
+    if len(data) > MAX_TOPICS_BYTES:  # a 40 GB file was read whole, then "out of memory", naming no file
+        raise ToucheError(f"{path}: more than {MAX_TOPICS_BYTES >> 20} MB of topics (Touché's files hold kilobytes)")
+    root = xml_root(path, data)
     topics = []
     for element in named(root, "topic"):  # `<topics xmlns="...">` too
         written = (element.get("number") or _text(element, "number", "num", "qid")).strip()

@@ -148,6 +148,46 @@ def test_an_index_file_changed_since_it_was_written_is_ignored(tmp_path, caplog,
     assert "ignoring the damaged index cache" in caplog.text
 
 
+def test_an_entry_that_cannot_be_searched_is_built_again_not_the_end_of_the_run(tmp_path, monkeypatch, caplog):
+    """An index folder of mode 000 ended the run: "index/complete: permission denied" (exists() raises EACCES)."""
+    from pathlib import Path
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    exists = Path.exists
+
+    def unsearchable(path, *args, **kwargs):
+        if path.name == "complete":
+            raise PermissionError(13, "Permission denied", str(path))
+        return exists(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", unsearchable)
+    assert cache.load_index() is None
+    assert "ignoring the damaged index cache" in caplog.text and "Permission denied" in caplog.text
+
+
+def test_cache_files_that_are_no_regular_files_are_damage_not_a_hang(tmp_path, caplog):
+    """An embeddings file that is a FIFO held the run for ever; a `complete` mark linked to /dev/zero was read until
+    the memory ran out."""
+    import os
+    import threading
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    mark = tmp_path / "key" / "index" / "complete"
+    mark.unlink()
+    mark.symlink_to("/dev/zero")
+    assert cache.load_index() is None
+    assert "complete is no regular file" in caplog.text
+    os.mkfifo(tmp_path / "key" / "embeddings-x.npz")
+    stores = []
+    reader = threading.Thread(target=lambda: stores.append(cache.embeddings("x")), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert stores and stores[0].rows == {}
+    assert "it is no regular file" in caplog.text
+
+
 def test_an_index_written_without_digests_is_built_again(tmp_path):
     cache = CorpusCache(tmp_path, "key")
     cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])

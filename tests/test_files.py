@@ -156,3 +156,30 @@ def test_a_run_whose_output_cannot_be_renamed_into_place_leaves_no_copy_behind(t
         with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
             out.write("new run")
     assert {path.name: path.read_text() for path in tmp_path.iterdir()} == {"run.txt": "old run"}
+
+
+def test_a_killed_runs_scratch_is_removed_by_the_next_run_and_only_it(tmp_path, monkeypatch):
+    """A run killed outright (SIGKILL, the OOM killer) left its temporary cache, its index of gigabytes, for good."""
+    import os
+    import socket
+    import subprocess
+    import tempfile
+
+    from app.files import OWNER_FILE, run_scratch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id no process has now
+    host = socket.gethostname()
+    owners = {"touche-cache-killed": f"{host} {gone.pid}", "touche-cache-running": f"{host} {os.getpid()}",
+              "touche-cache-elsewhere": f"another-host {gone.pid}", "touche-cache-unowned": None,
+              "other-killed": f"{host} {gone.pid}"}
+    for name, owner in owners.items():
+        (tmp_path / name).mkdir()
+        if owner:
+            (tmp_path / name / OWNER_FILE).write_text(owner + "\n")
+    with run_scratch("touche-cache-") as scratch:
+        assert scratch.is_dir() and (scratch / OWNER_FILE).read_text().split() == [host, str(os.getpid())]
+        left = {path.name for path in tmp_path.iterdir()} - {scratch.name}
+    assert left == set(owners) - {"touche-cache-killed"}
+    assert not scratch.exists()

@@ -193,6 +193,34 @@ def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fi
     assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
 
 
+def test_a_corpus_replaced_while_the_run_reads_it_is_an_error_and_never_cached(fixtures, tmp_path, monkeypatch):
+    """Replaced between its fingerprint and its reading, its index was kept under the old corpus's key: later runs
+    on the old corpus ranked the new one's texts (or failed on an id it lacks, a KeyError), without a word."""
+    import shutil
+
+    from app import pipeline
+
+    shutil.copytree(fixtures / "passages", tmp_path / "in")
+    corpus = tmp_path / "in" / "passages.jsonl"
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    topics = read_topics(settings.input_dir)
+    expected = first_stage(settings, topics).candidates
+    shutil.rmtree(tmp_path / "cache")
+    read, original = pipeline.read_documents, corpus.read_bytes()
+
+    def replaced_once_read(source, **options):
+        yield from read(source, **options)
+        corpus.write_bytes(original.replace(b'"contents": "', b'"contents": "replaced '))  # another version, same ids
+
+    monkeypatch.setattr(pipeline, "read_documents", replaced_once_read)
+    with pytest.raises(ToucheError, match=r"^passages.jsonl changed while the run read it \(replaced or written to\)"):
+        first_stage(settings, topics)
+    monkeypatch.undo()
+    corpus.write_bytes(original)
+    assert first_stage(settings, topics).candidates == expected  # nothing of the other version was kept
+
+
 @pytest.mark.slow
 def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
     """A topic that finds nothing is not in the run: "wrote ... for 3 topics" beside "the run has 2 topics" misled."""

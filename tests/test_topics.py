@@ -304,3 +304,11 @@ def test_beir_queries_are_topics(tmp_path):
     topics = read_topics(tmp_path)
     assert [(t.number, t.title, t.description, t.narrative) for t in topics] == [
         ("1", "Should teachers get tenure?", "A user asks.", "Relevant: arguments."), ("2", "Is vaping good?", "", "")]
+
+
+def test_a_topics_file_of_gigabytes_is_one_line_naming_it(tmp_path):
+    """A sparse 40 GB topics.xml was read whole: "out of memory", naming no file."""
+    with (tmp_path / "topics.xml").open("wb") as out:
+        out.truncate(40 << 30)
+    with pytest.raises(ToucheError, match=r"topics.xml: more than 64 MB of topics"):
+        read_topics(tmp_path / "topics.xml")
