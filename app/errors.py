@@ -24,4 +24,6 @@ def environment_failure(error: Exception) -> str | None:
             "failed to map segment from shared object")) \
             or text == "could not create a primitive":  # oneDNN's, its scratch memory refused (not "... descriptor")
         return "out of memory (a memory limit such as ulimit -v, or the machine's)"
+    if isinstance(error, RuntimeError) and text == "can't start new thread":  # threading's, at a process limit
+        return "cannot start a thread (a limit on processes such as ulimit -u or docker run --pids-limit)"
     return None

@@ -47,6 +47,10 @@ def _network(n_labels: int, trained_layers: int):
     from torch import nn
     from transformers import AutoModel
 
+    from .encoder import fit_threads
+
+    fit_threads()
+
     class CrossEncoderNetwork(nn.Module):
         """`lower` runs the embeddings and the frozen layers, `upper` the trained layers, pooling and head, so
         training can compute the frozen part once per pair."""

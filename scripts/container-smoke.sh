@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the submission image from the Dockerfile and run it the way TIRA does: network off, input mounted
-# read-only, an empty output dir, the command `/entrypoint.sh -i $inputDataset -o $outputDir` through `sh -c`.
+# read-only, an empty output dir, the command `exec /entrypoint.sh -i $inputDataset -o $outputDir` through `sh -c`.
 # Each run must pass `touche validate` inside the image, leave the container's filesystem untouched outside the
 # output dir, leave only run.txt and ir-metadata.yml in it, and rank the same documents in the same order as the
 # host-side `touche run` on the same input. One more run starts the image as a user would, with no arguments:
@@ -19,7 +19,7 @@ BASE_IMAGE=${BASE_IMAGE:-localhost/python-base}
 SHARED_INPUT=${SHARED_INPUT:-$REPO/../shared/data/touche-2022-task2/tira-input}
 HOST_TOUCHE=${HOST_TOUCHE:-$REPO/.venv/bin/touche}
 HOST_PYTHON=${HOST_PYTHON:-$REPO/.venv/bin/python}
-TIRA_COMMAND='/entrypoint.sh -i $inputDataset -o $outputDir'
+TIRA_COMMAND='exec /entrypoint.sh -i $inputDataset -o $outputDir'
 TIRA_INPUT=/tira-data/input
 TIRA_OUTPUT=/tira-data/output
 # Without these, runc cannot set the default rlimits inside this machine's sandbox.

@@ -462,6 +462,14 @@ def test_a_symbolic_link_loop_and_running_out_of_memory_are_errors_not_internal_
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
     assert result.exit_code == 1 and result.stderr.startswith("touche: internal error: RuntimeError"), result.stderr
 
+    def no_threads(settings):  # `docker run --pids-limit 4`: an internal error
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(pipeline, "run", no_threads)
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out"), "--no-metadata"])
+    assert result.exit_code == 1 and result.stderr.startswith(
+        "touche: error: cannot start a thread (a limit on processes such as ulimit -u"), result.stderr
+
 
 def test_an_os_error_of_the_run_is_not_the_outputs_and_debug_shows_it(tmp_path, monkeypatch):
     """main() reports results that cannot be printed; an OSError of the run itself must reach --debug's traceback."""

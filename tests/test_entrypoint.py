@@ -54,6 +54,30 @@ def test_a_shell_given_to_the_image_runs_as_the_shell(tmp_path):
     assert done.returncode == 7 and done.stdout == "from the shell\n"
 
 
+@pytest.mark.slow
+def test_the_manifest_command_run_by_sh_hands_a_stop_to_touche(tmp_path):
+    """TIRA runs the command with `sh -c` as the container's process 1: Debian's dash keeps running beside its last
+    command and, as process 1, ignores SIGTERM; without `exec` a stopped container got no `touche: terminated` (no
+    cleanup, no old run put back), only SIGKILL 10 s later."""
+    import json
+    import signal
+
+    manifest = json.loads((ROOT / "tira.json").read_text(encoding="utf-8"))
+    touche = shutil.which("touche", path=str(Path(sys.executable).parent)) or shutil.which("touche")
+    environment = {**os.environ, "inputDataset": str(ROOT / "app" / "demo"), "outputDir": str(tmp_path / "out"),
+                   "PATH": f"{Path(touche).parent}:{os.environ['PATH']}"}
+    command = manifest["command"].replace("/entrypoint.sh", str(ROOT / "entrypoint.sh"), 1)
+    shell = subprocess.Popen(["sh", "-c", command], env=environment, stderr=subprocess.PIPE, text=True)
+    try:
+        shell.stderr.readline()  # touche is logging: the shell, where it stays, has no more to do
+        shell.send_signal(signal.SIGTERM)
+        assert shell.wait(timeout=120) == 128 + signal.SIGTERM
+        assert shell.stderr.read().splitlines()[-1] == "touche: terminated"
+    finally:
+        shell.kill()
+    assert not (tmp_path / "out" / "run.txt").exists()
+
+
 def test_the_manifest_names_the_readme_command_and_every_args_me_file():
     import json
 
@@ -62,5 +86,6 @@ def test_the_manifest_names_the_readme_command_and_every_args_me_file():
     manifest = json.loads((ROOT / "tira.json").read_text(encoding="utf-8"))
     assert f"`{manifest['command']}`" in (ROOT / "README.md").read_text(encoding="utf-8")
     assert all(task.get("command", manifest["command"]).startswith(manifest["command"]) for task in manifest["tasks"])
+    assert manifest["command"].startswith("exec ")  # see test_the_manifest_command_run_by_sh_hands_a_stop_to_touche
     layouts = " ".join(manifest["input_layouts"])
     assert [name for name in ARGSME_FILES if name not in layouts] == []
