@@ -18,7 +18,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
-from .files import (check_temporary_directory, describe_os_error, in_containers_own_files, mount_point, os_reason,
+from .files import (check_temporary_directory, describe_os_error, mount_point, os_reason,
                     outputs_kept, prepare_output, remove_empty)
 from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
@@ -130,10 +130,6 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
                     "input %s into %s", MOUNTED_INPUT, demo, output_dir)
     if output_dir is None:
         raise ToucheError("no output directory: pass -o/--output or set outputDir")
-    if in_containers_own_files(output_dir):  # -o or $outputDir where nothing is mounted: a run lost with it
-        log.warning("the output %s lies in the container's own file system, where nothing is mounted: the run goes "
-                    "with the container unless a directory is mounted there (docker run -v DIR:%s)", output_dir,
-                    output_dir)
     return input_dir, output_dir
 
 

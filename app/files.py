@@ -108,31 +108,13 @@ def mount_point(path: Path) -> bool:
     """Whether something is mounted at `path` (`docker run -v DIR:/out`). /proc/self/mountinfo lists bind mounts
     within one file system too, which os.path.ismount (a device change) misses; without procfs, that is the test."""
     where = os.path.realpath(path)
-    points = _mount_points()
-    return where in points if points is not None else os.path.ismount(where)
-
-
-def in_containers_own_files(path: Path) -> bool:
-    """Whether `path` lies in a container's own file system, under no mount but its root: what is written there goes
-    with the container (`docker run --rm`). False outside a container, or where the mounts cannot be read."""
-    points = _mount_points()
-    if points is None or not any(os.path.exists(mark) for mark in CONTAINER_MARKS):
-        return False
-    where = Path(os.path.realpath(path))
-    return not any(point != "/" and where.is_relative_to(point) for point in points)
-
-
-CONTAINER_MARKS = ("/.dockerenv", "/run/.containerenv")  # docker's, podman's
-
-
-def _mount_points() -> set[str] | None:
     try:
         with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as lines:
             # The mount point is the 5th field, with space, tab, newline and backslash as octal escapes.
-            return {re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])
-                    for fields in map(str.split, lines) if len(fields) > 4}
+            points = (fields[4] for fields in map(str.split, lines) if len(fields) > 4)
+            return any(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), point) == where for point in points)
     except OSError:
-        return None
+        return os.path.ismount(where)
 
 
 def make_directory(directory: Path) -> list[Path]:

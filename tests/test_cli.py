@@ -227,28 +227,6 @@ def test_a_mounted_in_without_a_mounted_out_is_an_error_not_a_run_lost_with_the_
     assert resolve_io(None, None, tmp_path / "demo") == (tmp_path / "demo", tmp_path / "out")
 
 
-def test_an_output_in_the_containers_own_files_is_said(tmp_path, monkeypatch, caplog):
-    """-o or $outputDir where nothing is mounted in a container: the run was written there and lost with it, silently
-    (only /in without /out was an error)."""
-    from app import files
-
-    (tmp_path / "in").mkdir()
-    (tmp_path / ".dockerenv").touch()
-    monkeypatch.setattr(files, "CONTAINER_MARKS", (str(tmp_path / ".dockerenv"),))
-    monkeypatch.setattr(files, "_mount_points", lambda: {"/", str(tmp_path / "mnt")})
-    monkeypatch.setattr(cli, "MOUNTED_INPUT", tmp_path / "no-in")
-    resolve_io(tmp_path / "in", tmp_path / "mnt" / "out", tmp_path / "demo")
-    assert not caplog.messages
-    resolve_io(tmp_path / "in", tmp_path / "out", tmp_path / "demo")
-    assert caplog.messages == [f"the output {tmp_path / 'out'} lies in the container's own file system, where "
-                               "nothing is mounted: the run goes with the container unless a directory is mounted "
-                               f"there (docker run -v DIR:{tmp_path / 'out'})"]
-    caplog.clear()
-    (tmp_path / ".dockerenv").unlink()  # no container: no word
-    resolve_io(tmp_path / "in", tmp_path / "out", tmp_path / "demo")
-    assert not caplog.messages
-
-
 @pytest.mark.parametrize("variables, error", [
     ({"inputDataset": "", "outputDir": "o"}, "$inputDataset is set but empty"),
     ({"TIRA_INPUT_DATASET": " "}, "$TIRA_INPUT_DATASET is set but empty"),
