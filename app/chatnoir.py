@@ -79,6 +79,7 @@ MAX_DOCUMENT_FAILURES_IN_A_ROW = 20
 # texts of a 5,000-page run for 7 hours. Failing pages thus cost a run at most about 5 times a sound one's fetching.
 MAX_DOCUMENT_FAILURE_S = 600.0
 DOCUMENT_FAILURE_SHARE = 4.0
+MIN_DOCUMENTS_TIMED = 100  # pages answered or failed before the time rule applies: ten slow first pages are no trend
 MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
@@ -272,7 +273,7 @@ class _RedactKeys(logging.Filter):
         self.keys: set[str] = set()
 
     def add(self, key: str) -> None:
-        self.keys.update({key, quote_plus(key), quote(key, safe="")})
+        self.keys.update(_key_forms(key))
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
@@ -286,6 +287,13 @@ class _RedactKeys(logging.Filter):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
             return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
         return True
+
+
+def _key_forms(key: str) -> list[str]:
+    """A key as written and as URLs write it (percent escapes in capitals or not), longest first: to be masked."""
+    encoded = [quote_plus(key), quote(key, safe="")]
+    lowered = [re.sub(r"%[0-9A-F]{2}", lambda escape: escape[0].lower(), form) for form in encoded]
+    return sorted({key, *encoded, *lowered}, key=len, reverse=True)
 
 
 _DEMOTED_LOGGERS = ("urllib3.connection", "urllib3.response")
@@ -478,14 +486,14 @@ class ChatNoirClient:
             self._pause("search", f"HTTP {response.status_code} answer {problem} ({_size(response)})", attempts)
         if payload is None:
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} with malformed JSON ({_size(response)}) "
-                f"{counted(attempts.made, 'time')}",
+                f"ChatNoir answered the search for {query!r} with malformed JSON ({_size(response)}), the last "
+                f"of {counted(attempts.made, 'attempt')}",
                 "malformed JSON",
             )
         if not isinstance(results, list):
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} without a 'results' list "
-                f"{counted(attempts.made, 'time')}", "malformed JSON"
+                f"ChatNoir answered the search for {query!r} without a 'results' list, the last of "
+                f"{counted(attempts.made, 'attempt')}", "malformed JSON"
             )
         return results
 
@@ -502,6 +510,7 @@ class ChatNoirClient:
                 "plain": "true",
                 "apikey": self.settings.api_key,
             },
+            attempts=_Attempts(min(self.settings.retries, MAX_DOCUMENT_TIMEOUT_RETRIES)),
         )
         response.encoding = _page_encoding(response)
         not_text = _not_text(response)
@@ -617,7 +626,10 @@ class ChatNoirClient:
         return session
 
     def _excerpt(self, text: str) -> str:
-        return " ".join(text.replace(self.settings.api_key, "***").split())[:200]
+        """An answer's first words, the key masked however the answer quotes it (a gateway page echoing the URL)."""
+        for form in _key_forms(self.settings.api_key) if self.settings.api_key else ():
+            text = text.replace(form, "***")
+        return " ".join(text.split())[:200]
 
 
 class _Attempts:
@@ -876,10 +888,12 @@ class TextCache:
 
 def _service_name(base_url: str) -> str:
     """A folder name for a ChatNoir address: its host, port and path (never a user or password in it) as letters,
-    digits, dots and dashes."""
+    digits, dots and dashes, and their digest."""
     parts = urlsplit(base_url)
     address = f"{parts.hostname or ''}_{parts.port or ''}_{parts.path}"
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", address).strip("._") or "chatnoir"
+    readable = re.sub(r"[^A-Za-z0-9.-]+", "_", address).strip("._") or "chatnoir"
+    # the readable part may lose what tells addresses apart (an IPv6 host's colons): the address's digest keeps it
+    return f"{readable}-{hashlib.sha256(address.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
 def _digest(text: str) -> str:
@@ -1138,12 +1152,13 @@ class ChatNoirBackend:
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and
-        at least half as often as it answered, or its failures took MAX_DOCUMENT_FAILURE_S and DOCUMENT_FAILURE_SHARE
-        times the time its answers took."""
+        at least half as often as it answered, or (of MIN_DOCUMENTS_TIMED pages or more) its failures took
+        MAX_DOCUMENT_FAILURE_S and DOCUMENT_FAILURE_SHARE times the time its answers took."""
         with self._failures_lock:
             return (self._failures_in_a_row >= MAX_DOCUMENT_FAILURES_IN_A_ROW
                     or (self._failures >= MAX_DOCUMENT_FAILURES_IN_A_ROW and 2 * self._failures >= self._answers)
                     or (self._failed_s >= MAX_DOCUMENT_FAILURE_S
+                        and self._failures + self._answers >= MIN_DOCUMENTS_TIMED
                         and self._failed_s >= DOCUMENT_FAILURE_SHARE * self._answered_s))
 
     def _log_summary(self) -> None:

@@ -61,9 +61,6 @@ class _BoundedLines:
     def __init__(self, stream: TextIO):
         self.stream = stream
 
-    def read(self) -> str:  # what makes it a file to ir_measures, which then iterates it
-        return "".join(self)
-
     def __iter__(self) -> Iterator[str]:
         for number, line in enumerate(iter(lambda: self.stream.readline(MAX_LINE_CHARS + 1), ""), 1):
             if len(line.rstrip("\n")) > MAX_LINE_CHARS:

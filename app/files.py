@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import signal
-import socket
+import stat
 import tempfile
 import threading
 import time
@@ -253,44 +253,61 @@ OWNER_FILE = ".touche-owner"
 @contextmanager
 def run_scratch(prefix: str) -> Iterator[Path]:
     """A temporary directory for this run, removed after it (also on Ctrl-C and SIGTERM; a cleanup error is no
-    error), holding an OWNER_FILE (host and process id). A run killed outright (SIGKILL, the OOM killer) cannot
-    remove its own: each new one first removes those of `prefix` whose process on this host is gone (a killed run
-    on a large corpus left its index, gigabytes, for good)."""
+    error), holding an OWNER_FILE the run keeps locked (flock) while it lives. A run killed outright (SIGKILL, the
+    OOM killer) cannot remove its own: each new one first removes those of `prefix` whose lock it can take (a killed
+    run on a large corpus left its index, gigabytes, for good). A lock, not a process id: ids mean nothing across
+    PID namespaces (a container sharing /tmp with the host), and in a container touche is often process 1."""
     _remove_abandoned(prefix)
     with tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True) as name:
+        owner = _lock_owner(Path(name))
         try:
-            (Path(name) / OWNER_FILE).write_text(f"{socket.gethostname()} {os.getpid()}\n", encoding="utf-8")
-        except OSError:  # a full disk: the directory works without it, and is only never swept if left
-            pass
-        yield Path(name)
+            yield Path(name)
+        finally:
+            if owner is not None:
+                os.close(owner)
+
+
+def _lock_owner(directory: Path) -> int | None:
+    """The OWNER_FILE of `directory`, locked: made under another name and renamed once locked, so that no sweeping
+    run ever finds it unlocked. None where it cannot be made (a full disk: the directory is then never swept)."""
+    staging = directory / f"{OWNER_FILE}.{os.getpid()}"
+    try:
+        descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        os.replace(staging, directory / OWNER_FILE)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
 
 
 def _remove_abandoned(prefix: str) -> None:
-    host = socket.gethostname()
+    """Remove this user's directories of `prefix` (`run_scratch`) whose OWNER_FILE is a regular file no run holds
+    locked; anything else (another user's, a link, a FIFO, none) is left alone."""
     try:
         found = list(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
     except OSError:
         return
     for path in found:
         try:
-            owner_host, pid = (path / OWNER_FILE).read_text(encoding="utf-8").split()
-            if owner_host != host or _alive(int(pid)):
+            if path.is_symlink() or not path.is_dir() or path.lstat().st_uid != os.getuid():
                 continue
-        except (OSError, ValueError):  # none (being made, or made before owners were written): left alone
+            descriptor = os.open(path / OWNER_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:  # none: being made, or made before owners were
             continue
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                continue
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held: its run lives
+        except OSError:
+            continue
+        finally:
+            os.close(descriptor)
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:  # no process's: kill() would ask about a group
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def check_temporary_directory() -> None:

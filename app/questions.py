@@ -272,7 +272,8 @@ class ObjectSpans:
 
     def joined(self, i: int) -> bool:
         """Whether token i is one word with the token before it ("Coca-Cola", "TCP/IP": no space between)."""
-        if not 0 < i < len(self.tokens) or self.tokens[i - 1].end != self.tokens[i].start - 1:
+        if not 0 < i < len(self.tokens) or self.tokens[i - 1].end != self.tokens[i].start - 1 \
+                or self.words[i] in PIVOTS or self.words[i - 1] in PIVOTS:  # "PC-vs-Mac" compares two
             return False
         between = self.question[self.tokens[i].start - 1]
         return not between.isspace() and not _BREAK.match(between)
@@ -377,7 +378,7 @@ def alternative(question: str) -> bool:
     by its form, but the data the comparative head learns from hardly holds such short questions (0.2-0.3)."""
     text = question.split(":", 1)[1] if question.count(":") == 1 else question
     tokens = tokenize(text)
-    if not 3 <= len(tokens) <= 6 or re.search(r"[.?!]\W*\w", text):
+    if not 3 <= len(tokens) <= 6 or re.search(r"[.?!]\s+\w", text):  # "Node.js or Deno?" is one sentence
         return False
     spans = ObjectSpans(text, tokens)
     pivot = next((i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")), None)

@@ -239,8 +239,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     qid, stance, doc_id, rank_text, score_text, tag = columns
     # Python's int() and float() also take "1_0" and other scripts' digits, which trec_eval reads otherwise.
     if not _INTEGER.match(rank_text):
-        kind = "too long an integer for trec_eval" if rank_text.lstrip("+-").isascii() and \
-            rank_text.lstrip("+-").isdigit() else "not an integer"
+        kind = "too long an integer for trec_eval" if re.fullmatch(r"[+-]?[0-9]+", rank_text) else "not an integer"
         result.errors.append(f"line {number}: rank {rank_text!r} is {kind}")
         result.rejected[qid] += 1
         return

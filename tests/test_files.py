@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from app.errors import ToucheError
@@ -159,27 +161,36 @@ def test_a_run_whose_output_cannot_be_renamed_into_place_leaves_no_copy_behind(t
 
 
 def test_a_killed_runs_scratch_is_removed_by_the_next_run_and_only_it(tmp_path, monkeypatch):
-    """A run killed outright (SIGKILL, the OOM killer) left its temporary cache, its index of gigabytes, for good."""
+    """A run killed outright (SIGKILL, the OOM killer) left its temporary cache, its index of gigabytes, for good.
+    A run's lock, not its process id, says it lives: ids mean nothing across PID namespaces."""
     import os
-    import socket
     import subprocess
+    import sys
     import tempfile
 
     from app.files import OWNER_FILE, run_scratch
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    gone = subprocess.Popen(["true"])
-    gone.wait()  # a process id no process has now
-    host = socket.gethostname()
-    owners = {"touche-cache-killed": f"{host} {gone.pid}", "touche-cache-running": f"{host} {os.getpid()}",
-              "touche-cache-elsewhere": f"another-host {gone.pid}", "touche-cache-unowned": None,
-              "other-killed": f"{host} {gone.pid}"}
-    for name, owner in owners.items():
-        (tmp_path / name).mkdir()
-        if owner:
-            (tmp_path / name / OWNER_FILE).write_text(owner + "\n")
-    with run_scratch("touche-cache-") as scratch:
-        assert scratch.is_dir() and (scratch / OWNER_FILE).read_text().split() == [host, str(os.getpid())]
-        left = {path.name for path in tmp_path.iterdir()} - {scratch.name}
-    assert left == set(owners) - {"touche-cache-killed"}
-    assert not scratch.exists()
+    with run_scratch("touche-cache-") as killed:
+        pass
+    killed.mkdir()
+    (killed / OWNER_FILE).write_text("12345\n")  # as a killed run leaves it: no process holds its lock
+    (killed / "index").mkdir()
+    unowned, fifo = tmp_path / "touche-cache-unowned", tmp_path / "touche-cache-fifo"
+    unowned.mkdir()
+    fifo.mkdir()
+    os.mkfifo(fifo / OWNER_FILE)  # read, it held every run for ever
+    (tmp_path / "touche-cache-link").symlink_to(killed)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, tempfile; from app.files import run_scratch\n"
+                               f"tempfile.tempdir = {str(tmp_path)!r}\n"
+                               "with run_scratch('touche-cache-') as d: print(d, flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    try:
+        living = Path(holder.stdout.readline().strip())  # another run, alive, whatever its process id means here
+        with run_scratch("touche-cache-") as scratch:
+            assert (scratch / OWNER_FILE).is_file()
+            left = {path.name for path in tmp_path.iterdir()} - {scratch.name}
+    finally:
+        holder.communicate("")
+    assert left == {living.name, unowned.name, fifo.name, "touche-cache-link"}
+    assert not scratch.exists() and not living.exists()

@@ -204,6 +204,8 @@ def test_model_objects_of_choices_and_names_in_capitals(model, question, objects
     ("solar power vs nuclear power", ("solar power", "nuclear power")),  # was "power power"
     ("Real Madrid or Barcelona: which is better?", ("Real Madrid", "Barcelona")),  # was "Madrid"
     ("Which is better,  green   tea or coffee?", ("green tea", "coffee")),  # spaces as in the question
+    ("PC-vs-Mac: which is better?", ("PC", "Mac")),  # the comparison joins no words
+    ("Which is better, PC-or-Mac?", ("PC", "Mac")),
 ])
 def test_model_objects_are_whole_names(model, question, objects):
     assert model.analyze(question).objects == objects
@@ -219,7 +221,7 @@ def test_a_question_ending_in_between_x_and_is_analysed():
 
 @pytest.mark.parametrize("question, comparative", [
     ("Python or Java?", True), ("Cats or dogs?", True), ("Suitcases: hard or soft?", True),  # a 2021 topic
-    ("Python versus Java", True), ("Tea or coffee for breakfast?", True),
+    ("Python versus Java", True), ("Tea or coffee for breakfast?", True), ("Node.js or Deno?", True),
     ("Is it raining or not?", False), ("Happiness or satisfaction? What does the mind crave?", False),
 ])
 def test_bare_alternative_questions_compare(model, question, comparative):

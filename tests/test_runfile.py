@@ -120,6 +120,7 @@ GOOD = [f"{q} Q0 d{r} {r} {10 - r}.0 t" for q in (1, 2, 3) for r in (1, 2)]
     (GOOD + ["4 Q0 d1 1 0_5 t"], "not a number"),
     (GOOD + ["4 Q0 d1 " + "1" * 5000 + " 1.0 t"], "too long an integer"),  # past Python's 4,300 digits too
     (GOOD + ["4 Q0 d1 " + "1" * 19 + " 1.0 t"], "too long an integer for trec_eval"),  # was "not an integer"
+    (GOOD + ["4 Q0 d1 +-5 1.0 t"], "rank '+-5' is not an integer"),
     (GOOD + ["4 Q0 d1 1 1.0 other"], "tags"),
     (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d1 2 0.5 t"], "more than once"),
     (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d2 3 0.5 t"], "ranks are not"),
