@@ -91,6 +91,13 @@ def mounted(directory: Path) -> bool:
     return directory.is_dir() and mount_point(directory)
 
 
+def shown(path: Path) -> str:
+    """A path as an error names it: quoted where it has spaces at an end or characters that do not print
+    (`$inputDataset="/data/in "` read "/data/in does not exist" of a directory that does)."""
+    text = str(path)
+    return repr(text) if text != text.strip() or not text.isprintable() else text
+
+
 def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
     """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
     if cache_dir.exists() and not cache_dir.is_dir():
@@ -294,10 +301,11 @@ def run(
         input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
         input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
         if input_dir.exists() and not input_dir.is_dir():
-            raise ToucheError(f"input {input_dir} is a file: pass the directory holding topics and corpus to "
+            raise ToucheError(f"input {shown(input_dir)} is a file: pass the directory holding topics and corpus to "
                               f"{input_origin}")
         if not input_dir.is_dir():
-            raise ToucheError(f"input directory {input_dir} does not exist: pass an existing one to {input_origin}")
+            raise ToucheError(f"input directory {shown(input_dir)} does not exist: pass an existing one to "
+                              f"{input_origin}")
         output_origin = named_by(output_flag, "-o/--output", OUTPUT_VARIABLES)
         if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
             raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "

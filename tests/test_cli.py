@@ -125,6 +125,15 @@ def test_missing_input_directory_and_bad_options(tmp_path):
     assert result.exit_code == 2 and not (tmp_path / "run.txt").exists()
 
 
+def test_an_input_path_with_a_space_at_its_end_is_named_quoted(tmp_path, monkeypatch):
+    """`inputDataset="/data/in "` read "input directory /data/in does not exist" of a directory that does."""
+    (tmp_path / "in").mkdir()
+    monkeypatch.setenv("inputDataset", f"{tmp_path / 'in'} ")
+    result = runner.invoke(app, ["run", "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert f"input directory {str(tmp_path / 'in') + ' '!r} does not exist" in result.stderr
+
+
 def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
     """A bad tag, a CUDA device torch cannot see, a cache that is a file or lies in the output, balancing labels
     left out: one line, at once."""
