@@ -142,7 +142,6 @@ def _records(path: Path) -> bool:
 def records_source(path: Path, lines: int = 100) -> CorpusSource:
     """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
     a re-rank file; else documents under an id and a text field (`ID_FIELDS`, `TEXT_FIELDS`)."""
-    refuse_json_array(path)
     for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
         if record is None:  # not JSON (or null): the next line may be
             continue
@@ -415,11 +414,16 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text` (of each value on
     it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than
     MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader decides whether that is skipped,
-    counted or an error)."""
+    counted or an error). A file whose first line opens a JSON array is an error of every reader: written an element
+    a line, each element's line ("{...},") would be a bad line but the last, read as if the file were JSON lines."""
     with open_text(path, defects) as lines:
-        number = 0
+        number, opened = 0, False
         while line := lines.readline(MAX_LINE_BYTES):
             number += 1
+            if not opened and line.strip():
+                opened = True
+                if line.lstrip().startswith(b"["):
+                    raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
             if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):  # read past the rest, a piece at a time
                 while (rest := lines.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
                     pass
@@ -492,7 +496,6 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
-        refuse_json_array(path)
         read, objects, first = 0, 0, None  # the fields of the first record that is an object, for an error naming them
         for _, record in json_lines(path, defects):
             if not isinstance(record, dict):  # None: not JSON
@@ -523,17 +526,6 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             defects.report()
             raise ToucheError(f"{path.name}: no record has an id ({', '.join(ids)}) and a text ({', '.join(texts)}) "
                               f"field (its first has {_field_names(first)})")
-
-
-def refuse_json_array(path: Path) -> None:
-    """A JSON lines file whose first line opens a JSON array is an error: written an element a line, each element's
-    line ("{...},") would be a bad line but the last, read as if the file were JSON lines (no record is an array)."""
-    with open_text(path, Defects(path.name)) as lines:
-        while line := lines.readline(MAX_LINE_BYTES):
-            if line.strip():
-                if line.lstrip().startswith(b"["):
-                    raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
-                return
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
@@ -804,7 +796,6 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     read (`passages.read_passages`)."""
     defects, best, first = Defects(source.name), {}, None  # first: the fields of the first object
     seen: set[tuple[str, str]] = set()
-    refuse_json_array(source.paths[0])
     for _, record in json_lines(source.paths[0], defects):
         try:
             qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .corpus import Defects, json_lines, refuse_json_array
+from .corpus import Defects, json_lines
 from .errors import ToucheError
 from .files import given_file, not_a_file
 from .records import Topic, encodable, record_id, visible
@@ -297,7 +297,6 @@ def _beir_query(record: dict) -> dict:
 
 def _read_jsonl(path: Path) -> list[Topic]:
     topics, defects = [], Defects(path.name)
-    refuse_json_array(path)
     for line_number, record in json_lines(path, defects):
         record = _beir_query(record) if isinstance(record, dict) else record
         topic = _json_topic(record) if isinstance(record, dict) else None
@@ -320,7 +319,6 @@ def _read_rerank(path: Path) -> list[Topic]:
     Lines that are no usable record are passed over here: the corpus reader skips and reports them.
     """
     topics: dict[str, Topic] = {}
-    refuse_json_array(path)
     for _, record in json_lines(path, Defects(path.name)):
         if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
             topic = _json_topic(record)
