@@ -116,6 +116,11 @@ class ChatNoirSettings:
     retries: int = 4
     backoff_s: float = 1.0
 
+    @property
+    def page_retries(self) -> int:
+        """Retries of a page whose answer does not come or breaks off (MAX_DOCUMENT_TIMEOUT_RETRIES at most)."""
+        return min(self.retries, MAX_DOCUMENT_TIMEOUT_RETRIES)
+
     @classmethod
     def resolve(
         cls,
@@ -277,9 +282,7 @@ class _RedactKeys(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        masked = message
-        for key in sorted(self.keys, key=len, reverse=True):
-            masked = masked.replace(key, "***")
+        masked = _masked(message, sorted(self.keys, key=len, reverse=True))
         if masked != message:
             record.msg, record.args = masked, ()
         if record.levelno >= logging.WARNING and record.name in _DEMOTED_LOGGERS \
@@ -294,6 +297,13 @@ def _key_forms(key: str) -> list[str]:
     encoded = [quote_plus(key), quote(key, safe="")]
     lowered = [re.sub(r"%[0-9A-F]{2}", lambda escape: escape[0].lower(), form) for form in encoded]
     return sorted({key, *encoded, *lowered}, key=len, reverse=True)
+
+
+def _masked(text: str, forms) -> str:
+    """`text` with each of `forms` (a key's, longest first: `_key_forms`) as ***."""
+    for form in forms:
+        text = text.replace(form, "***")
+    return text
 
 
 _DEMOTED_LOGGERS = ("urllib3.connection", "urllib3.response")
@@ -324,7 +334,7 @@ class _Retry(Retry):
             total=settings.retries,
             # A page that sent no answer within the time-out is asked once more, not `retries` times: pages are
             # many, each keeps its title + snippet, and one that never answers cost 5 x 30 s and backoff.
-            read=min(settings.retries, MAX_DOCUMENT_TIMEOUT_RETRIES) if what == "document" else None,
+            read=settings.page_retries if what == "document" else None,
             allowed_methods=frozenset({"GET", "POST"}),  # a search is a POST, and safe to repeat
             status_forcelist=_RETRIED_STATUSES,
             raise_on_status=False,  # hand back the last answer, so the error names its status
@@ -510,7 +520,7 @@ class ChatNoirClient:
                 "plain": "true",
                 "apikey": self.settings.api_key,
             },
-            attempts=_Attempts(min(self.settings.retries, MAX_DOCUMENT_TIMEOUT_RETRIES)),
+            attempts=_Attempts(self.settings.page_retries),
         )
         response.encoding = _page_encoding(response)
         not_text = _not_text(response)
@@ -627,9 +637,8 @@ class ChatNoirClient:
 
     def _excerpt(self, text: str) -> str:
         """An answer's first words, the key masked however the answer quotes it (a gateway page echoing the URL)."""
-        for form in _key_forms(self.settings.api_key) if self.settings.api_key else ():
-            text = text.replace(form, "***")
-        return " ".join(text.split())[:200]
+        masked = _masked(text, _key_forms(self.settings.api_key)) if self.settings.api_key else text
+        return " ".join(masked.split())[:200]
 
 
 class _Attempts:

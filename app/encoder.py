@@ -91,13 +91,14 @@ def _quota_files(cgroup: Path, membership: Path) -> list[Path]:
         lines = []
     files = [cgroup / "cpu.max", *(cgroup / name / "cpu.cfs_quota_us" for name in ("cpu", "cpu,cpuacct"))]
     for line in lines:
-        _, controllers, path = line.split(":", 2) if line.count(":") >= 2 else ("", "", "")
-        folder = (cgroup if not controllers else cgroup / controllers) / path.strip("/")
-        name = "cpu.max" if not controllers else "cpu.cfs_quota_us"
-        if controllers and "cpu" not in controllers.split(","):
+        parts = line.split(":", 2)
+        if len(parts) != 3 or parts[1] and "cpu" not in parts[1].split(","):
             continue
+        _, controllers, path = parts
+        folder = (cgroup / controllers if controllers else cgroup) / path.strip("/")
+        name = "cpu.cfs_quota_us" if controllers else "cpu.max"
         files += [directory / name for directory in (folder, *folder.parents) if directory.is_relative_to(cgroup)]
-    return files
+    return list(dict.fromkeys(files))  # each read once
 
 
 def _quota(path: Path) -> float | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import logging
 import math
-import re
 import statistics
 import zlib
 from collections import defaultdict
@@ -19,7 +18,7 @@ from sklearn.metrics import f1_score
 
 from .errors import ToucheError, counted
 from .files import os_reason
-from .records import DECIMAL
+from .records import DECIMAL, INTEGER
 from .runfile import STANCE_LABELS, locate_run, open_run
 
 log = logging.getLogger(__name__)
@@ -33,7 +32,6 @@ MEASURES = {
 # Touché grades run from -2 to 3. trec_eval's nDCG takes memory for each grade up to the highest (2**31 - 1: 16 GB
 # and a hang in C, deaf to SIGTERM; under a memory cap, scores of 0 for a perfect run).
 MAX_GRADE = 1000
-GRADE = re.compile(r"[+-]?[0-9]+")  # what trec_eval reads as a grade (its atol)
 MAX_LINE_CHARS = 1 << 16  # of a qrels line
 
 
@@ -102,7 +100,7 @@ def _graded(lines: Iterable[str]) -> Iterator[tuple[tuple[str, str], int]]:
     for number, line in enumerate(lines, 1):
         if line.strip():
             qid, _iteration, doc_id, grade = line.split()
-            if not GRADE.fullmatch(grade):
+            if not INTEGER.fullmatch(grade):
                 raise ValueError(f"line {number}: grade {grade!r} is not an integer as trec_eval reads it")
             yield (qid, doc_id), max(int(grade), 0)
 

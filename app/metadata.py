@@ -48,7 +48,7 @@ def recorded(settings, enabled: bool = True) -> Iterator[dict]:
     prepare_output(settings.output_dir, (METADATA_FILE,), settings.overwrite)
     with run_scratch("touche-metadata-") as scratch:
         # The tracker writes its export and a `.tirex-tracker/` folder beside it: keep both out of the output.
-        export = Path(scratch) / METADATA_FILE
+        export = scratch / METADATA_FILE
         try:
             tracker = _start(export)
         except Exception as error:  # noqa: BLE001 - a native library and its wrapper can fail in many ways

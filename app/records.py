@@ -21,6 +21,7 @@ _WHITESPACE = re.compile(r"\s")
 _UNFIT_FOR_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u180e\u200b\u2060\ufeff]")
 # A number in the digits trec_eval reads (to be matched whole): not Python's "1_000", "３" or "inf", which float() takes.
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels grade: trec_eval's atol)
 
 
 def encodable(text: str) -> str:

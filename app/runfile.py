@@ -15,7 +15,7 @@ from typing import TextIO
 from .errors import ToucheError, counted
 from .files import TEMPORARY_SUFFIX, atomic_file, discard_output, os_reason, prepare_output
 from .metadata import METADATA_FILE
-from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, RunRow, record_id
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -239,7 +239,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     qid, stance, doc_id, rank_text, score_text, tag = columns
     # Python's int() and float() also take "1_0" and other scripts' digits, which trec_eval reads otherwise.
     if not _INTEGER.match(rank_text):
-        kind = "too long an integer for trec_eval" if re.fullmatch(r"[+-]?[0-9]+", rank_text) else "not an integer"
+        kind = "too long an integer for trec_eval" if INTEGER.fullmatch(rank_text) else "not an integer"
         result.errors.append(f"line {number}: rank {rank_text!r} is {kind}")
         result.rejected[qid] += 1
         return
