@@ -100,9 +100,14 @@ def shown(path: Path) -> str:
 
 def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir") -> None:
     """Before any work: the cache can be a directory, and lies outside the output (TIRA keeps all of the output)."""
-    if cache_dir.exists() and not cache_dir.is_dir():
+    try:  # a parent this user may not search ($XDG_CACHE_HOME in another user's home): stat fails
+        there = cache_dir.exists()
+        existing = next((path for path in cache_dir.parents if path.exists()), None)
+    except OSError as error:
+        raise ToucheError(f"cache directory {cache_dir} cannot be reached ({os_reason(error)}): pass a directory "
+                          f"you may use to {flag}") from None
+    if there and not cache_dir.is_dir():
         raise ToucheError(f"cache directory {cache_dir} is a file: pass a directory to {flag}")
-    existing = next((path for path in cache_dir.parents if path.exists()), None)
     if existing is not None and not existing.is_dir():  # $XDG_CACHE_HOME a file: the cache went uncached
         raise ToucheError(f"cache directory {cache_dir} cannot be made: {existing} is a file; pass a directory to "
                           f"{flag}")

@@ -185,6 +185,26 @@ def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
         in result.stderr
 
 
+def test_a_cache_directory_that_cannot_be_reached_names_its_variable(tmp_path, monkeypatch):
+    """$XDG_CACHE_HOME in another user's home: stat says permission denied, which named no variable."""
+    import errno
+    denied = tmp_path / "other-home"
+    exists = Path.exists
+
+    def guarded(path):
+        if denied in path.parents:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return exists(path)
+
+    monkeypatch.setattr(Path, "exists", guarded)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(denied / ".cache"))
+    from app.pipeline import DEMO_INPUT
+    result = runner.invoke(app, ["run", "-i", str(DEMO_INPUT), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1 and not (tmp_path / "out").exists()
+    assert "cannot be reached (permission denied): pass a directory you may use to --cache-dir (it came from " \
+        "$XDG_CACHE_HOME)" in result.stderr
+
+
 def test_stance_depth_help_names_the_pipelines_default():
     from app.settings import STANCE_DEPTH
 
