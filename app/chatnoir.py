@@ -931,6 +931,15 @@ class _Outage:
         return time.monotonic() - self.since
 
 
+def _verdict(error: ChatNoirRequestError) -> str:
+    """Why searches stopped being answered, as the last one's failure tells: a 429 to every search for minutes is a
+    quota spent (a Retry-After of a day was reported as ChatNoir being down), anything else an outage."""
+    if error.reason == "HTTP 429":
+        return ("ChatNoir refuses more searches as too many requests: this API key's quota may be spent; run again "
+                "later, or ask ChatNoir's team for more")
+    return "ChatNoir seems down"
+
+
 class ChatNoirBackend:
     """Retrieves candidates for topics from a ChatNoir index, with full texts for the rerank and stance stages."""
 
@@ -986,7 +995,7 @@ class ChatNoirBackend:
                 elif outage.ongoing and outage.silent_s >= MAX_OUTAGE_S:  # none answered yet: the failures alone
                     raise ToucheError(f"topic {topic.number}: {error} (the searches of the first "
                                       f"{len(outage.failing)} topics failed, none answered for "
-                                      f"{outage.silent_s:.0f} s: ChatNoir seems down)") from None
+                                      f"{outage.silent_s:.0f} s: {_verdict(error)})") from None
         if failed and hits:  # before asking them again: an outage over the last topics would cost them
             self._await_service(topics, hits, outage)
         left = [(topic, error) for topic in failed if (error := self._ask(topic, depth, hits)) is not None]
@@ -1012,7 +1021,7 @@ class ChatNoirBackend:
                 if outage.silent_s >= MAX_OUTAGE_S:
                     raise ToucheError(f"topic {canary.number}: {error} (no search answered for "
                                       f"{outage.silent_s:.0f} s, {len(outage.failing | {canary.number})} topics' "
-                                      "searches failing: ChatNoir seems down)") from None
+                                      f"searches failing: {_verdict(error)})") from None
                 if not said:
                     logger.warning("ChatNoir answered none of the last searches: asking topic %s again every %g s "
                                    "until it is answered, or no search has been for %g s", canary.number,
