@@ -1060,8 +1060,8 @@ class ChatNoirBackend:
             hit = self._hit(raw)
             if hit is None:
                 self.stats.dropped_results += 1
-            elif hit.doc_id not in seen:  # a run must not list a document twice for one topic
-                seen.add(hit.doc_id)
+            elif hit.doc_id not in seen and hit.uuid not in seen:  # a run must not list a document twice for a topic
+                seen.update((hit.doc_id, hit.uuid))  # one result may name it by trec_id, another by uuid alone
                 hits.append(hit)
         if not hits:
             logger.warning("ChatNoir found nothing usable for topic %s (%s)", topic.number, topic.quoted)
@@ -1080,7 +1080,8 @@ class ChatNoirBackend:
             uuid = decode_uuid(uuid) if isinstance(uuid, str) and uuid else None
         except ValueError:
             uuid = None
-        if isinstance(trec_id, str) and trec_id:
+        if isinstance(trec_id, str) and trec_id.strip():
+            trec_id = trec_id.strip()  # " clueweb22-en0000-00-00000\n" names the document; the run file's id cannot
             # ChatNoir derives its uuids this way; lets the cache be asked even when a result lacks its uuid.
             uuid = uuid or uuid5(NAMESPACE_URL, f"{index_prefix(self.settings.index)}:{trec_id}")
             doc_id = trec_id

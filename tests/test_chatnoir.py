@@ -713,6 +713,22 @@ def test_results_missing_optional_fields_are_kept_and_without_ids_dropped(stub, 
     assert "dropped 1 results without a usable document id" in caplog.text
 
 
+def test_padded_ids_are_stripped_and_a_document_named_twice_is_listed_once(settings, monkeypatch):
+    """A trec_id with a space or line break at an end lost its result ("without a usable document id"); a result
+    naming a document by its uuid alone was listed beside the one naming it by trec_id."""
+    from app.chatnoir import index_prefix
+
+    backend = ChatNoirBackend(replace(settings, cache_dir=None))
+    first = "clueweb22-en0000-00-00000"
+    uuid = uuid5(NAMESPACE_URL, f"{index_prefix(settings.index)}:{first}")
+    results = [{"score": 3.0, "trec_id": f" {first}\n"}, {"score": 2.0, "uuid": str(uuid)},
+               {"score": 1.0, "trec_id": "clueweb22-en0000-00-00001\u00a0"}]
+    monkeypatch.setattr(backend.client, "search", lambda query, size: results)
+    candidates = backend.retrieve(TOPICS[:1], depth=5, text_depth=0)["1"]
+    assert [c.doc.doc_id for c in candidates] == [first, "clueweb22-en0000-00-00001"]
+    assert backend.stats.dropped_results == 0
+
+
 def test_a_result_scored_nan_ranks_its_topic_by_chatnoirs_order(stub, settings, caplog):
     """JSON's NaN would write "nan" into the run and unscale the topic's other scores in the fusion; dropping such
     results lost every one of a topic whose scores were all strings, NaN or booleans ("found nothing", then "the run
