@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
-from urllib.parse import quote, quote_plus, urljoin, urlsplit
+from urllib.parse import parse_qs, quote, quote_plus, urljoin, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 import requests
@@ -562,9 +562,11 @@ class ChatNoirClient:
             response = self._answer(what, method, url, attempts, **kwargs)
             if not response.is_redirect:
                 break
-            url = _redirect_target(url, response, settings)
-            if urlsplit(url).query:  # the address names the whole request
-                kwargs.pop("params", None)
+            url = _redirect_target(url, response, settings, what)
+            if query := urlsplit(url).query:  # the address names the whole request, but for the key maybe
+                key = (kwargs.pop("params", None) or {}).get("apikey")
+                if key and "apikey" not in parse_qs(query):  # its own host: without it, 403 "blocked this IP"
+                    kwargs["params"] = {"apikey": key}
         else:
             raise ChatNoirRequestError(f"ChatNoir's address redirects more than {MAX_REDIRECTS} times", "redirected")
         status = response.status_code
@@ -655,11 +657,11 @@ class _Attempts:
         return self.made - 1
 
 
-def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSettings) -> str:
+def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSettings, what: str) -> str:
     """Where a redirect leads, when the key may follow it: the same host or one below it (chatnoir.eu to
     webcontent.chatnoir.eu), never from https to http. Else a ChatNoirRequestError saying where it points (without
-    its query or credentials, which may hold the key) and, where it keeps the request's path below the base URL, the
-    base URL to set instead."""
+    its query or credentials, which may hold the key) and, for a search that keeps its path below the base URL,
+    the base URL to set instead (a page's redirect says nothing of where searches go: that advice broke them)."""
     status = response.status_code
     try:
         target = urljoin(url, response.headers["Location"])
@@ -675,7 +677,7 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
     shown = shown.replace(settings.api_key, "***")
     below = url[len(settings.base_url):]  # "api/v1/_search", "cache"
     advice = ""
-    if shown.endswith(below) and shown[:len(shown) - len(below)] != settings.base_url:
+    if what == "search" and shown.endswith(below) and shown[:len(shown) - len(below)] != settings.base_url:
         advice = f": set CHATNOIR_BASE_URL to {shown[:len(shown) - len(below)]}"
     raise ChatNoirRequestError(f"ChatNoir's address redirects (HTTP {status}) to {shown}{advice} (a redirect to "
                                "another host is not followed, for the key's sake)", "redirected")

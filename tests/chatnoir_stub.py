@@ -13,7 +13,7 @@ json writes it), "trickle" (status and headers at once, then the body one byte p
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
 "trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
 status line at once, then the headers so), "redirect" (307 to the same path on
-"localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad"), "utf16" (the page as UTF-16 with a byte order mark, as text/html
+"localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad"; "redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order mark, as text/html
 without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
@@ -36,7 +36,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "utf16", "bom", "binary-latin1", "binary-utf16", "bogus-header",
+          "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom", "binary-latin1", "binary-utf16", "bogus-header",
           "no-results", "json-page")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
@@ -311,6 +311,10 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 host = {"redirect": f"http://localhost:{port}", "redirect-same": f"http://127.0.0.1:{port}",
                         "redirect-bad": "http://[bad"}[fault]
                 self._send(307, b"", "text/plain", {"Location": f"{host}{self.path}"})
+            elif fault == "redirect-keyless":  # to this host, the query named again but without the key
+                parts = urlsplit(self.path)
+                query = "&".join(pair for pair in parts.query.split("&") if not pair.startswith("apikey="))
+                self._send(302, b"", "text/plain", {"Location": f"{parts.path}?{query}"})
             elif fault == "cut":
                 self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
                 self.close_connection = True

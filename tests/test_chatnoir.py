@@ -618,6 +618,17 @@ def test_pages_redirected_elsewhere_keep_their_snippets_and_are_said_once(stub, 
     candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
     assert all(c.doc.text for c in candidates) and backend.stats.fallbacks["redirected"] == stub.count("cache")
     assert caplog.text.count("ChatNoir's cache: ChatNoir's address redirects (HTTP 307) to http://localhost:") == 1
+    assert "CHATNOIR_BASE_URL" not in caplog.text  # set to the cache's new address, it sent the searches there too
+
+
+def test_a_page_redirected_on_its_host_to_an_address_without_the_key_keeps_the_key(stub, settings):
+    """The address's query replaced the request's, the key too: every page was refused (403, "ChatNoir blocked
+    this IP address") and read as its snippet."""
+    expected = ChatNoirBackend(replace(settings, cache_dir=None)).retrieve(TOPICS[:1], depth=5)
+    stub.fail("cache", "redirect-keyless", times=3)
+    backend = ChatNoirBackend(replace(settings, cache_dir=None))
+    assert backend.retrieve(TOPICS[:1], depth=5) == expected
+    assert not backend.stats.fallbacks and stub.count("cache") == 9
 
 
 def test_the_header_deadline_holds_through_an_http_proxy_too():
