@@ -106,7 +106,7 @@ class ChatNoirSettings:
 
     api_key: str = field(repr=False)
     index: str = DEFAULT_INDEX
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = field(default=DEFAULT_BASE_URL, repr=False)  # it may hold a password: `address` shows it
     search_method: SearchMethod = "default"
     cache_dir: Path | None = None
     # How a fetched page's text is read (app.html.read_page): Resiliparse's main content, or all visible text.
@@ -115,6 +115,12 @@ class ChatNoirSettings:
     concurrency: int = 8
     retries: int = 4
     backoff_s: float = 1.0
+
+    @property
+    def address(self) -> str:
+        """The base URL as messages and the run's metadata show it: without a user or password in it (TIRA keeps
+        the metadata with the run)."""
+        return _without_credentials(self.base_url)
 
     @property
     def page_retries(self) -> int:
@@ -149,7 +155,7 @@ class ChatNoirSettings:
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _port_fits(parts) \
                 or any(char.isspace() for char in base_url):
-            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {base_url!r}")
+            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {_without_credentials(base_url)!r}")
         return cls(
             api_key=api_key,
             index=_index_name(index or credentials.get("index") or DEFAULT_INDEX),
@@ -828,12 +834,12 @@ def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str
     ):
         return f"no answer within {settings.timeout_s:g} s", "time-out"
     if isinstance(error, SSLError):  # a failed TLS handshake: its usual causes, in words
-        return (f"no TLS connection to {settings.base_url} (SSLError: a certificate that cannot be verified, or "
+        return (f"no TLS connection to {settings.address} (SSLError: a certificate that cannot be verified, or "
                 "a server that speaks no https)"), "unreachable"
     # These errors' messages can quote the URL and with it the key: report the class only.
     if isinstance(error, ProtocolError):  # reached, then the connection broke off (before or during the answer)
-        return f"the connection to {settings.base_url} broke off ({type(error).__name__})", "broken"
-    return f"cannot reach {settings.base_url} ({type(error).__name__})", "unreachable"
+        return f"the connection to {settings.address} broke off ({type(error).__name__})", "broken"
+    return f"cannot reach {settings.address} ({type(error).__name__})", "unreachable"
 
 
 @dataclass(frozen=True)
@@ -895,6 +901,15 @@ class TextCache:
         """The file of a document's text; `.v2`: with its digest (the files of caches from before are not read)."""
         name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
         return self.directory / f"{name}.v2.txt"
+
+
+def _without_credentials(url: str) -> str:
+    """`url` without the user and password it may name (`http://user:secret@host/` -> `http://***@host/`)."""
+    scheme, at, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if not at or "@" not in authority:
+        return url
+    return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
 
 
 def _service_name(base_url: str) -> str:

@@ -161,7 +161,7 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
             # title + snippet.
             candidates = ChatNoirBackend(chatnoir).retrieve(topics, searched, text_depth=settings.rerank_depth)
         return FirstStage(candidates, sum(len(found) for found in candidates.values()), None,
-                          f"ChatNoir's index {chatnoir.index} at {chatnoir.base_url}")
+                          f"ChatNoir's index {chatnoir.index} at {chatnoir.address}")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
             candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)

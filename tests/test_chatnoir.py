@@ -206,6 +206,29 @@ def test_credentials_values_must_be_strings_and_may_follow_a_bom(tmp_path, monke
 # --- retrieval -----------------------------------------------------------------------------------------------
 
 
+def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch):
+    """http://user:PASS@host/ as CHATNOIR_BASE_URL: ir-metadata.yml (which TIRA keeps with the run) recorded it
+    whole, and so did the errors of a host that cannot be reached."""
+    from app.pipeline import first_stage
+    from app.settings import RunSettings
+
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
+    monkeypatch.setenv("CHATNOIR_BASE_URL", stub.base_url.replace("://", "://proxyuser:PASS@"))
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           candidates=5, rerank_depth=2, progress=False)
+    found = first_stage(settings, TOPICS[:1])
+    assert found.origin == f"ChatNoir's index clueweb22/b at {stub.base_url.replace('://', '://***@')}"
+    assert found.candidates["1"]
+    monkeypatch.setenv("CHATNOIR_BASE_URL", "http://proxyuser:PASS@127.0.0.1:9/")
+    monkeypatch.setenv("CHATNOIR_RETRIES", "0")
+    with pytest.raises(ToucheError, match=r"cannot reach http://\*\*\*@127.0.0.1:9/") as error:
+        first_stage(settings, TOPICS[:1])
+    assert "PASS" not in str(error.value) and "PASS" not in repr(ChatNoirSettings.resolve(tmp_path))
+    monkeypatch.setenv("CHATNOIR_BASE_URL", "ftp://proxyuser:PASS@127.0.0.1:9/")
+    with pytest.raises(ToucheError, match=r"got 'ftp://\*\*\*@127.0.0.1:9/'"):
+        ChatNoirSettings.resolve(tmp_path)
+
+
 def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, monkeypatch, caplog):
     """`--candidates 1001` was the error "ChatNoir depth must be between 1 and 1000", naming no option, after the
     topics were read; a run holds at most 1,000 documents a topic anyway."""
