@@ -4,7 +4,7 @@ Built on chatnoir-api 3.4.2's request model (body shape, index names, uuid decod
 because that client's `search` sends `"start"` where the server reads `"from"` (every page repeats page 0),
 reads its base URL from module constants, has no timeout on `search_page`, retries neither time-outs nor broken
 connections, sends no API key to the cache endpoint and rejects a whole page when one result lacks an optional
-field. Here: one `_search` request per topic (depth <= 1000), retries on 429, 5xx, time-outs and broken
+field. Here: one `_search` request per topic (depth <= 1000; the next pages where an answer is cut short), retries on 429, 5xx, time-outs and broken
 connections through urllib3's `Retry` (exponential backoff, the server's Retry-After), full texts from the cache
 endpoint with bounded concurrency and an on-disk cache, and the API key kept out of every log line, error message,
 cache file and repr.
@@ -88,6 +88,8 @@ MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 # topics in a row, each of whose next request would have been answered, and ended the run), nor do queries that
 # always fail.
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
+# Requests for one topic's results at most: a service answering 100 at a time gives a topic its 1,000 in 10.
+MAX_SEARCH_PAGES = 10
 MAX_OUTAGE_S = 300.0
 OUTAGE_PAUSE_S = 10.0
 # A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
@@ -472,12 +474,36 @@ class ChatNoirClient:
         self._local = threading.local()
 
     def search(self, query: str, size: int) -> list[dict]:
-        """The raw results of one `_search` request for `query`, the first `size` hits."""
+        """The raw results of `query`'s first `size` hits: one `_search` request, and the next pages where ChatNoir
+        answers fewer than asked yet says it found more (a service that caps its answers: 100 of 1,000 were kept,
+        silently), up to MAX_SEARCH_PAGES requests. A later page that fails or repeats the first ends the paging
+        with a warning; the hits so far are kept."""
+        results, total = self._page(query, 0, size)
+        pages = 1
+        while results and len(results) < size and total is not None and total > len(results):
+            if pages == MAX_SEARCH_PAGES:
+                logger.warning("ChatNoir answered %r with %d of the %d results asked in %d pages; the run keeps "
+                               "them", query, len(results), min(size, total), pages)
+                break
+            try:
+                more, total = self._page(query, len(results), size - len(results))
+            except ChatNoirRequestError as error:
+                logger.warning("ChatNoir's page %d for %r: %s; the run keeps the %d results before it", pages + 1,
+                               query, error, len(results))
+                break
+            pages += 1
+            if not more or more[0] == results[0]:  # a service that ignores "from" answers the first page again
+                break
+            results += more
+        return results
+
+    def _page(self, query: str, start: int, size: int) -> tuple[list[dict], int | None]:
+        """One `_search` request: its results and the total ChatNoir says it found (None when it does not say)."""
         body = Request(
             apikey=self.settings.api_key,
             query=query,
             index={self.settings.index},
-            start=0,
+            start=start,
             size=size,
             explain=False,
             minimal=False,
@@ -511,7 +537,9 @@ class ChatNoirClient:
                 f"ChatNoir answered the search for {query!r} without a 'results' list, the last of "
                 f"{counted(attempts.made, 'attempt')}", "malformed JSON"
             )
-        return results
+        meta = payload.get("meta")
+        total = meta.get("total_results") if isinstance(meta, dict) else None
+        return results, total if isinstance(total, int) and not isinstance(total, bool) else None
 
     def cached_text(self, uuid: UUID) -> str:
         """The plain text of a document from ChatNoir's cache endpoint, read as `settings.page_text` says."""

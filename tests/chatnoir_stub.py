@@ -100,6 +100,8 @@ class ChatNoirStub:
         self.index = index
         self.hang_s = hang_s
         self.bomb_bytes = 1 << 20  # the "gzip-bomb" page, decoded
+        self.page_cap: int | None = None  # a service answering at most this many results a request
+        self.ignore_from = False  # a service answering the first page whatever "from" asks
         self.requests: list[dict] = []
         self._faults: dict[str, deque[str]] = {"search": deque(), "cache": deque()}
         self._lock = threading.Lock()
@@ -234,7 +236,7 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
             if not isinstance(start, int) or not isinstance(size, int) or start < 0 or size < 0:
                 return self._json(400, {"error": "from and size must be non-negative integers"})
             query = str(body.get("query", ""))
-            total, hits = stub.search(query, start, size)
+            total, hits = stub.search(query, 0 if stub.ignore_from else start, min(size, stub.page_cap or size))
             fault = self._pending_result_fault
             results = [stub.result(score, document, query) for score, document in hits]
             if fault == "missing-fields":

@@ -229,6 +229,38 @@ def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch
         ChatNoirSettings.resolve(tmp_path)
 
 
+def test_a_service_that_caps_its_answers_is_asked_for_the_next_pages(stub, settings, caplog):
+    """A service answering 100 of the 1,000 results asked, though it found 3,000, left each topic 100, silently."""
+    expected = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
+    assert len(expected["1"]) == 3
+    stub.requests.clear()
+    stub.page_cap = 1
+    assert ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5) == expected
+    assert [(r["body"]["from"], r["body"]["size"]) for r in stub.requests if r["endpoint"] == "search"] == [
+        (0, 5), (1, 4), (2, 3)]
+    stub.requests.clear()
+    stub.ignore_from = True  # the first page again: no second one is asked
+    assert [c.doc.doc_id for c in ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]] == [
+        expected["1"][0].doc.doc_id]
+    assert stub.count("search") == 2
+
+
+def test_a_later_page_that_fails_keeps_the_results_before_it(stub, settings, caplog, monkeypatch):
+    from app import chatnoir
+
+    stub.page_cap = 1
+    backend = ChatNoirBackend(replace(settings, retries=0, cache_dir=None))
+    page = backend.client._page
+    monkeypatch.setattr(backend.client, "_page", lambda query, start, size: (
+        page(query, start, size) if start == 0 else stub.fail("search", "500") or page(query, start, size)))
+    assert len(backend.retrieve(TOPICS[:1], depth=5)["1"]) == 1
+    assert "ChatNoir's page 2 for 'Should teachers get tenure?'" in caplog.text
+    assert "the run keeps the 1 results before it" in caplog.text
+    monkeypatch.setattr(chatnoir, "MAX_SEARCH_PAGES", 2)
+    assert len(ChatNoirBackend(replace(settings, cache_dir=None)).retrieve(TOPICS[:1], depth=5)["1"]) == 2
+    assert "with 2 of the 3 results asked in 2 pages" in caplog.text
+
+
 def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, monkeypatch, caplog):
     """`--candidates 1001` was the error "ChatNoir depth must be between 1 and 1000", naming no option, after the
     topics were read; a run holds at most 1,000 documents a topic anyway."""
