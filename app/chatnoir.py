@@ -195,14 +195,17 @@ def _read_credentials(input_dir: Path) -> dict:
 
 
 def _index_name(name: str) -> str:
-    """Accept the client's index names ("clueweb22/b") and the wire ids ("cw22")."""
+    """Accept the client's index names ("clueweb22/b") and the wire ids ("cw22"), in any case, spaces around them
+    ignored ("CW22 ", as typed into a credentials file)."""
     names = get_args(Index)
-    if name in names:
-        return name
+    wanted = name.strip().lower()
+    if wanted in names:
+        return wanted
     try:
-        return parse_index(name)
+        return parse_index(wanted)
     except ValueError:
-        raise ToucheError(f"unknown ChatNoir index {name!r}; choose one of: {', '.join(names)}") from None
+        choices = ", ".join(f"{known} ({index_id(known)})" if index_id(known) != known else known for known in names)
+        raise ToucheError(f"unknown ChatNoir index {name!r}; choose one of: {choices}") from None
 
 
 def _page_text(name: str) -> str:

@@ -153,8 +153,11 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     with pytest.raises(ToucheError, match="not valid JSON") as huge_number:
         ChatNoirSettings.resolve(tmp_path)
     (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
-    with pytest.raises(ToucheError, match="unknown ChatNoir index") as bad_index:
+    with pytest.raises(ToucheError, match=r"unknown ChatNoir index .*clueweb12 \(cw12\), clueweb22/b \(cw22\)") \
+            as bad_index:
         ChatNoirSettings.resolve(tmp_path, index="clueweb99")
+    assert ChatNoirSettings.resolve(tmp_path, index=" CW22 ").index == "clueweb22/b"  # as typed into a file
+    assert ChatNoirSettings.resolve(tmp_path, index="ClueWeb12").index == "clueweb12"
     monkeypatch.setenv("CHATNOIR_TIMEOUT_S", "soon")
     with pytest.raises(ToucheError, match="CHATNOIR_TIMEOUT_S") as bad_timeout:
         ChatNoirSettings.resolve(tmp_path)
