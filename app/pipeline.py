@@ -352,7 +352,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         }
         per_document, best = fusion.aggregate(per_passage, documents)
         scored[topic.number] = TopicScores(
-            features=fusion.features(lexical, per_document),
+            features=fusion.features(lexical, per_document, [candidate.doc.text for candidate in head]),
             best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best)},
         )
     return scored

@@ -234,6 +234,27 @@ def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
     assert {row[0] for row in rows} == {"11", "12"} and report.topics == 2
 
 
+def test_copies_of_one_text_keep_the_first_stages_order(tmp_path):
+    """One error page served for every result (or mirrors) scored apart by the first-stage score alone, which the
+    relevance head weighs slightly below zero: ChatNoir's order among them came out reversed."""
+    import json
+
+    wall = "We use cookies to improve your experience. Accept all cookies to continue reading this page."
+    lines = [{"qid": "11", "query": "Cats or dogs?", "docno": f"copy-{n}", "text": wall, "rank": n, "score": 10.0 - n}
+             for n in range(1, 7)]
+    lines.insert(3, {"qid": "11", "query": "Cats or dogs?", "docno": "argument", "rank": 4, "score": 6.5,
+                     "text": "Cats are better pets than dogs because they need no walks and live happily in flats."})
+    for line in lines[4:]:
+        line["rank"] += 1
+    (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Cats or dogs?</title></topic>"
+                                         "</topics>")
+    _, rows = run_on(tmp_path, tmp_path / "out", cache_dir=tmp_path / "cache")
+    order = [row[2] for row in rows]
+    assert [doc for doc in order if doc.startswith("copy-")] == [f"copy-{n}" for n in range(1, 7)]
+    assert order[0] == "argument"
+
+
 @pytest.mark.slow
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
