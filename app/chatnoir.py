@@ -4,10 +4,10 @@ Built on chatnoir-api 3.4.2's request model (body shape, index names, uuid decod
 because that client's `search` sends `"start"` where the server reads `"from"` (every page repeats page 0),
 reads its base URL from module constants, has no timeout on `search_page`, retries neither time-outs nor broken
 connections, sends no API key to the cache endpoint and rejects a whole page when one result lacks an optional
-field. Here: one `_search` request per topic (depth <= 1000; the next pages where an answer is cut short), retries on 429, 5xx, time-outs and broken
-connections through urllib3's `Retry` (exponential backoff, the server's Retry-After), full texts from the cache
-endpoint with bounded concurrency and an on-disk cache, and the API key kept out of every log line, error message,
-cache file and repr.
+field. Here: one `_search` request per topic (depth <= 1000; the next pages where an answer is cut short),
+retries on 429, 5xx, time-outs and broken connections through urllib3's `Retry` (exponential backoff, the server's
+Retry-After), full texts from the cache endpoint with bounded concurrency and an on-disk cache, and the API key kept
+out of every log line, error message, cache file and repr.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ def padded(head: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([head, np.full(size - len(head), head.min() if len(head) else 0.0, dtype=head.dtype)])
 
 
-def features(lexical: np.ndarray, head: dict[str, np.ndarray], texts: list[str] | None = None) -> dict[str, np.ndarray]:
+def features(lexical: np.ndarray, head: dict[str, np.ndarray],
+             texts: list[str] | None = None) -> dict[str, np.ndarray]:
     """A topic's fusion features, as a run and the weights' tuning both build them: `lexical` (`lexical_feature`)
     for every candidate, and each feature of the reranked `head` (dense, length, quality, relevance) `padded` to as
     many; a head document whose text (`texts`, the head's in order) is an earlier one's takes that one's features
