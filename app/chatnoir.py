@@ -157,7 +157,9 @@ class ChatNoirSettings:
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _port_fits(parts) \
                 or any(char.isspace() for char in base_url):
-            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {_without_credentials(base_url)!r}")
+            # one that does not parse may hide a password anywhere before its last "@" ("user:pa/ss@host")
+            shown = re.sub(r"(?<=://).*@", "***@", base_url)
+            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {shown!r}")
         return cls(
             api_key=api_key,
             index=_index_name(index or credentials.get("index") or DEFAULT_INDEX),
@@ -459,6 +461,13 @@ class _Adapter(HTTPAdapter):
         return manager
 
 
+def _result_key(item: object) -> str:
+    """What tells a raw search result from another: its ids (JSON of the whole for one without them)."""
+    if isinstance(item, dict) and (item.get("trec_id") or item.get("uuid")):
+        return f"{item.get('trec_id')}|{item.get('uuid')}"
+    return json.dumps(item, sort_keys=True, default=str)
+
+
 class ChatNoirClient:
     """The two HTTP calls this project needs (`_search`, `cache`) with one retry policy, urllib3's `Retry`.
 
@@ -495,7 +504,12 @@ class ChatNoirClient:
                                query, error, len(results))
                 break
             pages += 1
-            if not more or more[0] == results[0]:  # a service that ignores "from" answers the first page again
+            known = {_result_key(item) for item in results}
+            if not more or all(_result_key(item) in known for item in more):  # a service that ignores "from"
+                if more:
+                    logger.warning("ChatNoir answered %r with %d of the %d results asked, and its next page repeats "
+                                   "them (it ignores 'from'); the run keeps them", query, len(results),
+                                   min(size, total))
                 break
             results += more
         return results
@@ -602,7 +616,10 @@ class ChatNoirClient:
             url = _redirect_target(url, response, settings, what)
             if query := urlsplit(url).query:  # the address names the whole request, but for the key maybe
                 key = (kwargs.pop("params", None) or {}).get("apikey")
-                if key and "apikey" not in parse_qs(query):  # its own host: without it, 403 "blocked this IP"
+                # a host trusted with the key: without it, 403 "blocked this IP"; an empty apikey= there is replaced
+                if key and not any(parse_qs(query).get("apikey", [])):
+                    kept = [pair for pair in query.split("&") if pair.split("=", 1)[0] != "apikey"]
+                    url = urlsplit(url)._replace(query="&".join(kept)).geturl()
                     kwargs["params"] = {"apikey": key}
         else:
             raise ChatNoirRequestError(f"ChatNoir's address redirects more than {MAX_REDIRECTS} times", "redirected")
@@ -936,11 +953,10 @@ class TextCache:
 
 def _without_credentials(url: str) -> str:
     """`url` without the user and password it may name (`http://user:secret@host/` -> `http://***@host/`)."""
-    scheme, at, rest = url.partition("://")
-    authority, slash, path = rest.partition("/")
-    if not at or "@" not in authority:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
         return url
-    return f"{scheme}://***@{authority.rsplit('@', 1)[1]}{slash}{path}"
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
 
 
 def _service_name(base_url: str) -> str:
@@ -1004,7 +1020,7 @@ class ChatNoirBackend:
         self._redirect_said = threading.Event()  # a redirected page is said once, in words
 
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
-        """Search every topic's title (one request each), then fetch the texts of its top `text_depth` hits.
+        """Search every topic's title (one request each, more where an answer is cut short), then fetch the texts of its top `text_depth` hits.
 
         Candidates keep ChatNoir's order and score (its order where a score is no finite number); doc ids are
         ChatNoir's trec_id (uuid where an index has none). Documents below `text_depth` (all when None), or whose
@@ -1103,13 +1119,21 @@ class ChatNoirBackend:
 
     def _search(self, topic: Topic, depth: int) -> list[Hit]:
         results = self.client.search(topic.title, depth)
-        hits, seen = [], set()
+        hits: list[Hit] = []
+        ids, uuids = set(), {}  # a run must not list a document twice for a topic
         for raw in results[:depth]:
             hit = self._hit(raw)
             if hit is None:
                 self.stats.dropped_results += 1
-            elif hit.doc_id not in seen and hit.uuid not in seen:  # a run must not list a document twice for a topic
-                seen.update((hit.doc_id, hit.uuid))  # one result may name it by trec_id, another by uuid alone
+            elif hit.uuid in uuids:  # one result may name it by uuid alone, another by trec_id: the trec_id it is
+                first = uuids[hit.uuid]
+                if hits[first].doc_id == str(hit.uuid) and hit.doc_id != str(hit.uuid) and hit.doc_id not in ids:
+                    hits[first] = replace(hits[first], doc_id=hit.doc_id)
+                    ids.add(hit.doc_id)
+                    self.stats.uuid_ids -= 1
+            elif hit.doc_id not in ids:
+                ids.add(hit.doc_id)
+                uuids[hit.uuid] = len(hits)
                 hits.append(hit)
         if not hits:
             logger.warning("ChatNoir found nothing usable for topic %s (%s)", topic.number, topic.quoted)

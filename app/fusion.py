@@ -61,24 +61,23 @@ def padded(head: np.ndarray, size: int) -> np.ndarray:
 
 
 def features(lexical: np.ndarray, head: dict[str, np.ndarray],
-             texts: list[str] | None = None) -> dict[str, np.ndarray]:
+             copies: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """A topic's fusion features, as a run and the weights' tuning both build them: `lexical` (`lexical_feature`)
     for every candidate, and each feature of the reranked `head` (dense, length, quality, relevance) `padded` to as
-    many; a head document whose text (`texts`, the head's in order) is an earlier one's takes that one's features
-    (`copies_alike`)."""
-    if texts is not None:
-        head = copies_alike(head, texts)
+    many; with `copies` (`first_copies` of the head's texts) each copy of a text takes its first one's features."""
+    if copies is not None:
+        head = {name: values[copies] for name, values in head.items()}
     return {"lexical": lexical, **{name: padded(values, len(lexical)) for name, values in head.items()}}
 
 
-def copies_alike(head: dict[str, np.ndarray], texts: list[str]) -> dict[str, np.ndarray]:
-    """The head's features, each copy of a text (a mirror; one error page served for every page) scored as its
-    first, best-ranked occurrence, so that copies tie and keep the first stage's order. Scored apart they differed
-    only by the first-stage score, which the relevance head weighs slightly below zero: ChatNoir's order among
-    pages of one text came out reversed."""
+def first_copies(texts: list[str]) -> np.ndarray:
+    """Each text's first copy among `texts` (by position; whitespace aside), so that copies (mirrors; one error page
+    served for every page) are scored and read as their first, best-ranked occurrence: they tie and keep the first
+    stage's order. Scored apart they differed only by the first-stage score, which the relevance head weighs
+    slightly below zero: ChatNoir's order among pages of one text came out reversed."""
     first: dict[str, int] = {}
-    source = np.array([first.setdefault(text, row) for row, text in enumerate(texts)], dtype=np.int64)
-    return {name: values[source] for name, values in head.items()}
+    return np.array([first.setdefault(" ".join(text.split()), row) for row, text in enumerate(texts)],
+                    dtype=np.int64)
 
 
 def fuse(features: dict[str, np.ndarray], weights: FusionWeights = WEIGHTS) -> np.ndarray:

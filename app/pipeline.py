@@ -351,9 +351,10 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
                                          np.repeat(lexical[: len(head)], sizes)),
         }
         per_document, best = fusion.aggregate(per_passage, documents)
+        copies = fusion.first_copies([candidate.doc.text for candidate in head])
         scored[topic.number] = TopicScores(
-            features=fusion.features(lexical, per_document, [candidate.doc.text for candidate in head]),
-            best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best)},
+            features=fusion.features(lexical, per_document, copies),
+            best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best[copies])},
         )
     return scored
 

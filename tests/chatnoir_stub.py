@@ -13,8 +13,9 @@ json writes it), "trickle" (status and headers at once, then the body one byte p
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
 "trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
 status line at once, then the headers so), "redirect" (307 to the same path on
-"localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad"; "redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order mark, as text/html
-without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark).
+"localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad";
+"redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order
+mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -36,8 +37,8 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom", "binary-latin1", "binary-utf16", "bogus-header",
-          "no-results", "json-page")
+          "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom", "binary-latin1", "binary-utf16",
+          "bogus-header", "no-results", "json-page")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -102,6 +103,7 @@ class ChatNoirStub:
         self.bomb_bytes = 1 << 20  # the "gzip-bomb" page, decoded
         self.page_cap: int | None = None  # a service answering at most this many results a request
         self.ignore_from = False  # a service answering the first page whatever "from" asks
+        self.redirect_suffix = ""  # added to the "redirect-keyless" address's query ("&apikey=": an empty key)
         self.requests: list[dict] = []
         self._faults: dict[str, deque[str]] = {"search": deque(), "cache": deque()}
         self._lock = threading.Lock()
@@ -316,7 +318,7 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
             elif fault == "redirect-keyless":  # to this host, the query named again but without the key
                 parts = urlsplit(self.path)
                 query = "&".join(pair for pair in parts.query.split("&") if not pair.startswith("apikey="))
-                self._send(302, b"", "text/plain", {"Location": f"{parts.path}?{query}"})
+                self._send(302, b"", "text/plain", {"Location": f"{parts.path}?{query}{stub.redirect_suffix}"})
             elif fault == "cut":
                 self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
                 self.close_connection = True

@@ -230,6 +230,10 @@ def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch
     monkeypatch.setenv("CHATNOIR_BASE_URL", "ftp://proxyuser:PASS@127.0.0.1:9/")
     with pytest.raises(ToucheError, match=r"got 'ftp://\*\*\*@127.0.0.1:9/'"):
         ChatNoirSettings.resolve(tmp_path)
+    monkeypatch.setenv("CHATNOIR_BASE_URL", "http://proxyuser:PA/SS@127.0.0.1:9/")  # the port reads "PA"
+    with pytest.raises(ToucheError, match=r"got 'http://\*\*\*@127.0.0.1:9/'"):
+        ChatNoirSettings.resolve(tmp_path)
+    assert ChatNoirSettings(api_key=KEY, base_url="http://chatnoir.eu/?x=a@b").address == "http://chatnoir.eu/?x=a@b"
 
 
 def test_a_service_that_caps_its_answers_is_asked_for_the_next_pages(stub, settings, caplog):
@@ -242,10 +246,11 @@ def test_a_service_that_caps_its_answers_is_asked_for_the_next_pages(stub, setti
     assert [(r["body"]["from"], r["body"]["size"]) for r in stub.requests if r["endpoint"] == "search"] == [
         (0, 5), (1, 4), (2, 3)]
     stub.requests.clear()
-    stub.ignore_from = True  # the first page again: no second one is asked
+    stub.ignore_from = True  # the first page again: no third one is asked, and the loss is said
     assert [c.doc.doc_id for c in ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]] == [
         expected["1"][0].doc.doc_id]
     assert stub.count("search") == 2
+    assert "with 1 of the 3 results asked, and its next page repeats them (it ignores 'from')" in caplog.text
 
 
 def test_a_later_page_that_fails_keeps_the_results_before_it(stub, settings, caplog, monkeypatch):
@@ -683,10 +688,13 @@ def test_a_page_redirected_on_its_host_to_an_address_without_the_key_keeps_the_k
     """The address's query replaced the request's, the key too: every page was refused (403, "ChatNoir blocked
     this IP address") and read as its snippet."""
     expected = ChatNoirBackend(replace(settings, cache_dir=None)).retrieve(TOPICS[:1], depth=5)
-    stub.fail("cache", "redirect-keyless", times=3)
-    backend = ChatNoirBackend(replace(settings, cache_dir=None))
-    assert backend.retrieve(TOPICS[:1], depth=5) == expected
-    assert not backend.stats.fallbacks and stub.count("cache") == 9
+    for suffix in ("", "&apikey="):  # no key; an empty one, which a server reading the first value took
+        stub.requests.clear()
+        stub.redirect_suffix = suffix
+        stub.fail("cache", "redirect-keyless", times=3)
+        backend = ChatNoirBackend(replace(settings, cache_dir=None))
+        assert backend.retrieve(TOPICS[:1], depth=5) == expected
+        assert not backend.stats.fallbacks and stub.count("cache") == 6
 
 
 def test_the_header_deadline_holds_through_an_http_proxy_too():
@@ -796,6 +804,12 @@ def test_padded_ids_are_stripped_and_a_document_named_twice_is_listed_once(setti
     candidates = backend.retrieve(TOPICS[:1], depth=5, text_depth=0)["1"]
     assert [c.doc.doc_id for c in candidates] == [first, "clueweb22-en0000-00-00001"]
     assert backend.stats.dropped_results == 0
+    results[:2] = results[1::-1]  # the uuid alone first: the run names it by the trec_id the qrels name, in its place
+    backend = ChatNoirBackend(replace(settings, cache_dir=None))
+    monkeypatch.setattr(backend.client, "search", lambda query, size: results)
+    candidates = backend.retrieve(TOPICS[:1], depth=5, text_depth=0)["1"]
+    assert backend.stats.uuid_ids == 0
+    assert [(c.doc.doc_id, c.score) for c in candidates] == [(first, 2.0), ("clueweb22-en0000-00-00001", 1.0)]
 
 
 def test_a_result_scored_nan_ranks_its_topic_by_chatnoirs_order(stub, settings, caplog):

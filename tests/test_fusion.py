@@ -124,8 +124,9 @@ def test_vectorised_judged_ndcg_matches_ir_measures_with_ties():
 def test_copies_of_a_text_take_their_first_occurrences_features():
     from app import fusion
 
+    copies = fusion.first_copies(["a b", "b", "a  b\n", "a b"])
+    assert copies.tolist() == [0, 1, 0, 0]
     head = {"relevance": np.array([0.2, 0.9, 0.3, 0.1]), "quality": np.array([1.0, 2.0, 3.0, 4.0])}
-    alike = fusion.copies_alike(head, ["a", "b", "a", "a"])
-    assert alike["relevance"].tolist() == [0.2, 0.9, 0.2, 0.2] and alike["quality"].tolist() == [1.0, 2.0, 1.0, 1.0]
-    features = fusion.features(np.array([1.0, 0.8, 0.6, 0.4, 0.2]), head, ["a", "b", "a", "a"])
+    features = fusion.features(np.array([1.0, 0.8, 0.6, 0.4, 0.2]), head, copies)
     assert features["relevance"].tolist() == [0.2, 0.9, 0.2, 0.2, 0.2]  # the tail padded with the head's minimum
+    assert features["quality"].tolist() == [1.0, 2.0, 1.0, 1.0, 1.0]

@@ -252,6 +252,7 @@ def test_copies_of_one_text_keep_the_first_stages_order(tmp_path):
     _, rows = run_on(tmp_path, tmp_path / "out", cache_dir=tmp_path / "cache")
     order = [row[2] for row in rows]
     assert [doc for doc in order if doc.startswith("copy-")] == [f"copy-{n}" for n in range(1, 7)]
+    assert len({row[1] for row in rows if row[2].startswith("copy-")}) == 1  # each read as the first copy
     assert order[0] == "argument"
 
 

@@ -104,7 +104,7 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
             "length": length_prior(words[head]),
             "quality": quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
             "relevance": relevance_model.squash(relevance_model.logits(head_features, dev.vectors[head])),
-        }, [dev.texts[r] for r in head])
+        }, fusion.first_copies([dev.texts[r] for r in head]))
         result.append(TopicFeatures(topic.number, [dev.doc_ids[r] for r in rows], features))
     return result
 
