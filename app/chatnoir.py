@@ -1020,7 +1020,8 @@ class ChatNoirBackend:
         self._redirect_said = threading.Event()  # a redirected page is said once, in words
 
     def retrieve(self, topics: list[Topic], depth: int, text_depth: int | None = None) -> dict[str, list[Candidate]]:
-        """Search every topic's title (one request each, more where an answer is cut short), then fetch the texts of its top `text_depth` hits.
+        """Search every topic's title (one request each, more where an answer is cut short), then fetch the texts
+        of its top `text_depth` hits.
 
         Candidates keep ChatNoir's order and score (its order where a score is no finite number); doc ids are
         ChatNoir's trec_id (uuid where an index has none). Documents below `text_depth` (all when None), or whose
