@@ -45,9 +45,9 @@ from urllib3.util.retry import Retry
 
 from app.errors import ToucheError, counted
 from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
-from app.html import PAGE_TEXT, PAGE_TEXTS, clean_text, html_to_text, read_page, without_bulk
-from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, record_id, record_score,
-                         scores_or_order)
+from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bulk
+from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, clean_text, record_id,
+                         record_score, scores_or_order)
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,8 @@ from lxml import html as lxml_html
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
+from .records import UNREADABLE, clean_text
+
 # Elements whose text is never part of the readable page.
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head", "iframe", "object")
 # Elements that start a new line; without a break their text would run into the neighbour's ("foo</p><p>bar").
@@ -25,19 +27,12 @@ _BLOCKS = (
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 # Characters lxml refuses in text ("All strings must be XML compatible"); real pages hold them (NUL, 0x13, ...).
 _XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-# What a page's text never holds: besides those, DEL and the C1 controls, which Resiliparse passes through. Taken
-# out of the markup and again out of the text, where character references (&#1;, &#157;, &#xFFFE;) put them back.
-_UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
-# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
-# the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form". They go from a page's text.
-_WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
 # Runs of the markup's whitespace, which a page past the bound (`without_bulk`) reads as one: a megabyte of
 # newlines before the article filled the bound.
 _MARKUP_SPACES = " \t\n\r\f"
 _WHITESPACE_RUN = re.compile(f"[{_MARKUP_SPACES}]{{2,}}")
 _WHITESPACE_REST = re.compile(f"[{_MARKUP_SPACES}]*")
 _LINE_BREAK = re.compile(r"[\n\r]")
-_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # How a page's text is read: "main" Resiliparse's main content (menus, footers and sidebars dropped), "full" all
 # visible text. Main is the default: on the dev web pages it ranked better on 2 of 3 measures and on average
 # (README, "Web pages"), and the whole page's text statistics, which the quality head reads, are less menu.
@@ -115,7 +110,7 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
-    markup = _without_frames(_UNREADABLE.sub(" ", markup))
+    markup = _without_frames(UNREADABLE.sub(" ", markup))
     shape = tree_shape(markup)
     if (shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES
             or shape.options > MAX_OPTIONS):
@@ -456,11 +451,3 @@ def html_to_text(markup: str) -> str:
         element.text = "\n" + _XML_INCOMPATIBLE.sub(" ", element.text or "")
         element.tail = "\n" + _XML_INCOMPATIBLE.sub(" ", element.tail or "")
     return clean_text(root.text_content())
-
-
-def clean_text(text: str) -> str:
-    """A page's text as the stages read it: characters no text holds become spaces, invisible word breakers go,
-    runs of spaces within lines collapse and empty lines go."""
-    lines = (_SPACES.sub(" ", _WORD_BREAKERS.sub("", _UNREADABLE.sub(" ", line))).strip()
-             for line in text.splitlines())
-    return "\n".join(line for line in lines if line)

@@ -22,6 +22,20 @@ _UNFIT_FOR_IDS = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\u180e\u200b\u2060\
 # A number in the digits trec_eval reads (to be matched whole): not Python's "1_000", "３" or "inf", which float() takes.
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels grade: trec_eval's atol)
+# What a text never holds: controls but tab and line breaks, DEL and the C1 controls (which Resiliparse passes
+# through), noncharacters and lone surrogates. Taken out of a page's markup and again out of every text, where
+# character references (&#1;, &#157;, &#xFFFE;) put them back.
+UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
+# the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form".
+_WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
+# Spaces within a line, Unicode's too: a no-break space between words was no space to the sentence splitter and
+# the stance features, and flipped a passage's side.
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
+# What `clean_text` changes besides runs of plain spaces and empty lines (harmless): looked for first, since cleaning
+# every text would cost 40 s over 868k passages, read twice.
+_TO_CLEAN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff\u00ad\u200b\u2060\ufeff"
+                       "\t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
 
 
 def encodable(text: str) -> str:
@@ -37,8 +51,21 @@ def visible(text: str) -> bool:
 
 
 def bounded_text(text: str) -> str:
-    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, `encodable`."""
-    return encodable(text[:MAX_TEXT_CHARS])
+    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, `encodable`, in
+    Unicode's composed form (NFC: "café" written as "e" and an accent was another word to BM25 and the stance
+    features) and `clean_text` where it holds what cleaning changes (a no-break space, a soft hyphen, a control)."""
+    text = encodable(text[:MAX_TEXT_CHARS])
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return clean_text(text) if _TO_CLEAN.search(text) else text
+
+
+def clean_text(text: str) -> str:
+    """A text as the stages read it: characters no text holds become spaces, invisible word breakers go, runs of
+    spaces within lines collapse and empty lines go."""
+    lines = (_SPACES.sub(" ", _WORD_BREAKERS.sub("", UNREADABLE.sub(" ", line))).strip()
+             for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def record_id(value) -> str | None:

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 from lxml import etree
@@ -160,9 +161,10 @@ def _objects(number: str, value) -> tuple[str, str] | None:
 
 
 def clean_field(value) -> str:
-    """A text field with its whitespace collapsed and lone surrogates (valid JSON escapes) replaced, as every
+    """A text field with its whitespace collapsed, lone surrogates (valid JSON escapes) replaced and in Unicode's
+    composed form (NFC, as documents are: an object "thé" written as "e" and an accent read as "the"), as every
     reader gives it; '' for anything but a string and for a text with nothing `visible` in it."""
-    text = " ".join(encodable(value).split()) if isinstance(value, str) else ""
+    text = unicodedata.normalize("NFC", " ".join(encodable(value).split())) if isinstance(value, str) else ""
     return text if visible(text) else ""
 
 

@@ -256,6 +256,31 @@ def test_copies_of_one_text_keep_the_first_stages_order(tmp_path):
     assert order[0] == "argument"
 
 
+def test_no_break_spaces_and_decomposed_accents_read_as_plain_text(tmp_path):
+    """The same passages with no-break spaces, or with "café" as "e" and a combining accent (NFD), flipped stance
+    labels (FIRST to SECOND) and missed BM25 matches: the sentence splitter and the stance features took a no-break
+    space for no space, and the decomposed word for another (an object "thé" read as the function word "the")."""
+    import gzip
+    import json
+    import re
+    import unicodedata
+
+    documents = [json.loads(line) for line in gzip.open(DEMO_INPUT / "passages.jsonl.gz", "rt")]
+    topics = re.sub(r"(?s)<topic>\s*<number>(?![12]<).*?</topic>", "", (DEMO_INPUT / "topics.xml").read_text())
+    plain, odd = tmp_path / "plain", tmp_path / "odd"
+    for directory, change in ((plain, lambda text: text), (odd, lambda text: unicodedata.normalize(
+            "NFD", text.replace(". ", ".\u00a0").replace(" is ", "\u00a0is\u00a0")))):
+        directory.mkdir()
+        lines = [json.dumps({"id": d["id"], "contents": change(d["contents"].replace("coffee", "café"))})
+                 for d in documents]
+        (directory / "passages.jsonl").write_text("\n".join(lines) + "\n")
+        (directory / "topics.xml").write_text(change(topics.replace("coffee", "café")))
+    assert topics.count("<topic>") == 2 and (odd / "passages.jsonl").read_text() != (plain / "passages.jsonl").read_text()
+    run_on(plain, tmp_path / "out-plain")
+    run_on(odd, tmp_path / "out-odd")
+    assert (tmp_path / "out-odd" / "run.txt").read_text() == (tmp_path / "out-plain" / "run.txt").read_text()
+
+
 @pytest.mark.slow
 def test_candidates_below_the_rerank_depth_follow_in_bm25_order(fixtures, tmp_path):
     settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
