@@ -822,7 +822,7 @@ def test_a_result_scored_nan_ranks_its_topic_by_chatnoirs_order(stub, settings, 
     candidates = backend.retrieve(TOPICS[:1], depth=5)["1"]
     assert backend.stats.dropped_results == 0 and backend.stats.unscored_topics == 1
     assert [c.doc.doc_id for c in candidates] == expected
-    assert [c.score for c in candidates] == [-float(i) for i in range(len(expected))]
+    assert [c.score for c in candidates] == [1 / (1 + i / 100) for i in range(len(expected))]
     assert "1 topics ranked by ChatNoir's order" in caplog.text
 
 

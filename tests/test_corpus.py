@@ -398,15 +398,15 @@ def _shuffled_rerank(tmp_path, fields) -> None:
 @pytest.mark.parametrize("fields, scores", [
     # a TREC run's columns converted by splitting: numbers as strings
     (lambda i: {"rank": str(i), "score": f"{100 - i}.0"}, [99.0, 98.0, 97.0]),
-    (lambda i: {"rank": i}, [0.0, -1.0, -2.0]),  # no score: the rank orders them
-    (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, [0.0, -1.0, -2.0]),
+    (lambda i: {"rank": i}, [1.0, 1 / 1.01, 1 / 1.02]),  # no score: the rank orders them
+    (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, [1.0, 1 / 1.01, 1 / 1.02]),
     (lambda i: {"score": 100.0 - i, "rank": "n/a"}, [99.0, 98.0, 97.0]),  # no usable rank: the scores order them
     (lambda i: {"score": 100.0 - i, "rank": "1_0" if i == 5 else str(i)}, [99.0, 98.0, 97.0]),  # no digits for trec
     # a score out of order among falling ones: the rank orders, and the scores stay (they were all replaced)
     (lambda i: {"rank": i, "score": 97.5 if i == 2 else 100.0 - i}, [99.0, 97.5, 97.0]),
     (lambda i: {"rank": "\u20031" if i == 4 else i, "score": 100.0 - i}, [99.0, 98.0, 97.0]),  # no ASCII digits
     # tied ranks, and a missing score in a tie comes after the others, negative ones too
-    (lambda i: {"rank": (i + 1) // 2, "score": None if i == 2 else -float(i)}, [0.0, -1.0, -2.0]),
+    (lambda i: {"rank": (i + 1) // 2, "score": None if i == 2 else -float(i)}, [1.0, 1 / 1.01, 1 / 1.02]),
 ])
 def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, fields, scores):
     """Shuffled lines whose scores were strings, or missing, were ranked in file order, the input's rank 2 at
