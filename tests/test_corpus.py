@@ -10,6 +10,9 @@ import pytest
 from app.corpus import MAX_DIGITS, MAX_JSON_DEPTH, JsonGuard, choose_source, detect_corpus, read_documents, read_rerank
 from app.errors import ToucheError
 
+# A topic ranked by order: the first-stage scores `records.scores_or_order` gives it.
+ORDER = [1 / (1 + position / 100) for position in range(10)]
+
 
 def test_detects_each_layout(fixtures, tmp_path):
     assert detect_corpus(fixtures / "argsme").kind == "argsme"
@@ -385,7 +388,7 @@ def test_rerank_scores_that_are_not_finite_numbers_give_way_to_the_file_order(tm
              for i, score in enumerate(scores)]
     (tmp_path / "rerank.jsonl").write_text("\n".join(lines) + "\n")
     candidates = read_rerank(detect_corpus(tmp_path))["1"]
-    assert [candidate.score for candidate in candidates] == [0.0, -1.0, -2.0, -3.0, -4.0, -5.0]  # 7.5 too
+    assert [candidate.score for candidate in candidates] == ORDER[:6]  # 7.5 too
 
 
 def _shuffled_rerank(tmp_path, fields) -> None:
@@ -398,15 +401,15 @@ def _shuffled_rerank(tmp_path, fields) -> None:
 @pytest.mark.parametrize("fields, scores", [
     # a TREC run's columns converted by splitting: numbers as strings
     (lambda i: {"rank": str(i), "score": f"{100 - i}.0"}, [99.0, 98.0, 97.0]),
-    (lambda i: {"rank": i}, [1.0, 1 / 1.01, 1 / 1.02]),  # no score: the rank orders them
-    (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, [1.0, 1 / 1.01, 1 / 1.02]),
+    (lambda i: {"rank": i}, ORDER[:3]),  # no score: the rank orders them
+    (lambda i: {"rank": i, "score": None if i == 2 else 100.0 - i}, ORDER[:3]),
     (lambda i: {"score": 100.0 - i, "rank": "n/a"}, [99.0, 98.0, 97.0]),  # no usable rank: the scores order them
     (lambda i: {"score": 100.0 - i, "rank": "1_0" if i == 5 else str(i)}, [99.0, 98.0, 97.0]),  # no digits for trec
     # a score out of order among falling ones: the rank orders, and the scores stay (they were all replaced)
     (lambda i: {"rank": i, "score": 97.5 if i == 2 else 100.0 - i}, [99.0, 97.5, 97.0]),
     (lambda i: {"rank": "\u20031" if i == 4 else i, "score": 100.0 - i}, [99.0, 98.0, 97.0]),  # no ASCII digits
     # tied ranks, and a missing score in a tie comes after the others, negative ones too
-    (lambda i: {"rank": (i + 1) // 2, "score": None if i == 2 else -float(i)}, [1.0, 1 / 1.01, 1 / 1.02]),
+    (lambda i: {"rank": (i + 1) // 2, "score": None if i == 2 else -float(i)}, ORDER[:3]),
 ])
 def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, fields, scores):
     """Shuffled lines whose scores were strings, or missing, were ranked in file order, the input's rank 2 at
@@ -427,7 +430,7 @@ def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog, ran
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         candidates = read_rerank(detect_corpus(tmp_path))["1"]
     assert [c.doc.doc_id for c in candidates] == [f"d{i}" for i in range(1, 31)]
-    assert [c.score for c in candidates[:2]] == [0.0, -1.0]
+    assert [c.score for c in candidates[:2]] == ORDER[:2]
     assert [record.getMessage() for record in caplog.records] == [
         "rerank.jsonl: 1 of its queries ranked by rank, as their scores rise with it (distances?) and are not used"]
     # A cut within tied ranks keeps the smaller distances (it kept the larger ones, taken for higher scores).
@@ -438,7 +441,7 @@ def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(t
     _shuffled_rerank(tmp_path, lambda i: {"score": "high" if i == 3 else 1.0 / i})
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         candidates = read_rerank(detect_corpus(tmp_path))["1"]
-    assert [c.score for c in candidates[:3]] == [0.0, -1.0, -2.0]
+    assert [c.score for c in candidates[:3]] == ORDER[:3]
     assert [record.getMessage() for record in caplog.records] == [
         "rerank.jsonl: 1 of its queries ranked in the file's order: a score and a rank missing or no finite number"]
 

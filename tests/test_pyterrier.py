@@ -22,6 +22,9 @@ from app.pyterrier import (ToucheOptions, ToucheReranker, ToucheStance, by_topic
                            touche_topics)
 from app.runfile import format_row, ranked_rows  # noqa: E402
 
+# A topic ranked by order: the first-stage scores `records.scores_or_order` gives it.
+ORDER = [1 / (1 + position / 100) for position in range(10)]
+
 REPO = Path(__file__).resolve().parents[1]
 RERANK = Path(__file__).parent / "fixtures" / "rerank"
 JUDGED_NDCG5 = ir_measures.nDCG(judged_only=True) @ 5
@@ -102,7 +105,7 @@ def test_rows_become_the_pipelines_topics_and_candidates_in_first_stage_order():
 def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them():
     frame = pd.DataFrame({"qid": "1", "query": "Cats or dogs?", "docno": ["a", "b", "c"], "text": ["A", "B", "C"],
                           "score": [float("nan"), 2.0, "7"]})
-    assert [c.score for c in by_topic(frame)[2]["1"]] == [0.0, -1.0, -2.0]
+    assert [c.score for c in by_topic(frame)[2]["1"]] == ORDER[:3]
     frame["score"] = [3, 2.5, "1e2"]  # numpy integers and numeric strings are numbers
     assert [c.score for c in by_topic(frame)[2]["1"]] == [100.0, 3.0, 2.5]
 
@@ -128,7 +131,7 @@ def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
     assert caplog.messages == ["the result frame: skipped 4 records (1 duplicate id, 1 row without an id, "
                                "2 rows without text)"]
     rising = frame.iloc[[0, 1, 4]].assign(score=[10.0, 2.0, 5.0])  # distances, as a run ignores them
-    assert [c.score for c in by_topic(rising)[2]["2"]] == [0.0, -1.0, -2.0]
+    assert [c.score for c in by_topic(rising)[2]["2"]] == ORDER[:3]
     floats = frame.iloc[[0, 1]].assign(qid=[11.0, 11.0])  # a numeric qid column with a NaN is float: 11.0 scored 0
     assert by_topic(floats)[1][0]["qid"].tolist() == [11, 11]
 
