@@ -99,6 +99,9 @@ MAX_PREVIEW_CHARS = 10_000
 MAX_ID_CHARS = 256
 # Failures that no other topic's search would escape: the key, the address, the service itself.
 _SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected"])
+# A title's or snippet's "<" that opens none of the few tags ChatNoir's highlighting writes (<em>) is the page's
+# own text: read as markup, "Why x<y and ..." lost all after "x".
+_PAGES_OWN_LESS_THAN = re.compile(r"<(?!/?(?:em|b|strong|i|u|br|p|span)\b[^<>]*>)", re.I)
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
@@ -1166,7 +1169,7 @@ class ChatNoirBackend:
         if len(doc_id) > MAX_ID_CHARS or record_id(doc_id) != doc_id:  # an id a run file cannot hold
             return None
         fields = (raw[name][:MAX_PREVIEW_CHARS] for name in ("title", "snippet") if isinstance(raw.get(name), str))
-        preview = " ".join(html_to_text(field) for field in fields).strip()
+        preview = " ".join(html_to_text(_PAGES_OWN_LESS_THAN.sub("&lt;", field)) for field in fields).strip()
         return Hit(doc_id=doc_id, uuid=uuid, score=score, preview=bounded_text(preview))
 
     def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:

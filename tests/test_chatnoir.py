@@ -835,9 +835,16 @@ def test_titles_snippets_and_ids_are_bounded_before_they_are_read(settings, monk
     backend = ChatNoirBackend(settings)
     hostile = "<p " + " ".join(f"a{i}=x" for i in range(160_000)) + ">tenure"
     hit = backend._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000", "title": hostile, "snippet": "s"})
-    assert hit is not None and read == [chatnoir.MAX_PREVIEW_CHARS, 1]
+    assert hit is not None and read == [chatnoir.MAX_PREVIEW_CHARS + 3, 1]  # its "<" opens no closed tag: "&lt;"
     long_id = "clueweb12-" + "0" * chatnoir.MAX_ID_CHARS
     assert backend._hit({"score": 1.0, "trec_id": long_id, "uuid": str(uuid5(NAMESPACE_URL, "x"))}) is None
+
+
+def test_a_less_than_sign_in_a_title_is_text_and_highlights_are_markup(settings):
+    """'Why x<y and teachers' read as markup was 'Why x': the rest of the title went."""
+    hit = ChatNoirBackend(settings)._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000",
+                                          "title": "Why x<y and <em>teachers</em>", "snippet": "p<q>r <EM>tenure</EM>"})
+    assert hit is not None and hit.preview == "Why x<y and teachers p<q>r tenure"
 
 
 def test_a_title_or_snippet_referring_to_control_characters_is_read(settings):
