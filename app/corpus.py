@@ -907,8 +907,8 @@ class FirstStageOrder:
 
     def candidates(self, qid: str) -> list[Candidate]:
         """Best first, as --candidates and the rerank depth cut them; a candidate's score is the first stage's,
-        or the order's own (`scores_or_order`: 1, 0.99, ...) where one is missing or where, by rank, they rise from rank to rank over
-        all lines and never fall (distances, then also smaller first among equal ranks)."""
+        or the order's own (`scores_or_order`: 1, 0.99, ...) where one is missing or where, by rank, they rise from
+        rank to rank over all lines and never fall (distances, then also smaller first among equal ranks)."""
         if self.by_rank is not None:
             rising = self.spans is not None and _rising(self.spans)
             self.order = "rank, scores rising" if rising else "rank"

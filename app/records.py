@@ -34,8 +34,8 @@ _WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 # What `clean_text` changes besides runs of plain spaces and empty lines (harmless): looked for first, since cleaning
 # every text would cost 40 s over 868k passages, read twice.
-_TO_CLEAN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff\u00ad\u200b\u2060\ufeff"
-                       "\t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
+_TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|"
+                       "[\t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
 
 
 def encodable(text: str) -> str:
