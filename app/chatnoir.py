@@ -57,6 +57,10 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 _MARKUP_START = re.compile(r"\s*<")
+# An answer that names no Content-Type is a page where a tag shows in its first characters, though text comes
+# first ("Some text <p>more</p>" kept its tags as words).
+_A_TAG = re.compile(r"<(?:[A-Za-z][\w:-]*[\s/>]|/[A-Za-z][\w:-]*\s*>|!--)")
+MARKUP_SNIFF_CHARS = 4096
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.
@@ -588,7 +592,8 @@ class ChatNoirClient:
         # longer page first loses, all of its MAX_BODY_BYTES, what holds no text (scripts, inline images, long
         # attribute values): megabytes of it cannot push the text past the bound (0.6 s for 64 MB of tags).
         page = response.text
-        if "html" not in content_type and not _MARKUP_START.match(page):
+        if "html" not in content_type and not _MARKUP_START.match(page) and (
+                content_type or not _A_TAG.search(page, 0, MARKUP_SNIFF_CHARS)):
             return clean_text(page[:MAX_PAGE_CHARS])
         if len(page) > MAX_PAGE_CHARS:
             page = without_bulk(page, MAX_PAGE_CHARS)

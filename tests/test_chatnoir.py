@@ -902,6 +902,24 @@ def _page(body: bytes, content_type: str) -> requests.Response:
     return response
 
 
+@pytest.mark.parametrize("body, content_type, text", [
+    (b"Teachers and tenure <p>Tenure protects <b>academic</b> freedom.</p>", "", "Tenure protects academic freedom."),
+    (b"x < y and <3 tenure", "", "x < y and <3 tenure"),  # no tag: text
+    (b"Plain <p> as written", "text/plain", "Plain <p> as written"),  # a declared text page keeps its signs
+])
+def test_an_answer_without_a_content_type_is_read_as_a_page_where_it_holds_tags(settings, monkeypatch, body,
+                                                                               content_type, text):
+    """An answer naming no Content-Type whose text came before its first tag kept its tags as words."""
+    from app.chatnoir import ChatNoirClient
+
+    client = ChatNoirClient(replace(settings, page_text="full"), ChatNoirStats())
+    response = _page(body, content_type)
+    if not content_type:
+        del response.headers["Content-Type"]
+    monkeypatch.setattr(client, "_send", lambda *args, **kwargs: response)
+    assert client.cached_text(uuid5(NAMESPACE_URL, "x")).split("\n")[-1] == text
+
+
 @pytest.mark.parametrize("encoding", ["utf-8", "cp1252"])
 def test_a_latin1_label_reads_as_windows_1252_and_dense_quotes_are_text(encoding):
     """Browsers read ISO-8859-1 as windows-1252: its quotes are no C1 controls, nor are UTF-8's under that label."""
