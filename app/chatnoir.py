@@ -57,10 +57,14 @@ DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 _MARKUP_START = re.compile(r"\s*<")
-# An answer that names no Content-Type is a page where a tag shows in its first characters, though text comes
-# first ("Some text <p>more</p>" kept its tags as words).
-_A_TAG = re.compile(r"<(?:[A-Za-z][\w:-]*[\s/>]|/[A-Za-z][\w:-]*\s*>|!--)")
+# An answer that names no Content-Type is a page where a tag of a page's elements shows in its first characters,
+# though text comes first ("Some text <p>more</p>" kept its tags as words); "If a <b and b <c" is no tag.
+_A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div|span|br|a|b|i|em|strong|ul|ol|li|"
+                    r"table|tr|td|th|h[1-6]|script|style|article|section|nav|header|footer|main)\b[^<>]*>)", re.I)
 MARKUP_SNIFF_CHARS = 4096
+# How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
+# answer without a Content-Type sniffed for tags), so that a kept cache never serves an older reading.
+PAGE_READING = 3
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.
@@ -103,9 +107,11 @@ MAX_PREVIEW_CHARS = 10_000
 MAX_ID_CHARS = 256
 # Failures that no other topic's search would escape: the key, the address, the service itself.
 _SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected"])
-# A title's or snippet's "<" that opens none of the few tags ChatNoir's highlighting writes (<em>) is the page's
-# own text: read as markup, "Why x<y and ..." lost all after "x".
-_PAGES_OWN_LESS_THAN = re.compile(r"<(?!/?(?:em|b|strong|i|u|br|p|span)\b[^<>]*>)", re.I)
+# A title's or snippet's "<" that opens none of the few tags of highlighting and line breaks (<em>, <br>, <p>), each
+# with attributes that have values, is the page's own text: read as markup, "Why x<y and ..." lost all after "x",
+# and "Is a <b and c> d" all between.
+_PAGES_OWN_LESS_THAN = re.compile(r"<(?!/?(?:em|b|strong|i|u|br|p|span)"
+                                  r"""(?:\s+[\w:-]+=(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"']+))*\s*/?>)""", re.I)
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
@@ -954,9 +960,10 @@ class TextCache:
                                    self.directory, self.unwritable)
 
     def _path(self, doc_id: str) -> Path:
-        """The file of a document's text; `.v2`: with its digest (the files of caches from before are not read)."""
+        """The file of a document's text, named by how it was read (`PAGE_READING`; with its digest since 2): the
+        files of caches from before are not read."""
         name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
-        return self.directory / f"{name}.v2.txt"
+        return self.directory / f"{name}.v{PAGE_READING}.txt"
 
 
 def _without_credentials(url: str) -> str:

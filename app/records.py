@@ -11,6 +11,10 @@ from dataclasses import dataclass
 # The one bound on a document's length: every stage reads at most this prefix (the encoder reads ~1,500
 # characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
 MAX_TEXT_CHARS = 20_000
+# How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
+# embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned), so that a
+# kept cache never serves what an older reading made.
+TEXT_READING = 2
 # Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
@@ -31,11 +35,10 @@ UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-
 _WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
 # Spaces within a line, Unicode's too: a no-break space between words was no space to the sentence splitter and
 # the stance features, and flipped a passage's side.
-_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
-# What `clean_text` changes besides runs of plain spaces and empty lines (harmless): looked for first, since cleaning
-# every text would cost 40 s over 868k passages, read twice.
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+# The characters `clean_text` changes (besides runs of plain spaces, empty lines and spaces at a line's ends).
 _TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|"
-                       "[\t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
+                       "[\t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
 
 
 def encodable(text: str) -> str:
@@ -51,13 +54,28 @@ def visible(text: str) -> bool:
 
 
 def bounded_text(text: str) -> str:
-    """The part of a document's text that the stages read: its first MAX_TEXT_CHARS characters, `encodable`, in
-    Unicode's composed form (NFC: "café" written as "e" and an accent was another word to BM25 and the stance
-    features) and `clean_text` where it holds what cleaning changes (a no-break space, a soft hyphen, a control)."""
-    text = encodable(text[:MAX_TEXT_CHARS])
-    if not unicodedata.is_normalized("NFC", text):
+    """The part of a document's text that the stages read: `encodable`, `clean_text` (a no-break space is a space,
+    a soft hyphen goes), in Unicode's composed form (NFC: "café" written as "e" and an accent was another word to
+    BM25 and the stance features), then its first MAX_TEXT_CHARS characters: a text cut is as long as that, which
+    tells the cut (a debate's title is sought at the end of whole texts only)."""
+    text = text[:2 * MAX_TEXT_CHARS]  # cleaning may shorten it, composing lengthen it
+    ascii_only = text.isascii()  # then it has no surrogates and is composed: half the time of this function saved
+    if not ascii_only:
+        text = encodable(text)
+    if _needs_cleaning(text):
+        text = clean_text(text)
+    if not ascii_only and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return clean_text(text) if _TO_CLEAN.search(text) else text
+    return text[:MAX_TEXT_CHARS]
+
+
+def _needs_cleaning(text: str) -> bool:
+    """Whether `clean_text` would change the text, told without cleaning it: cleaning every text would cost 40 s
+    over 868k passages, read twice, and most need none. Any change counts, so that a text reads the same whether it
+    holds another odd character or not (an args.me conclusion is sought at its text's start)."""
+    if _TO_CLEAN.search(text) or "  " in text or text[:1].isspace() or text[-1:].isspace():
+        return True
+    return "\n" in text and (" \n" in text or "\n " in text or "\n\n" in text)  # most passages are one line
 
 
 def clean_text(text: str) -> str:

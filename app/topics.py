@@ -21,7 +21,7 @@ from lxml import etree
 from .corpus import Defects, json_lines
 from .errors import ToucheError
 from .files import given_file, not_a_file
-from .records import Topic, encodable, record_id, visible
+from .records import Topic, clean_text, encodable, record_id, visible
 
 log = logging.getLogger(__name__)
 
@@ -161,10 +161,13 @@ def _objects(number: str, value) -> tuple[str, str] | None:
 
 
 def clean_field(value) -> str:
-    """A text field with its whitespace collapsed, lone surrogates (valid JSON escapes) replaced and in Unicode's
-    composed form (NFC, as documents are: an object "thé" written as "e" and an accent read as "the"), as every
-    reader gives it; '' for anything but a string and for a text with nothing `visible` in it."""
-    text = unicodedata.normalize("NFC", " ".join(encodable(value).split())) if isinstance(value, str) else ""
+    """A text field cleaned as documents are (`clean_text`: soft hyphens go), with its whitespace collapsed, lone
+    surrogates (valid JSON escapes) replaced and in Unicode's composed form (NFC, as documents are: an object "thé"
+    written as "e" and an accent read as "the"), as every reader gives it; '' for anything but a string and for a
+    text with nothing `visible` in it."""
+    if not isinstance(value, str):
+        return ""
+    text = unicodedata.normalize("NFC", " ".join(clean_text(encodable(value)).split()))
     return text if visible(text) else ""
 
 

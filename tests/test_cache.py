@@ -41,6 +41,13 @@ def test_fingerprint_follows_how_the_corpus_is_read(tmp_path, monkeypatch):
     before = fingerprint(source)
     monkeypatch.setattr("app.cache.JSONL_READING", -1)
     assert fingerprint(source) != before
+    monkeypatch.undo()
+    monkeypatch.setattr("app.cache.TEXT_READING", -1)  # how every text is read: args.me's index too
+    assert fingerprint(source) != before
+    argsme = CorpusSource("argsme", source.paths)
+    argsme_before = fingerprint(argsme)
+    monkeypatch.setattr("app.cache.TEXT_READING", -2)
+    assert fingerprint(argsme) != argsme_before
 
 
 def test_fingerprint_sees_an_edit_in_the_middle_of_a_large_file(tmp_path):

@@ -845,6 +845,9 @@ def test_a_less_than_sign_in_a_title_is_text_and_highlights_are_markup(settings)
     hit = ChatNoirBackend(settings)._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000",
                                           "title": "Why x<y and <em>teachers</em>", "snippet": "p<q>r <EM>tenure</EM>"})
     assert hit is not None and hit.preview == "Why x<y and teachers p<q>r tenure"
+    hit = ChatNoirBackend(settings)._hit({"score": 1.0, "trec_id": "clueweb12-0000tw-00-00000",
+                                          "title": "Is a <b and c> d true?"})
+    assert hit is not None and hit.preview == "Is a <b and c> d true?"  # no highlighting tag: all of it is text
 
 
 def test_a_title_or_snippet_referring_to_control_characters_is_read(settings):
@@ -905,6 +908,7 @@ def _page(body: bytes, content_type: str) -> requests.Response:
 @pytest.mark.parametrize("body, content_type, text", [
     (b"Teachers and tenure <p>Tenure protects <b>academic</b> freedom.</p>", "", "Tenure protects academic freedom."),
     (b"x < y and <3 tenure", "", "x < y and <3 tenure"),  # no tag: text
+    (b"If a <b and b <c then a <c", "", "If a <b and b <c then a <c"),  # "<b and b " opens no tag
     (b"Plain <p> as written", "text/plain", "Plain <p> as written"),  # a declared text page keeps its signs
 ])
 def test_an_answer_without_a_content_type_is_read_as_a_page_where_it_holds_tags(settings, monkeypatch, body,
