@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import JSONL_READING, CorpusSource
-from .records import TEXT_READING
 from .encoder import EMBEDDING_DIM
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_temporaries
+from .records import TEXT_READING
 
 log = logging.getLogger(__name__)
 

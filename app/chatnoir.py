@@ -742,7 +742,8 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
             and parts.scheme in ("http", "https") and not (origin.scheme == "https" and parts.scheme == "http"):
         return target
     shown = f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
-    shown = shown.replace(settings.api_key, "***")
+    if settings.api_key:  # a path may hold the key in any of the forms URLs write it
+        shown = _masked(shown, _key_forms(settings.api_key))
     below = url[len(settings.base_url):]  # "api/v1/_search", "cache"
     advice = ""
     if what == "search" and shown.endswith(below) and shown[:len(shown) - len(below)] != settings.base_url:

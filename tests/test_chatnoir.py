@@ -669,6 +669,19 @@ def test_a_redirect_to_another_host_is_not_followed_and_says_where_it_points(stu
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
 
 
+def test_a_redirect_elsewhere_names_its_address_without_the_key_in_any_form_urls_write_it():
+    """A key with a slash, percent-escaped in the path it points to, was shown as written there."""
+    from app.chatnoir import _redirect_target
+
+    key = "k/ey w+th"
+    for written in (quote(key, safe=""), quote(key, safe="").lower(), quote_plus(key)):
+        response = requests.Response()
+        response.status_code, response.headers["Location"] = 307, f"https://other.example/{written}/cache?x=1"
+        with pytest.raises(ChatNoirRequestError) as error:
+            _redirect_target("https://chatnoir.eu/cache", response, ChatNoirSettings(key), "page")
+        assert str(error.value).startswith("ChatNoir's address redirects (HTTP 307) to https://other.example/***/cache")
+
+
 def test_a_redirect_on_the_same_host_is_followed_with_the_search_body(stub, settings):
     stub.fail("search", "redirect-same")
     assert len(ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)["1"]) == 3
