@@ -347,13 +347,12 @@ class _Utf8Reader(io.RawIOBase):
         super().__init__()
         self.path, self.defects, self.guard = path, defects, guard
         self._raw = path.open("rb")
-        if path.suffix == ".gz":
-            if self._raw.read(2) in (b"\x1f\x8b", b""):
-                self._raw.seek(0)
-                self._raw = gzip.GzipFile(fileobj=self._raw, mode="rb")
-            else:  # plain JSON lines under a .gz name, as `gzip -d -c` of it would give them
-                self._raw.seek(0)
-                defects.plain = True
+        named_gzip, magic = path.name.lower().endswith(".gz"), self._raw.read(2)
+        self._raw.seek(0)
+        if magic == b"\x1f\x8b" or (named_gzip and not magic):  # gzip by its bytes, whatever the file's name
+            self._raw = gzip.GzipFile(fileobj=self._raw, mode="rb")
+        elif named_gzip:  # plain JSON lines under a .gz name, as `gzip -d -c` of it would give them
+            defects.plain = True
         self._encoding, self._decoder = None, None  # chosen by the first bytes
         self._pending, self._offset, self._tail, self._done = b"", 0, b"", False
 

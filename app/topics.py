@@ -29,6 +29,7 @@ TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "re
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000
+MAX_NUMBER_CHARS = 100  # of a topic number: Touché's are 1 to 3 digits
 MAX_TOPICS_BYTES = 64 << 20  # of a topics.xml, read whole to be parsed
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
 MAX_OBJECT_CHARS = 200
@@ -42,8 +43,7 @@ def find_topics_file(input_dir: Path) -> Path:
     for name in TOPIC_FILES:
         if (input_dir / name).is_file():
             return input_dir / name
-    for name in TOPIC_FILES:  # there, but unreadable as a file: say so rather than "no topics"
-        if problem := not_a_file(input_dir / name):
+        if problem := not_a_file(input_dir / name):  # there, but unreadable as a file: not the next one read quietly
             raise ToucheError(f"{input_dir / name}: {problem}")
     # Touché releases its topics as topics-task-1-2020.xml, topics-task2.xml, ...: name one the user can pass.
     named = sorted(path.name for path in (input_dir.iterdir() if input_dir.is_dir() else ())
@@ -86,6 +86,9 @@ def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
         _say_other_topics(path, topics, beside)
     seen: set[str] = set()
     for topic in topics:
+        if len(topic.number) > MAX_NUMBER_CHARS:  # each of a run's lines repeats it: TIRA's limit, after the work
+            raise ToucheError(f"{path}: topic number {topic.number[:20]}... is {len(topic.number):,} characters long "
+                              f"(at most {MAX_NUMBER_CHARS})")
         if topic.number in seen:
             raise ToucheError(f"{path}: duplicate topic number {topic.number}")
         seen.add(topic.number)
@@ -208,18 +211,51 @@ def _xml_field(topic, name: str) -> str:
 
 
 def xml_root(path: Path, data: bytes):
-    """The root element of an XML file's bytes (a UTF-8 BOM allowed), parsed without loading any entity or DTD
-    from outside the file; the entities such a DTD would define are read as HTML's (`_html_entities`)."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True))
-    except etree.XMLSyntaxError as error:
-        # lxml's advice for deep documents and long texts is a parser option, which no user can pass
-        reason = re.sub(r",? (?:use|try) XML_PARSE_HUGE(?: option)?", "", str(error))
-        raise ToucheError(f"{path}: malformed XML: {reason}") from None
+    """The root element of an XML file's bytes, parsed without loading any entity or DTD from outside the file: an
+    entity the file declares from outside is an error, not an empty text; the entities such a DTD would define are
+    read as HTML's (`_html_entities`). A UTF-8 byte order mark decides the encoding, as XML says, whatever the
+    declaration claims; entities the file defines with markup (a `<topic>`) are read as that markup."""
+    if data.startswith(b"\x1f\x8b"):
+        raise ToucheError(f"{path}: gzip-compressed, whatever its name; unpack it first")
+    encoding = "utf-8" if data.startswith(b"\xef\xbb\xbf") else None
+    root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve=False)
+    dtd = root.getroottree().docinfo.internalDTD
+    declared = {entity.name: entity for entity in dtd.iterentities()} if dtd is not None else {}
+    used = [declared[node.name] for node in root.iter() if isinstance(node, etree._Entity) and node.name in declared]
+    if outside := _from_outside(used, declared):
+        raise ToucheError(f"{path}: entity &{outside.name}; stands for {outside.system_url[:200]}, outside the file, "
+                          "which is not read; write its text into the file")
+    if any("<" in (entity.content or "") for entity in used):
+        root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve="internal")
     _html_entities(path, root)
     return root
+
+
+def _from_outside(used: list, declared: dict):
+    """The first entity declared from outside the file that `used` entities stand for, themselves or by the
+    entities their text names; None if none."""
+    seen, waiting = set(), list(used)
+    while waiting:
+        entity = waiting.pop()
+        if entity.name in seen:
+            continue
+        seen.add(entity.name)
+        if entity.system_url:
+            return entity
+        waiting.extend(declared[name] for name in re.findall(r"&([^;&\s]+);", entity.content or "") if name in declared)
+    return None
+
+
+def _parsed(path: Path, data: bytes, encoding: str | None, resolve):
+    """The root of an XML document; a ToucheError saying what is malformed, without the parser's advice on its own
+    options (XML_PARSE_HUGE, xmlCtxtSetMaxAmplification), which no user can act on."""
+    try:
+        return etree.fromstring(data, parser=etree.XMLParser(resolve_entities=resolve, no_network=True,
+                                                             encoding=encoding))
+    except etree.XMLSyntaxError as error:
+        reason = re.sub(r",? (?:use|try) XML_PARSE_HUGE(?: option)?|,? see xmlCtxtSetMaxAmplification\.?"
+                        r"| \(<string>, line \d+\)$", "", str(error))
+        raise ToucheError(f"{path}: malformed XML: {reason}") from None
 
 
 def _html_entities(path: Path, root) -> None:
@@ -260,7 +296,11 @@ def _read_xml(path: Path) -> list[Topic]:
     root = xml_root(path, data)
     topics = []
     for element in named(root, "topic"):  # `<topics xmlns="...">` too
-        written = (element.get("number") or _text(element, "number", "num", "qid")).strip()
+        attribute, child = (element.get("number") or "").strip(), _text(element, "number", "num", "qid")
+        if attribute and child and attribute != child:
+            log.warning("topic %s: its number is %s by attribute, %s by <number>; numbered %s", attribute,
+                        attribute, child, attribute)
+        written = _without_format_characters(attribute or child)
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:
             raise ToucheError(f"{path}: a <topic> lacks its number or title (line {element.sourceline})")
@@ -270,6 +310,12 @@ def _read_xml(path: Path) -> list[Topic]:
         topics.append(bounded_topic(number, title, _xml_field(element, "description"),
                                     _xml_field(element, "narrative"), _xml_field(element, "objects")))
     return topics
+
+
+def _without_format_characters(number: str) -> str:
+    """A topic number as qrels write it: without invisible format characters (a right-to-left mark pasted with it
+    made a number no judgement names)."""
+    return "".join(char for char in number if unicodedata.category(char) != "Cf")
 
 
 def _json_topic(record: dict) -> Topic | None:

@@ -689,6 +689,20 @@ def test_plain_json_lines_under_a_gz_name_are_read_as_they_are(tmp_path, caplog)
     assert caplog.messages == ["passages.jsonl.gz: read as it is: not gzip-compressed, whatever its name"]
 
 
+def test_gzip_is_told_by_its_bytes_whatever_the_name(tmp_path, caplog):
+    """A gzipped passages.jsonl was read as its bytes ("no line holds a JSON object", after thousands of "replaced
+    undecodable bytes"), as was --corpus Passages.JSONL.GZ (the name's case decided)."""
+    packed = gzip.compress(json.dumps({"id": "a", "contents": "tea"}).encode() + b"\n")
+    (tmp_path / "passages.jsonl").write_bytes(packed)
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a"]
+    (tmp_path / "passages.jsonl").rename(tmp_path / "Passages.JSONL.GZ")
+    with caplog.at_level(logging.WARNING):
+        assert [d.doc_id for d in read_documents(choose_source(tmp_path, "local", tmp_path / "Passages.JSONL.GZ",
+                                                               False))] == ["a"]
+    assert not caplog.messages
+
+
 @pytest.mark.parametrize("damage", ["truncated", "not gzip"])
 def test_a_damaged_gzip_is_a_one_line_error_naming_the_file(tmp_path, damage):
     data = gzip.compress(b"".join(b'{"id": "p%d", "contents": "text %d"}\n' % (i, i) for i in range(5000)))

@@ -1,3 +1,4 @@
+import gzip
 import json
 import re
 from pathlib import Path
@@ -161,6 +162,55 @@ def test_entities_a_dtd_outside_the_file_defines_are_read_as_html(tmp_path, capl
         read_topics(tmp_path)
 
 
+def test_entities_with_markup_are_read_as_it_and_entities_from_outside_are_an_error(tmp_path):
+    """An entity standing for a <topic> or <objects> was dropped, its topic with it; one standing for a file's text
+    (never read) was an empty text: 'Tea or &x; coffee?' read as 'Tea or coffee?'."""
+    (tmp_path / "topics.xml").write_text(
+        '<!DOCTYPE topics [<!ENTITY t "<topic><number>9</number><title>Tea?</title></topic>">'
+        '<!ENTITY o "<objects>tea, coffee</objects>"><!ENTITY co "coffee">]>'
+        "<topics>&t;<topic><number>1</number><title>Tea or &co;?</title>&o;</topic></topics>")
+    assert [(topic.number, topic.title, topic.objects) for topic in read_topics(tmp_path)] == [
+        ("9", "Tea?", None), ("1", "Tea or coffee?", ("tea", "coffee"))]
+    for declared, used in [('<!ENTITY x SYSTEM "file:///etc/hostname">', "&x;"),
+                           ('<!ENTITY x SYSTEM "file:///etc/hostname"><!ENTITY y "a &x; b">', "&y;")]:
+        (tmp_path / "topics.xml").write_text(f"<!DOCTYPE topics [{declared}]><topics><topic><number>1</number>"
+                                             f"<title>Tea or {used} coffee?</title></topic></topics>")
+        with pytest.raises(ToucheError, match=r"topics.xml: entity &x; stands for file:///etc/hostname, outside the "
+                                              "file, which is not read"):
+            read_topics(tmp_path)
+
+
+def test_a_byte_order_mark_decides_the_encoding_and_compression_is_told_by_the_bytes(tmp_path):
+    """XML reads a document by its BOM whatever its declaration says: 'Café' under a Latin-1 declaration was 'CafÃ©'."""
+    for declared in ("ISO-8859-1", "UTF-16"):
+        (tmp_path / "topics.xml").write_bytes(f'\ufeff<?xml version="1.0" encoding="{declared}"?><topics><topic>'
+                                              "<number>1</number><title>Café?</title></topic></topics>".encode())
+        assert read_topics(tmp_path)[0].title == "Café?"
+    (tmp_path / "topics.xml").write_bytes(gzip.compress(b"<topics/>"))
+    with pytest.raises(ToucheError, match=r"topics.xml: gzip-compressed, whatever its name; unpack it first$"):
+        read_topics(tmp_path)
+
+
+def test_topic_numbers_are_read_as_qrels_write_them(tmp_path, caplog):
+    """A right-to-left mark pasted with a number made a topic no qrels judge; a number of 100,000 digits, repeated on
+    every line, made a run TIRA rejects, said only after the work; a number attribute beside a <number> that says
+    otherwise is said."""
+    (tmp_path / "topics.xml").write_text('<topics><topic><number>\u200f7\u202c</number><title>Tea?</title></topic>'
+                                         '<topic number="8"><number>9</number><title>Coffee?</title></topic></topics>')
+    assert [topic.number for topic in read_topics(tmp_path)] == ["7", "8"]
+    assert "topic 8: its number is 8 by attribute, 9 by <number>; numbered 8" in caplog.text
+    (tmp_path / "topics.xml").write_text(f"<topics><topic><number>{'1' * 101}</number><title>Tea?</title></topic>"
+                                         "</topics>")
+    with pytest.raises(ToucheError, match=r"topic number 1{20}\.\.\. is 101 characters long \(at most 100\)"):
+        read_topics(tmp_path)
+
+
+def test_malformed_xml_is_said_without_the_parsers_own_terms(tmp_path):
+    (tmp_path / "topics.xml").write_text("<topics><topic></topics>")
+    with pytest.raises(ToucheError, match=r"malformed XML: .*line 1, column \d+$"):  # not "(<string>, line 1)"
+        read_topics(tmp_path)
+
+
 def test_topics_in_a_default_namespace_are_read(tmp_path):
     """`<topics xmlns="...">` was "no topics found"."""
     (tmp_path / "topics.xml").write_text('<topics xmlns="http://example.org/touche"><topic><number>1</number>'
@@ -239,6 +289,9 @@ def test_a_lone_surrogate_in_a_query_becomes_a_replacement_character(tmp_path):
 ])
 def test_a_topics_file_that_is_no_file_is_named(tmp_path, make, problem):
     make(tmp_path / "topics.xml")
+    with pytest.raises(ToucheError, match=f"topics.xml: .*{problem}"):
+        read_topics(tmp_path)
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "Tea or coffee?"}\n')  # was read, quietly
     with pytest.raises(ToucheError, match=f"topics.xml: .*{problem}"):
         read_topics(tmp_path)
 
