@@ -115,6 +115,18 @@ def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir"
     if cache == output or output in cache.parents:
         raise ToucheError(f"cache directory {cache_dir} lies in the output {output_dir}, which TIRA keeps whole: "
                           f"choose another {flag}")
+    writable = cache_dir if there else existing
+    if writable is not None and not os.access(writable, os.W_OK | os.X_OK):  # a filled read-only cache still serves
+        reason = "a read-only file system" if _read_only(writable) else "permission denied"
+        log.warning("cache directory %s cannot be written (%s): what this run computes is not kept for the next; "
+                    "pass a writable directory to %s", cache_dir, reason, flag)
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:

@@ -214,7 +214,9 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
     handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=path.parent)
+    lock = os.dup(handle)  # locked until the rename: another run removes only temporaries it can lock
     try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
         os.chmod(temporary, 0o644)
@@ -225,6 +227,27 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    finally:
+        os.close(lock)
+
+
+def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
+    """Remove `atomic_file`'s temporaries of `prefix` in `directory` that no process is writing (their lock free): a
+    run killed while writing leaves its own; one writing into the same directory now keeps its."""
+    for path in directory.glob(prefix + "*" + TEMPORARY_SUFFIX):
+        try:
+            descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # gone already, a link, unreadable: unlinked as before, if it can be
+            path.unlink(missing_ok=True)
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: being written
+            continue
+        else:
+            path.unlink(missing_ok=True)
+        finally:
+            os.close(descriptor)
 
 
 # How long a temporary file (`atomic_file`'s) may go unwritten before it counts as a killed process's: a write in

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import TEMPORARY_SUFFIX, atomic_file, discard_output, os_reason, prepare_output
+from .files import atomic_file, discard_output, os_reason, prepare_output, remove_abandoned_temporaries
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
 
@@ -73,8 +73,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
     try:
-        for stale in output_dir.glob(_TEMPORARY_PREFIX + "*" + TEMPORARY_SUFFIX):  # left by a killed run
-            stale.unlink(missing_ok=True)
+        remove_abandoned_temporaries(output_dir, _TEMPORARY_PREFIX)  # a killed run's, not a running one's
         with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file

@@ -173,6 +173,24 @@ def test_an_entry_that_cannot_be_searched_is_built_again_not_the_end_of_the_run(
     assert "ignoring the damaged index cache" in caplog.text and "Permission denied" in caplog.text
 
 
+def test_embeddings_that_cannot_be_looked_at_are_computed_again_not_the_end_of_the_run(tmp_path, monkeypatch):
+    """An entry of mode 000 (a cache root made in a container, reused by a host user) ended the run after the model
+    load: "embeddings-....npz: permission denied" (exists() raises EACCES)."""
+    from pathlib import Path
+
+    exists = Path.exists
+
+    def unsearchable(path, *args, **kwargs):
+        if path.suffix == ".npz":
+            raise PermissionError(13, "Permission denied", str(path))
+        return exists(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", unsearchable)
+    monkeypatch.setattr(Path, "is_symlink", unsearchable)
+    store = CorpusCache(tmp_path, "key").embeddings("minilm")
+    assert store.missing(["a"]) == ["a"]
+
+
 def test_cache_files_that_are_no_regular_files_are_damage_not_a_hang(tmp_path, caplog):
     """An embeddings file that is a FIFO held the run for ever; a `complete` mark linked to /dev/zero was read until
     the memory ran out."""

@@ -205,6 +205,23 @@ def test_a_cache_directory_that_cannot_be_reached_names_its_variable(tmp_path, m
         "$XDG_CACHE_HOME)" in result.stderr
 
 
+def test_a_cache_directory_that_cannot_be_written_is_said_before_the_work(tmp_path, monkeypatch, caplog):
+    """A read-only cache was said only after the index build and the encoding (an hour on a large corpus), and the
+    next run silently computed it all again. A filled read-only cache still serves, so it is a warning."""
+    import os
+
+    from app.cli import check_cache_dir
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    check_cache_dir(cache, tmp_path / "out", "--cache-dir (it came from $XDG_CACHE_HOME)")
+    assert not caplog.text
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != cache)
+    check_cache_dir(cache, tmp_path / "out", "--cache-dir (it came from $XDG_CACHE_HOME)")
+    assert (f"cache directory {cache} cannot be written (permission denied): what this run computes is not kept for "
+            "the next; pass a writable directory to --cache-dir (it came from $XDG_CACHE_HOME)") in caplog.text
+
+
 def test_stance_depth_help_names_the_pipelines_default():
     from app.settings import STANCE_DEPTH
 

@@ -42,6 +42,24 @@ def test_write_is_atomic_and_refuses_to_overwrite(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
 
 
+def test_a_killed_runs_temporary_goes_and_a_running_ones_stays(tmp_path):
+    """A run into the same directory removed the other's half-written run.txt, which then failed after its work
+    ("cannot write run.txt: no such file or directory")."""
+    import fcntl
+    import os
+
+    killed, running = tmp_path / ".run.killed.tmp", tmp_path / ".run.running.tmp"
+    killed.write_text("1 Q0 d0 1 3.0 t\n")
+    running.write_text("1 Q0 d0 1 3.0 t\n")
+    descriptor = os.open(running, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)  # as atomic_file holds it while it writes
+        write_run(rows_for(), tmp_path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [".run.running.tmp", "run.txt"]
+    finally:
+        os.close(descriptor)
+
+
 def test_overwriting_replaces_a_gzipped_run_too(tmp_path):
     """TIRA rejects an output holding both run.txt and run.txt.gz."""
     with gzip.open(tmp_path / "run.txt.gz", "wt") as out:
