@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -216,7 +216,8 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
     handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=path.parent)
     lock = os.dup(handle)  # locked until the rename: another run removes only temporaries it can lock
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        with suppress(OSError):  # a file system without locks (ENOLCK) still takes the file
+            fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
         os.chmod(temporary, 0o644)
