@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import logging
 import math
+import re
 import statistics
 import zlib
 from collections import defaultdict
@@ -19,7 +20,8 @@ from sklearn.metrics import f1_score
 from .errors import ToucheError, counted
 from .files import os_reason
 from .records import DECIMAL, INTEGER
-from .runfile import STANCE_LABELS, locate_run, open_run
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS
+from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,15 @@ MEASURES = {
 # Touché grades run from -2 to 3. trec_eval's nDCG takes memory for each grade up to the highest (2**31 - 1: 16 GB
 # and a hang in C, deaf to SIGTERM; under a memory cap, scores of 0 for a perfect run).
 MAX_GRADE = 1000
+STANCE_ORDER = (COMPARATIVE_LABELS, CONTROVERSIAL_LABELS)  # as errors list them
 MAX_LINE_CHARS = 1 << 16  # of a qrels line
+# Of a qrels file, read whole: official qrels hold kilobytes to a few MB; 117 kB gzipped of 10 million lines took
+# 1.5 GB and 28 s.
+MAX_QRELS_CHARS = 64 << 20
+# A grade as trec_eval reads it (C's atol): an integer, or one written with zero decimals ("4.0", as Touché 2020
+# Task 1's first qrels write them); Python's int() also takes "1_0" and other scripts' digits, which atol reads as
+# 1 and 0, and "1.5" would be 1 to trec_eval and 1.5 to others.
+_GRADE = re.compile(r"([+-]?[0-9]+)(?:\.0*)?")
 
 
 @dataclass
@@ -53,16 +63,20 @@ def open_qrels(path: Path) -> "_BoundedLines":
 
 
 class _BoundedLines:
-    """A text file's lines, each of at most MAX_LINE_CHARS (a longer one is a ValueError): a qrels line is a few
-    dozen characters, and an endless one (`--qrels /dev/zero`) filled the memory."""
+    """A text file's lines, each of at most MAX_LINE_CHARS and all of at most MAX_QRELS_CHARS (past them a
+    ValueError): a qrels line is a few dozen characters, and an endless one (`--qrels /dev/zero`) filled the memory."""
 
     def __init__(self, stream: TextIO):
         self.stream = stream
 
     def __iter__(self) -> Iterator[str]:
+        read = 0
         for number, line in enumerate(iter(lambda: self.stream.readline(MAX_LINE_CHARS + 1), ""), 1):
             if len(line.rstrip("\n")) > MAX_LINE_CHARS:
                 raise ValueError(f"line {number} is longer than {MAX_LINE_CHARS:,} characters")
+            read += len(line)
+            if read > MAX_QRELS_CHARS:
+                raise ValueError(f"more than {MAX_QRELS_CHARS >> 20} MB of judgements (Touché's hold kilobytes)")
             yield line
 
     def __enter__(self) -> "_BoundedLines":
@@ -95,14 +109,22 @@ def judged_once(path: Path, judgements: Iterable[tuple[tuple[str, str], object]]
 
 
 def _graded(lines: Iterable[str]) -> Iterator[tuple[tuple[str, str], int]]:
-    """((topic, document), grade) of each qrels line, its grade read as trec_eval reads it: Python's int() (and
-    ir_measures' reader) also takes "1_0" and other scripts' digits, which trec_eval reads as 1 and 0."""
+    """((topic, document), grade) of each qrels line, its grade read as trec_eval reads it (`_GRADE`)."""
+    for number, columns in _columns(lines, 4):
+        qid, _iteration, doc_id, grade = columns
+        if not (match := _GRADE.fullmatch(grade)):
+            raise ValueError(f"line {number}: grade {grade!r} is not an integer as trec_eval reads it")
+        yield (qid, doc_id), max(int(match[1]), 0)
+
+
+def _columns(lines: Iterable[str], count: int) -> Iterator[tuple[int, list[str]]]:
+    """(line number, columns) of each line that is not blank; a line of another number of columns is a ValueError
+    naming it (in a run of a million lines, "not enough values to unpack" could not be found)."""
     for number, line in enumerate(lines, 1):
-        if line.strip():
-            qid, _iteration, doc_id, grade = line.split()
-            if not INTEGER.fullmatch(grade):
-                raise ValueError(f"line {number}: grade {grade!r} is not an integer as trec_eval reads it")
-            yield (qid, doc_id), max(int(grade), 0)
+        if columns := line.split():
+            if len(columns) != count:
+                raise ValueError(f"line {number}: {len(columns)} columns, not {count}")
+            yield number, columns
 
 
 def read_qrels(path: Path) -> list[ir_measures.Qrel]:
@@ -126,21 +148,19 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
     twice = []
     try:
         with open_run(path) as lines:
-            for line in lines:
-                if line.strip():
-                    qid, stance, doc_id, rank, score, _tag = line.split()
-                    value = float(score)
-                    if not math.isfinite(value):  # trec_eval would rank it anywhere
-                        raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
-                    if not DECIMAL.fullmatch(score):  # float() takes "1_0" and other scripts' digits; trec_eval not
-                        raise ValueError(f"score {score!r} of {doc_id} for topic {qid} is not a number as trec_eval "
-                                         "reads numbers")
-                    key, line_rank = (qid, doc_id), _rank(rank)
-                    if key in best:
-                        twice.append(key)
-                        if (value, -line_rank) <= best[key][:2]:
-                            continue
-                    best[key] = (value, -line_rank, stance)
+            for _, (qid, stance, doc_id, rank, score, _tag) in _columns(lines, 6):
+                value = float(score)
+                if not math.isfinite(value):  # trec_eval would rank it anywhere
+                    raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
+                if not DECIMAL.fullmatch(score):  # float() takes "1_0" and other scripts' digits; trec_eval not
+                    raise ValueError(f"score {score!r} of {doc_id} for topic {qid} is not a number as trec_eval "
+                                     "reads numbers")
+                key, line_rank = (qid, doc_id), _rank(rank)
+                if key in best:
+                    twice.append(key)
+                    if (value, -line_rank) <= best[key][:2]:
+                        continue
+                best[key] = (value, -line_rank, stance)
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not best:
@@ -151,10 +171,27 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                     "best-scored line, as Touché's evaluation reads it (`touche validate` rejects such a run)",
                     path, counted(len(set(twice)), "document"), doc_id, qid)
     scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _, _) in best.items()]
+    _say_ties(path, scored)
     if scored[0].query_id.startswith("\ufeff"):  # as `touche validate` warns: the official evaluation reads it so
         log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
                     "as trec_eval reads it; scored so", path, scored[0].query_id[1:])
     return scored, {key: stance for key, (_, _, stance) in best.items()}
+
+
+def _say_ties(path: Path, scored: list[ir_measures.ScoredDoc]) -> None:
+    """Warn where a topic gives documents equal scores: trec_eval (and ir_measures) order them by document id,
+    descending, whatever the rank column says, and so are they scored here; an evaluator that follows the ranks
+    scores them otherwise."""
+    scores = defaultdict(set)
+    tied = set()
+    for doc in scored:
+        if doc.score in scores[doc.query_id]:
+            tied.add(doc.query_id)
+        scores[doc.query_id].add(doc.score)
+    if tied:
+        log.warning("%s: documents of equal scores in %s (e.g. topic %s); scored as trec_eval orders them, by "
+                    "document id (descending), not by rank", path, counted(len(tied), "topic"),
+                    min(tied, key=topic_order))
 
 
 def _rank(text: str) -> float:
@@ -170,8 +207,7 @@ def read_stance_qrels(path: Path) -> dict[tuple[str, str], str]:
     """{(qid, doc_id): stance label} of a stance qrels file (`qid 0 doc_id LABEL`), a label judged twice its last."""
     try:
         with open_qrels(path) as lines:
-            return judged_once(path, (((qid, doc_id), label) for qid, _, doc_id, label
-                                      in (line.split() for line in lines if line.strip())))
+            return judged_once(path, (((qid, doc_id), label) for _, (qid, _, doc_id, label) in _columns(lines, 4)))
     except (OSError, ValueError, EOFError, zlib.error) as error:
         raise _unreadable(path, "stance qrels", error) from None
 
@@ -200,6 +236,9 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
                 raise ToucheError(f"{run}: none of its topics is judged in {path}")
         else:
             kept = _relevance_topics({qrel.query_id for qrel in judgements}, judged_topics, path, qrels)
+            if not {doc.query_id for doc in scored} & kept:  # its means were 0.0000, said as scores
+                raise ToucheError(f"{run}: none of its topics is judged in {path} (of the topics {qrels.name} "
+                                  "judges)")
             judgements = [qrel for qrel in judgements if qrel.query_id in kept]
         _say_coverage(run, scored, judgements, path)
         for name, measure in MEASURES.items():
@@ -210,6 +249,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             mean[key] = statistics.fmean(values.values()) if values else 0.0
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
+        _check_stance_labels(stance_qrels, set(truth.values()))
         kept = _relevance_topics({qid for qid, _ in truth}, judged_topics, stance_qrels, qrels)
         if truth and not kept:
             raise ToucheError(f"{stance_qrels}: judges none of the topics {qrels} judges")
@@ -226,7 +266,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         if not pairs:
             log.warning("%s: none of its documents is judged in %s: its stance macro-F1 is 0 (the stance qrels of "
                         "another corpus?)", run, stance_qrels.name)
-        elif all(label == "Q0" for _, label in pairs):
+        elif all(label in NO_STANCE for _, label in pairs):
             log.warning("%s: labels no stance (Q0) on the documents %s judges: its stance macro-F1 is 0", run,
                         stance_qrels.name)
         # Macro-F1 over every label the judgements use, as Touché's evaluation averages it: a judged label the run
@@ -267,14 +307,23 @@ def topic_order(qid: str) -> tuple[int, str]:
     return len(qid), qid
 
 
+def _check_stance_labels(stance_qrels: Path, judged: set[str]) -> None:
+    """Stance qrels none of whose labels is a stance label (relevance grades 0, 1, 2) are an error naming them."""
+    if judged and not judged & set().union(*STANCE_LABELS.values()):
+        raise ToucheError(f"{stance_qrels}: its labels ({', '.join(sorted(judged)[:10])}) are no stance labels "
+                          f"({' | '.join(', '.join(labels) for labels in STANCE_ORDER)}): relevance qrels?")
+
+
 def _check_task(run: Path, stance_qrels: Path, given: set[str], judged: set[str]) -> None:
     """A run whose stance labels all belong to the other task than the judgements' is an error, not a macro-F1 of
-    0; NO is both tasks' label, so the other labels tell the task."""
-    given, judged = given - {"Q0", "NO"}, judged - {"NO"}
+    0; NO is both tasks' label, so the other labels tell the task. Labels in small letters are said as such."""
+    given, judged = given - NO_STANCE - {"NO"}, judged - {"NO"}
     tasks = [labels for labels in STANCE_LABELS.values() if judged <= labels] or [judged]
     if given and judged and not given & tasks[0]:  # all the run's sides would be misses
+        advice = ("labels are written in capitals, as the judgements write them" if {label.upper() for label in given}
+                  & tasks[0] else "a run of another task?")
         raise ToucheError(f"{run}: its stance labels ({', '.join(sorted(given))}) are none of those in "
-                          f"{stance_qrels} ({', '.join(sorted(judged))}); a run of another task?")
+                          f"{stance_qrels} ({', '.join(sorted(judged))}); {advice}")
 
 
 def _macro_f1(pairs: list[tuple[str, str]], labels: set[str]) -> float:

@@ -26,6 +26,9 @@ MAX_LISTED = 1000  # errors, and warnings, listed by `touche validate`; the rest
 # TIRA's check_format: a run holds at least this many lines and topics.
 MIN_LINES, MIN_TOPICS = 5, 3
 STANCE_LABELS = {"comparative": set(COMPARATIVE_LABELS), "controversial": set(CONTROVERSIAL_LABELS)}
+# A run line's second column where it labels no stance: Touché's Q0, and trec_eval's plain runs' 0 (a Touché 2020/21
+# Task 1 run written so), which TIRA accepts.
+NO_STANCE = frozenset({"Q0", "0"})
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
@@ -262,7 +265,8 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)
     stances.add(stance)
-    by_topic[qid].append((rank, score, doc_id, number))
+    # A byte order mark's line ranks in its topic: the mark is said above, not as a gap there (TIRA accepts it).
+    by_topic[qid.removeprefix("\ufeff")].append((rank, score, doc_id, number))
 
 
 def foreseen_problems(topics: int, per_topic: int) -> dict[str, str]:
@@ -286,7 +290,7 @@ def _check_run(result, by_topic, tags, stances, task) -> None:
         result.errors.append(problem)
     if len(tags) > 1:
         result.errors.append(f"the run has {len(tags)} tags ({', '.join(sorted(tags))}); exactly one is allowed")
-    labels = stances - {"Q0"}
+    labels = stances - NO_STANCE
     allowed = [STANCE_LABELS[task]] if task else list(STANCE_LABELS.values())
     if labels and not any(labels <= choice for choice in allowed):
         whose = f"the {task} task's" if task else "one task's set"

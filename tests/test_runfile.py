@@ -182,10 +182,19 @@ def test_a_rejected_line_is_one_error_not_also_a_gap_in_its_topic(tmp_path, bad)
 
 
 def test_a_byte_order_mark_is_named(tmp_path):
+    """Named, and the run passes, as TIRA's check_format passes it: it was also "topic 1: ranks are not 1..2"."""
     result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0]] + GOOD[1:]))
     assert result.warnings == ["line 1: a byte order mark (U+FEFF) before topic '1' makes it another topic"]
+    assert result.ok
     result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0].replace("d1", "d<1>")] + GOOD[1:]))
     assert result.warnings[1] == "line 1: special characters in an id"
+
+
+def test_a_plain_trec_run_labels_no_stance_with_0(tmp_path):
+    """Column 2 of trec_eval's runs, which TIRA accepts: it was "stance labels 0 are not one task's set"."""
+    plain = [line.replace(" Q0 ", " 0 ") for line in GOOD]
+    assert validate_run(write_lines(tmp_path, plain)).ok
+    assert validate_run(write_lines(tmp_path, plain), task="controversial").ok
 
 
 def test_ties_and_scientific_notation_are_warnings(tmp_path):
