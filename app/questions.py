@@ -227,6 +227,8 @@ _NAMELIKE = PERSONAL | frozenset({"it"})
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "vice", "versa"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")
+_SENTENCE_END = re.compile(r"[.!?]")
+_OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
 
 
 def spans_of(tags: list[str], tag: str) -> list[tuple[int, int]]:
@@ -263,12 +265,20 @@ class ObjectSpans:
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
         self.names = set() if shouted else {i for i, t in enumerate(tokens)
                                             if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
+        # a capital "A" within a sentence names something ("plan A", "vitamin A", "Is A better than B?"); the
+        # article opens one
+        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and i > 0 and i not in self.breaks
+                       and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])}
 
     def edge(self, i: int) -> bool:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
 
     def text(self, s: int, e: int) -> str:
-        return " ".join(self.question[self.tokens[s].start:self.tokens[e - 1].end].split())
+        """The question's own text of tokens s..e, with a sign opening the first word (".NET", "$100", "#MeToo")."""
+        start = self.tokens[s].start
+        if start and self.question[start - 1] in _OPENING_SIGNS and (start == 1 or self.question[start - 2].isspace()):
+            start -= 1
+        return " ".join(self.question[start:self.tokens[e - 1].end].split())
 
     def joined(self, i: int) -> bool:
         """Whether token i is one word with the token before it ("Coca-Cola", "TCP/IP": no space between)."""

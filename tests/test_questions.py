@@ -183,6 +183,9 @@ def test_model_analyzes_many_questions_at_once(model):
     ("Why is Linux MUCH better than Windows?", ("Linux", "Windows")),
     ("IS iPHONE BETTER THAN ANDROID?", ("iPHONE", "ANDROID")),  # a question in capitals: its words as they are
     ("IS IT BETTER TO BUY OR RENT?", ("BUY", "RENT")),
+    ("Is vitamin A better than vitamin B?", ("vitamin A", "vitamin B")),  # was "vitamin": "A" read as the article
+    ("Is A better than B?", ("A", "B")),
+    ("Should I buy a Mac or a PC? A Mac is dearer.", ("Mac", "PC")),  # opening a sentence, "A" is the article
 ])
 def test_model_objects_of_choices_and_names_in_capitals(model, question, objects):
     assert model.analyze(question).objects == objects
@@ -206,6 +209,8 @@ def test_model_objects_of_choices_and_names_in_capitals(model, question, objects
     ("Which is better,  green   tea or coffee?", ("green tea", "coffee")),  # spaces as in the question
     ("PC-vs-Mac: which is better?", ("PC", "Mac")),  # the comparison joins no words
     ("Which is better, PC-or-Mac?", ("PC", "Mac")),
+    ("Should I learn .NET or Java?", (".NET", "Java")),  # was "NET"
+    ("Is a $100 phone better than a $1000 one?", ("$100 phone", "$1000")),
 ])
 def test_model_objects_are_whole_names(model, question, objects):
     assert model.analyze(question).objects == objects
