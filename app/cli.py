@@ -80,6 +80,16 @@ def resolve_dir(flag: Optional[Path], variables: tuple[str, ...], child: str = "
     return Path(os.environ[name]) / child if name is not None else None
 
 
+def _ignore_relative(variables: tuple[str, ...]) -> None:
+    """Unset each of the XDG `variables` that holds a relative path, with a warning: the XDG Base Directory
+    specification calls such a value invalid, to be ignored (it put the cache wherever the run was started)."""
+    for name in variables:
+        value = os.environ.get(name, "").strip()
+        if value and not os.path.isabs(value):
+            log.warning("ignoring $%s=%s: not an absolute path, which the XDG specification asks for", name, value)
+            del os.environ[name]
+
+
 def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) -> str:
     """The option to name in an error about a directory: the flag, and the variable it came from if not given."""
     name = first_set(variables) if flag_value is None else None
@@ -337,6 +347,8 @@ def run(
         check_temporary_directory()  # before torch's import too
         if device == "cuda":
             check_cuda()
+        if cache_dir is None:
+            _ignore_relative(CACHE_VARIABLES)
         cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)
         cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
         if cache_dir is not None:

@@ -222,6 +222,21 @@ def test_a_cache_directory_that_cannot_be_written_is_said_before_the_work(tmp_pa
             "the next; pass a writable directory to --cache-dir (it came from $XDG_CACHE_HOME)") in caplog.text
 
 
+def test_a_relative_xdg_cache_home_is_ignored_as_the_specification_asks(monkeypatch, caplog):
+    """It put the cache under whatever directory the run was started in."""
+    import os
+
+    from app.cli import CACHE_VARIABLES, _ignore_relative
+
+    monkeypatch.setenv("XDG_CACHE_HOME", "relx")
+    _ignore_relative(CACHE_VARIABLES)
+    assert "XDG_CACHE_HOME" not in os.environ
+    assert "ignoring $XDG_CACHE_HOME=relx: not an absolute path" in caplog.text
+    monkeypatch.setenv("XDG_CACHE_HOME", "/var/cache")
+    _ignore_relative(CACHE_VARIABLES)
+    assert os.environ["XDG_CACHE_HOME"] == "/var/cache"
+
+
 def test_stance_depth_help_names_the_pipelines_default():
     from app.settings import STANCE_DEPTH
 
