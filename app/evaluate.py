@@ -19,8 +19,7 @@ from sklearn.metrics import f1_score
 
 from .errors import ToucheError, counted
 from .files import os_reason
-from .records import DECIMAL, INTEGER
-from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
 from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run
 
 log = logging.getLogger(__name__)

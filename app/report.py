@@ -169,8 +169,6 @@ def _score_run(name: str, path: Path, qrels: dict[str, Path], measures: Sequence
     evaluation = evaluate_scored(run, scored, stances, qrels["relevance"], qrels.get("quality"), qrels.get("stance"))
     retrieved = {doc.query_id for doc in scored} & set(_judged_topics(evaluation))
     topics = sorted(evaluation.per_topic, key=topic_order)
-    if "quality" in qrels and not any(f"quality {PLOTTED[0]}" in scores for scores in evaluation.per_topic.values()):
-        raise ToucheError(f"{qrels['quality']}: judges no topic")
     intervals = {measure: bootstrap_interval(_values(evaluation, measure, topics)) for measure in measures}
     confusion = stance_confusion(stances, evaluation.stance_truth) if "stance" in qrels else None
     return RunScores(name, path, evaluation, intervals, len(retrieved), confusion), retrieved

@@ -297,7 +297,8 @@ def test_tied_scores_are_said_and_ordered_as_trec_eval_orders_them(tmp_path, cap
     by_id = ["1 Q0 c 1 3.0 t", "1 Q0 b 2 2.0 t", "1 Q0 a 3 1.0 t", "2 Q0 x 1 2.0 t", "2 Q0 y 2 1.0 t"]
     assert (evaluate_run(write(tmp_path, "run.txt", tied), write(tmp_path, "q", QRELS)).mean
             == evaluate_run(write(tmp_path, "by-id.txt", by_id), tmp_path / "q").mean)
-    assert "run.txt: documents of equal scores in 1 topic (e.g. topic 1); scored as trec_eval orders them" in caplog.text
+    assert ("run.txt: documents of equal scores in 1 topic (e.g. topic 1); scored as trec_eval orders them"
+            in caplog.text)
 
 
 def test_qrels_of_more_than_the_bound_are_read_no_further(tmp_path, monkeypatch):
