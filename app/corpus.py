@@ -28,7 +28,8 @@ import numpy as np
 
 from .errors import ToucheError, counted
 from .files import bom_encoding, given_file, not_a_file
-from .records import DECIMAL, Candidate, Document, bounded_text, record_id, record_score, scores_or_order, visible
+from .records import (DECIMAL, Candidate, Document, bounded_text, query_id, record_id, record_score, scores_or_order,
+                      visible)
 
 log = logging.getLogger(__name__)
 
@@ -797,7 +798,7 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
-            qid, doc_id, text = record_id(record["qid"]), record_id(record["docno"]), record.get("text")
+            qid, doc_id, text = query_id(record["qid"]), record_id(record["docno"]), record.get("text")
         except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
             if first is None and isinstance(record, dict):
                 first = list(record)  # its names only: a record's text may be megabytes
@@ -829,6 +830,10 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
     candidates = {qid: found.candidates(qid) for qid, found in best.items()}
+    if beyond := [qid for qid, found in best.items() if found.lines > found.limit]:
+        log.warning("%s: %d of its queries hold more than %d candidates (e.g. %s: %d); the first stage's best %d of "
+                    "each are ranked (--candidates)", source.name, len(beyond), per_query, beyond[0],
+                    best[beyond[0]].lines, per_query)
     orders = Counter(found.order for found in best.values())
     if orders["file"]:
         log.warning("%s: %d of its queries ranked in the file's order: a score and a rank missing or no finite "

@@ -12,6 +12,7 @@ this module: the core run never imports pyterrier.
 
 from __future__ import annotations
 
+import logging
 import numbers
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,9 @@ from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candi
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS
 from .errors import ToucheError
-from .records import Candidate, Document, Topic, bounded_text, record_id, visible
+
+log = logging.getLogger(__name__)
+from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, visible
 from .runfile import falling_scores
 from .settings import STANCE_MODELS, RunSettings
 from .topics import bounded_topic, clean_field, read_topics
@@ -174,7 +177,7 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
     columns = [inp[name] if name in inp else pd.Series([None] * len(inp), index=inp.index)
                for name in ("qid", "docno", "text", "score", "rank")]
     for position, (qid, docno, text, score, given_rank) in enumerate(zip(*columns)):
-        qid, docno = record_id(_plain(qid)), record_id(_plain(docno))
+        qid, docno = query_id(_plain(qid)), record_id(_plain(docno))
         if qid is None or docno is None:
             defects.add("row without an id")
         elif not isinstance(text, str) or not visible(text):
@@ -187,15 +190,26 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
                                                             first_stage_number(_plain(score)),
                                                             first_stage_number(_plain(given_rank)))
     defects.report()
-    topics, frames, candidates = [], [], {}
+    # A column of integers stays so (11.0 -> 11; rows skipped aside); any other gives the ids read, as strings: one
+    # type for the whole output (topics of "1" and 2 made pt.Experiment fail).
+    integers = all(isinstance(qid, int) and not isinstance(qid, bool) for qid in map(_plain, columns[0])
+                   if query_id(qid) is not None)
+    topics, frames, candidates, untitled = [], [], {}, []
     for qid, found in best.items():
         candidates[qid] = found.candidates(qid)
         frame = inp.iloc[[rows[qid][candidate.doc.doc_id] for candidate in candidates[qid]]]
-        given = _plain(frame["qid"].iloc[0])  # an int column stays int (11.0 -> 11); others give the id read
-        frame = frame.assign(qid=given if isinstance(given, int) and not isinstance(given, bool) else qid,
+        frame = frame.assign(qid=int(qid) if integers else qid,
                              docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(drop=True)
-        topics.append(to_topic(qid, frame.iloc[0]))
+        try:
+            topics.append(to_topic(qid, frame.iloc[0]))
+        except ToucheError as error:  # one topic without a text costs its own rows, not the others'
+            untitled.append(error)
+            continue
         frames.append(frame)
+    if untitled and not topics:
+        raise untitled[0]
+    for error in untitled:
+        log.warning("%s; its rows are skipped", error)
     return topics, frames, {topic.number: candidates[topic.number] for topic in topics}
 
 

@@ -97,6 +97,17 @@ def record_id(value) -> str | None:
     return value if value and not _WHITESPACE.search(value) and not _UNFIT_FOR_IDS.search(value) else None
 
 
+def query_id(value) -> str | None:
+    """A topic's number as `record_id` reads ids, as the qrels write it: without invisible format characters (a
+    right-to-left mark pasted with it made a topic no judgement names, and no re-rank line matched it), and a
+    whole float as its integer (pandas writes a qid column holding a NaN as 1.0, 2.0, ...)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        value = "".join(char for char in value if unicodedata.category(char) != "Cf")
+    return record_id(value)
+
+
 def record_score(value) -> float | None:
     """A first stage's score as a run file and the fusion can use it: a finite number; else None (JSON's NaN and
     Infinity, an integer too large for a float, a string)."""

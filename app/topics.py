@@ -21,7 +21,7 @@ from lxml import etree
 from .corpus import Defects, json_lines
 from .errors import ToucheError
 from .files import given_file, not_a_file
-from .records import Topic, clean_text, encodable, record_id, visible
+from .records import Topic, clean_text, encodable, query_id, visible
 
 log = logging.getLogger(__name__)
 
@@ -300,22 +300,16 @@ def _read_xml(path: Path) -> list[Topic]:
         if attribute and child and attribute != child:
             log.warning("topic %s: its number is %s by attribute, %s by <number>; numbered %s", attribute,
                         attribute, child, attribute)
-        written = _without_format_characters(attribute or child)
+        written = attribute or child
         title = _xml_field(element, "title") or _text(element, "query")
         if not written or not title:
             raise ToucheError(f"{path}: a <topic> lacks its number or title (line {element.sourceline})")
-        number = record_id(written)
+        number = query_id(written)
         if number is None:  # a run line splits on whitespace: "3 a" would write a seventh column
             raise ToucheError(f"{path}: topic number {written!r} is not one word (line {element.sourceline})")
         topics.append(bounded_topic(number, title, _xml_field(element, "description"),
                                     _xml_field(element, "narrative"), _xml_field(element, "objects")))
     return topics
-
-
-def _without_format_characters(number: str) -> str:
-    """A topic number as qrels write it: without invisible format characters (a right-to-left mark pasted with it
-    made a number no judgement names)."""
-    return "".join(char for char in number if unicodedata.category(char) != "Cf")
 
 
 def _json_topic(record: dict) -> Topic | None:
@@ -330,7 +324,7 @@ def _json_topic(record: dict) -> Topic | None:
     def field(name: str) -> str:
         return clean_field(original.get(name)) or clean_field(record.get(name))
 
-    number = record_id(record.get("qid"))
+    number = query_id(record.get("qid"))
     title = field("title") or clean_field(record.get("query"))
     if number is None or not title:
         return None
@@ -353,9 +347,10 @@ def _read_jsonl(path: Path) -> list[Topic]:
         topic = _json_topic(record) if isinstance(record, dict) else None
         if topic is None:
             qid = record.get("qid") if isinstance(record, dict) else None
-            if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
+            if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int, float))
+                                    or isinstance(qid, float) and not qid.is_integer()):
                 raise ToucheError(f"{path}:{line_number}: qid {json.dumps(qid)[:40]} is no string or integer")
-            if isinstance(qid, (str, int)) and str(qid).strip() and record_id(qid) is None:
+            if isinstance(qid, (str, int)) and str(qid).strip() and query_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
             raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an '_id' "
                               "and a 'text')")
@@ -370,9 +365,17 @@ def _read_rerank(path: Path) -> list[Topic]:
     Lines that are no usable record are passed over here: the corpus reader skips and reports them.
     """
     topics: dict[str, Topic] = {}
+    untitled: set[str] = set()  # queries none of whose lines so far gives a text
     for _, record in json_lines(path, Defects(path.name)):
-        if isinstance(record, dict) and record_id(record.get("qid")) not in topics:
+        if isinstance(record, dict) and (number := query_id(record.get("qid"))) not in topics:
             topic = _json_topic(record)
             if topic is not None:
                 topics[topic.number] = topic
+                untitled.discard(number)
+            elif number is not None:
+                untitled.add(number)
+    if untitled:  # their candidates are then "no topic": say why
+        log.warning("%s: %s without a text (query, title) on any line; their candidates are not ranked (%s%s)",
+                    path.name, f"{len(untitled)} quer{'y' if len(untitled) == 1 else 'ies'}", ", ".join(sorted(untitled)[:5]),
+                    ", ..." if len(untitled) > 5 else "")
     return list(topics.values())

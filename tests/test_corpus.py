@@ -374,6 +374,26 @@ def test_rerank_keeps_the_best_per_query_while_reading(tmp_path, scores):
             [c.score for found in whole.values() for c in found[:per_query]]
 
 
+def test_rerank_qids_are_read_as_topic_numbers_and_queries_cut_or_untitled_are_said(tmp_path, caplog):
+    """A qid 1.0 (pandas' to_json of a column with a NaN) was a bad line, one with a right-to-left mark no topic;
+    a query of 10,000 candidates lost 9,000 unsaid, one without a text was called "no topic"."""
+    from app.topics import read_topics
+
+    lines = [{"qid": 1.0, "query": "Tea?", "docno": "a", "text": "tea", "score": 2},
+             {"qid": "1\u200f", "query": "Tea?", "docno": "b", "text": "green tea", "score": 1},
+             {"qid": "2", "query": " ", "docno": "c", "text": "coffee", "score": 1},
+             *({"qid": 3, "query": "Milk?", "docno": f"m{i}", "text": "milk", "score": -i} for i in range(5))]
+    (tmp_path / "rerank.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with caplog.at_level(logging.WARNING):
+        assert [topic.number for topic in read_topics(tmp_path)] == ["1", "3"]
+        candidates = read_rerank(detect_corpus(tmp_path), 3)
+    assert [c.doc.doc_id for c in candidates["1"]] == ["a", "b"] and len(candidates["3"]) == 3
+    assert "rerank.jsonl: 1 query without a text (query, title) on any line; their candidates are not ranked (2)" \
+        in caplog.text
+    assert ("rerank.jsonl: 1 of its queries hold more than 3 candidates (e.g. 3: 5); the first stage's best 3 of each "
+            "are ranked (--candidates)") in caplog.text
+
+
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
     lines = (fixtures / "rerank" / "rerank.jsonl").read_text().splitlines()
     (tmp_path / "rerank.jsonl").write_text("\n".join(reversed(lines)) + "\n")

@@ -127,13 +127,19 @@ def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
     assert [topic.number for topic in topics] == ["2"]
     assert [c.doc.doc_id for c in candidates["2"]] == ["7", "d2", "d5", "d10"]  # "7" ties "d2" at 2, scores higher
     assert frames[0]["docno"].tolist() == ["7", "d2", "d5", "d10"] and frames[0]["text"].tolist()[1] == "two"
-    assert frames[0]["qid"].tolist() == [2, 2, 2, 2]
+    assert frames[0]["qid"].tolist() == ["2", "2", "2", "2"]  # 2 and "2": strings, as PyTerrier writes qids
     assert caplog.messages == ["the result frame: skipped 4 records (1 duplicate id, 1 row without an id, "
                                "2 rows without text)"]
     rising = frame.iloc[[0, 1, 4]].assign(score=[10.0, 2.0, 5.0])  # distances, as a run ignores them
     assert [c.score for c in by_topic(rising)[2]["2"]] == ORDER[:3]
     floats = frame.iloc[[0, 1]].assign(qid=[11.0, 11.0])  # a numeric qid column with a NaN is float: 11.0 scored 0
     assert by_topic(floats)[1][0]["qid"].tolist() == [11, 11]
+    mixed = frame.iloc[[0, 2, 4]].assign(qid=["1", 2, 3.0], text="tea")  # one type for every topic of the output
+    assert [found["qid"].tolist() for found in by_topic(mixed)[1]] == [["1"], ["2"], ["3"]]
+    untitled = frame.iloc[[0, 4]].assign(qid=[1, 2], text="tea", query=["Tea?", " "])  # costs its own rows only
+    with caplog.at_level(logging.WARNING):
+        assert [topic.number for topic in by_topic(untitled)[0]] == ["1"]
+    assert "topic 2: no text in its rows' title, query_0 or query; its rows are skipped" in caplog.text
 
 
 @pytest.mark.parametrize("options, message", [

@@ -54,7 +54,7 @@ def test_a_qid_of_two_words_is_named_as_such(tmp_path: Path):
     (tmp_path / "queries.jsonl").write_text('{"qid": "1 2", "query": "Q?"}\n')
     with pytest.raises(ToucheError, match=r"queries.jsonl:1: qid '1 2' is not one word"):
         read_topics(tmp_path)
-    for qid in ("1.0", "true", "[1]"):  # were "expected a JSON object with a 'qid' and a 'query'", or "'True'"
+    for qid in ("1.5", "true", "[1]"):  # were "expected a JSON object with a 'qid' and a 'query'", or "'True'"
         (tmp_path / "queries.jsonl").write_text('{"qid": ' + qid + ', "query": "Q?"}\n')
         with pytest.raises(ToucheError, match=rf"queries.jsonl:1: qid {re.escape(qid)} is no string or integer"):
             read_topics(tmp_path)
