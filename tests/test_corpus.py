@@ -440,7 +440,9 @@ def test_rerank_lines_in_any_order_keep_the_first_stage_order(tmp_path, caplog, 
             candidates = read_rerank(detect_corpus(tmp_path), per_query)["1"]
         assert [c.doc.doc_id for c in candidates] == [f"d{i}" for i in range(1, 31)][:per_query]
         assert [c.score for c in candidates[:3]] == scores
-    assert not caplog.records
+    assert [record.getMessage() for record in caplog.records] == [  # nothing said but the cut at 5
+        "rerank.jsonl: 1 of its queries hold more than 5 candidates (e.g. 1: 30); the first stage's best 5 of each "
+        "are ranked (--candidates)"]
 
 
 @pytest.mark.parametrize("rank", [lambda i: i, lambda i: (i + 1) // 2])  # tied ranks, ties to the larger distance
