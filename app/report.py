@@ -7,8 +7,10 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import math
 import os
 import stat
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from .errors import ToucheError
 from .evaluate import Evaluation, evaluate_scored, read_run, topic_order
 from .files import atomic_file, make_directory, os_reason
 from .runfile import RUN_FILES, locate_run
+from .topics import clean_field
 
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
 DIFFERING_MEASURE = "relevance nDCG@5 judged-only"  # the measure of the "runs differ most" table
@@ -135,14 +138,15 @@ def run_names(runs: Sequence[Path], names: Sequence[str] | None) -> list[str]:
     if names is not None:
         if len(names) != len(runs):
             raise ToucheError(f"--names has {len(names)} names for {len(runs)} runs")
-        names = [shown(name) for name in names]
-        if len(set(names)) != len(names) or not all(name.strip() for name in names):
+        names = [clean_field(shown(name)) for name in names]  # "a\u200b" is "a", a tab or a line break a space
+        if len(set(names)) != len(names) or not all(names):
             raise ToucheError("--names must be distinct and non-empty")
         return names
     guessed = [shown(_run_name(run)) for run in runs]
-    if len(set(guessed)) < len(guessed):
-        guessed = [f"{name} ({index})" for index, name in enumerate(guessed, 1)]
-    return guessed
+    clashing = {name for name, count in Counter(guessed).items() if count > 1}
+    numbered = [f"{name} ({index})" if name in clashing else name for index, name in enumerate(guessed, 1)]
+    return numbered if len(set(numbered)) == len(numbered) else [f"{name} ({index})" for index, name
+                                                                  in enumerate(guessed, 1)]
 
 
 def shown(text: str) -> str:
@@ -217,7 +221,8 @@ def check_output(path: Path, inputs: Sequence[Path | None]) -> None:
     """Before any work: the page is not to replace one of its inputs (a run, a run directory's run file, qrels),
     which `-o run.txt` did without a word."""
     for given in filter(None, inputs):
-        for candidate in [given, *(given / name for name in RUN_FILES)] if given.is_dir() else [given]:
+        beside = given if given.is_dir() else given.parent if given.name in RUN_FILES else None  # a run directory's
+        for candidate in [given, *(beside / name for name in RUN_FILES)] if beside is not None else [given]:
             if os.path.realpath(candidate) == os.path.realpath(path) or (
                     candidate.exists() and path.exists() and os.path.samefile(candidate, path)):
                 raise ToucheError(f"the report {path} would replace its input {candidate}: choose another -o")
@@ -268,7 +273,12 @@ def render_html(report: Report) -> str:
                 _differing_table(report)]
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(title)}</title>\n'
             f"<style>{_STYLE}</style>\n</head>\n<body>\n<h1>{escape(title)}</h1>\n"
-            + "\n".join(section for section in sections if section) + "\n</body>\n</html>\n")
+            + "\n".join(section for section in sections if section) + "\n</body>\n</html>\n").translate(_BIDI_SHOWN)
+
+
+# Bidirectional controls in a name, path or topic id (U+202E in `--names`) turned the rest of their line around
+# on the page, its numbers too ("0.7708" read "8077.0"); the page's own text holds none. Shown as U+FFFD.
+_BIDI_SHOWN = dict.fromkeys([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)], "\ufffd")
 
 
 def _number(value: float, digits: int = 4) -> str:
@@ -434,7 +444,9 @@ def _label(measure: str) -> str:
 
 def _png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    with warnings.catch_warnings():  # a glyph the font lacks (emoji, CJK), a layout that cannot fit a long topic id:
+        warnings.simplefilter("ignore")  # matplotlib's multi-line warnings named its own source lines on stderr
+        figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
     return buffer.getvalue()
 
 
@@ -454,31 +466,51 @@ def _bars(axes, groups: Sequence[str], runs: Sequence[RunScores], heights, error
     """Grouped bars: one group per label, one bar per run (colour fixed by the run's position)."""
     width = 0.8 / len(runs)
     positions = np.arange(len(groups))
-    for index, run in enumerate(runs):
-        axes.bar(positions + (index - (len(runs) - 1) / 2) * width, heights[index], width, label=run.name,
-                 color=f"C{index}", yerr=None if errors is None else errors[index], capsize=3)
+    for index, run in enumerate(runs):  # a label opening with "_" is one matplotlib leaves out of the legend
+        axes.bar(positions + (index - (len(runs) - 1) / 2) * width, heights[index], width,
+                 label=" " + run.name if run.name.startswith("_") else run.name, color=_colour(index, len(runs)),
+                 yerr=None if errors is None else errors[index], capsize=3)
     axes.set_xticks(positions, groups)
     axes.set_ylim(0, 1.05)
     axes.grid(axis="y", alpha=0.3)
 
 
+def _colour(index: int, runs: int):
+    """A run's colour, distinct from the others': matplotlib's 10 cycle colours (C10 is C0 again), 20 of tab20,
+    else evenly spaced along turbo."""
+    from matplotlib import colormaps
+
+    if runs <= 10:
+        return f"C{index}"
+    return colormaps["tab20"](index) if runs <= 20 else colormaps["turbo"](index / (runs - 1))
+
+
+def _legend(axes, runs: int) -> None:
+    """The runs' legend beside the axes, in columns of at most LEGEND_ROWS (more were cut off the figure)."""
+    axes.legend(loc="upper left", bbox_to_anchor=(1, 1), ncols=math.ceil(runs / LEGEND_ROWS), fontsize="small")
+
+
+LEGEND_ROWS = 12
+MAX_FIGURE_INCHES = 24.0  # a figure's width: 280 runs drew the means 67,400 pixels wide
+
+
 @_plain_text
 def _means_figure(report: Report) -> bytes:
-    figure = _new_figure(max(5.0, 2.0 + 0.6 * len(report.measures) * len(report.runs)), 3.6)
+    figure = _new_figure(min(max(5.0, 2.0 + 0.6 * len(report.measures) * len(report.runs)), MAX_FIGURE_INCHES), 3.6)
     axes = figure.add_subplot()
     heights = [[run.evaluation.mean[measure] for measure in report.measures] for run in report.runs]
     errors = [[[run.evaluation.mean[m] - run.intervals[m][0] for m in report.measures],
                [run.intervals[m][1] - run.evaluation.mean[m] for m in report.measures]] for run in report.runs]
     _bars(axes, [_label(measure) for measure in report.measures], report.runs, heights, np.clip(errors, 0, None))
     axes.set_ylabel("mean (95% interval)")
-    axes.legend(loc="upper left", bbox_to_anchor=(1, 1))
+    _legend(axes, len(report.runs))
     return _png(figure)
 
 
 @_plain_text
 def _per_topic_figure(report: Report, measures: Sequence[str]) -> bytes:
     topics = [qid for qid in report.topics if measures[0] in report.runs[0].evaluation.per_topic[qid]]
-    width = min(max(6.0, 0.1 * len(topics) * len(report.runs) + 2.5), 24.0)
+    width = min(max(6.0, 0.1 * len(topics) * len(report.runs) + 2.5), MAX_FIGURE_INCHES)
     figure = _new_figure(width, 2.6 * len(measures) + 0.6)
     for index, measure in enumerate(measures):
         axes = figure.add_subplot(len(measures), 1, index + 1)
@@ -487,6 +519,6 @@ def _per_topic_figure(report: Report, measures: Sequence[str]) -> bytes:
         axes.set_ylabel(_label(measure))
         axes.tick_params(axis="x", labelrotation=90 if len(topics) > 12 else 0, labelsize=8)
         if index == 0:
-            axes.legend(loc="upper left", bbox_to_anchor=(1, 1))
+            _legend(axes, len(report.runs))
     figure.supxlabel("topic")
     return _png(figure)

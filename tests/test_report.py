@@ -6,6 +6,7 @@ import base64
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import lxml.html
@@ -182,6 +183,37 @@ def test_names_are_escaped(tmp_path):
     assert not page.xpath("//*[starts-with(@id, 'confusion')]")  # no stance qrels, no stance section
 
 
+def test_names_are_read_as_names_and_bidi_controls_turn_nothing_around(tmp_path):
+    """A right-to-left override in a name mirrored the rest of its line on the page ("0.7708" read "8077.0"); a
+    zero-width space was a name, a tab stayed in one; one clash numbered every run."""
+    from app.report import render_html, run_names
+
+    assert run_names(RUNS[:2], ["a\u200b", "b\tc"]) == ["a", "b c"]
+    with pytest.raises(ToucheError, match="--names must be distinct and non-empty"):
+        run_names(RUNS[:2], ["a", "a\u200b"])
+    assert run_names([RUNS[1], RUNS[2], RUNS[1]], None) == ["rerank (1)", "partial", "rerank (3)"]
+    report = build_report(RUNS[:2], QRELS["qrels"], names=["base\u202e", "_rr \U0001f600\u6587"])
+    with warnings.catch_warnings(record=True) as caught:  # a glyph the font lacks: multi-line warnings on stderr
+        warnings.simplefilter("always")
+        markup = render_html(report)
+    assert "\u202e" not in markup and "base\ufffd" in markup and not caught
+
+
+@pytest.mark.parametrize("runs", [2, 12, 25])
+def test_every_run_has_its_own_colour_and_a_place_in_the_legend(runs):
+    """C10 was C0 again, a legend of 20 was cut after 16, and a name opening with "_" had no legend entry."""
+    from matplotlib.colors import to_hex
+
+    from app.report import _colour, _legend, _new_figure
+
+    assert len({to_hex(_colour(index, runs)) for index in range(runs)}) == runs
+    axes = _new_figure(6, 3.6).add_subplot()
+    for index in range(runs):
+        axes.bar([index], [1], label=" _r" if index == 0 else f"r{index}")
+    _legend(axes, runs)
+    assert len(axes.get_legend().get_texts()) == runs
+
+
 def test_names_and_topics_with_dollar_signs_are_drawn_as_written(tmp_path):
     """matplotlib read `x$_$` as math: the report ended in an internal error (a ParseSyntaxException)."""
     run = tmp_path / "price$_$.txt"
@@ -211,7 +243,7 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, arguments, message):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("target", ["run", "qrels", "run directory", "link"])
+@pytest.mark.parametrize("target", ["run", "qrels", "run directory", "link", "beside a run"])
 def test_a_report_never_replaces_its_input(tmp_path, target):
     """`-o run.txt` replaced the run with the page, exit 0; `-o` naming the qrels lost them the same way."""
     import shutil
@@ -223,12 +255,12 @@ def test_a_report_never_replaces_its_input(tmp_path, target):
     shutil.copy(QRELS["qrels"], qrels)
     (tmp_path / "link.html").symlink_to(run_dir / "run.txt")
     output = {"run": run_dir / "run.txt", "qrels": qrels, "run directory": run_dir / "run.txt",
-              "link": tmp_path / "link.html"}[target]
-    before = output.read_bytes()
+              "link": tmp_path / "link.html", "beside a run": run_dir / "run.txt.gz"}[target]  # a second run file
+    before = output.read_bytes() if output.exists() else None
     inputs = [str(run_dir if target == "run directory" else run_dir / "run.txt"), str(RUNS[1])]
     result = runner.invoke(app, ["report", *inputs, "--qrels", str(qrels), "-o", str(output)])
     assert result.exit_code == 1 and "would replace its input" in result.stderr, result.stderr
-    assert output.read_bytes() == before
+    assert (output.read_bytes() if output.exists() else None) == before
 
 
 def test_a_directory_as_output_gets_report_html(tmp_path):
