@@ -23,6 +23,7 @@ import numpy as np
 
 from app import encoder
 from app.errors import ToucheError
+from app.files import atomic_file
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +148,10 @@ class StanceCrossEncoder:
     def save(self, path: str | Path, **extra_metadata) -> None:
         """Write the trained delta (fp16) and the metadata into one `.npz` (no pickle)."""
         self.metadata = dict(self.metadata, **extra_metadata)
-        np.savez_compressed(path, metadata=np.asarray(json.dumps(self.metadata, sort_keys=True)),
-                            **self.network.delta())
+        path = Path(path)
+        with atomic_file(path, f".{path.name}.", binary=True) as out:  # a full disk keeps the old model whole
+            np.savez_compressed(out, metadata=np.asarray(json.dumps(self.metadata, sort_keys=True)),
+                                **self.network.delta())
 
     def encode(self, pairs: Sequence[tuple[str, str]]):
         """Token ids of (question, passage) pairs, cut to `max_length` word pieces by trimming the longer of the two

@@ -170,3 +170,21 @@ def test_sentences_are_counted_by_runs_of_end_marks_as_before_in_linear_time():
                 if run.end() == len(text) or text[run.end()].isspace()]
         assert text_features([text])[0, column] == pytest.approx(np.log1p(len(runs)))
     assert text_features(["Tea is better. " + "!" * 19_900 + "a"])[0, column] == pytest.approx(np.log1p(1))
+
+
+def test_a_model_saved_onto_a_full_disk_leaves_the_old_one_whole(tmp_path, monkeypatch):
+    """Trainers wrote in place: a full disk left a cut model where the shipped one was, and every run failed on it."""
+    import errno
+
+    head, path = QualityModel.load(), tmp_path / "quality.npz"
+    head.save(path)
+    before = path.read_bytes()
+
+    def full(out, **arrays):
+        out.write(b"PK\x03\x04 half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", full)
+    with pytest.raises(OSError, match="No space left"):
+        head.save(path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["quality.npz"]

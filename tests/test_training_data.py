@@ -141,6 +141,34 @@ def test_damaged_json_and_topic_lists_are_named(tmp_path):
         common.dev_topic_numbers(tmp_path)
 
 
+def test_dev_topic_lists_naming_nothing_usable_and_byte_order_marks(tmp_path):
+    """An empty dev-topics.txt was a ZeroDivisionError after three minutes of training, a BOM "invalid literal"."""
+    topics = tmp_path / common.TASK / "dev-topics.txt"
+    topics.parent.mkdir(parents=True)
+    topics.write_text("\n \n")
+    with pytest.raises(ToucheError, match=r"dev-topics\.txt: it names no topic"):
+        common.dev_topic_numbers(tmp_path)
+    topics.write_text("\ufeff12, 2\n")
+    assert common.dev_topic_numbers(tmp_path) == ["2", "12"]
+    (tmp_path / common.TASK / "tira-input").mkdir()
+    (tmp_path / common.TASK / "tira-input" / "topics.xml").write_text(
+        "<topics><topic><number>7</number><title>Tea or coffee?</title></topic></topics>")
+    with pytest.raises(ToucheError, match=r"dev-topics\.txt names none of the topics of .*topics\.xml"):
+        common.read_dev_topics(tmp_path)
+
+
+def test_a_tag_the_tagger_does_not_know_is_named(tmp_path):
+    """'B-OBJ' was an internal error (tuple.index) after a minute of training."""
+    from app.training import questions as training_questions
+
+    path = tmp_path / "comparative-questions/Webis-CompQuestions-22/comparative-questions-parsing/full.tsv"
+    path.parent.mkdir(parents=True)
+    rows = ["sentence_id\twords\tlabels", "1\tis\tO", "1\ttea\tB-OBJ", "2\tor\tOBJ", "2\tx\tASP", "2\ty\tPRED"]
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ToucheError, match=r"full\.tsv: line 3: labels is 'B-OBJ', not one of O, OBJ, ASP, PRED"):
+        training_questions.read_tagged_questions(tmp_path)
+
+
 def test_a_row_of_other_width_is_named(tmp_path):
     folder = tmp_path / "argument-quality" / "ukpconvarg1" / "UKPConvArg1Strict-CSV"
     path = _gzip(folder / "a-debate_yes.csv.gz", b"#id\tlabel\ta1\ta2\n1_2\ta1\tone text\n")

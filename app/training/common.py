@@ -57,18 +57,20 @@ def require_data(data_dir: Path, files: Sequence[str], command: str) -> None:
 
 @contextmanager
 def reading(path: Path) -> Iterator:
-    """A data file opened as UTF-8 text (through gzip where its name ends in .gz) for the block that reads it. A
-    file unlike the one docs/DATA.md names (cut, not gzip, not UTF-8, a column or key missing, a value of another
-    kind) is one line naming it, where it would be an internal error of the parser or of the block."""
+    """A data file opened as UTF-8 text (through gzip where its name ends in .gz; a byte order mark skipped, which
+    made the first column another's) for the block that reads it. A file unlike the one docs/DATA.md names (cut,
+    not gzip, not UTF-8, a column or key missing, a value of another kind) is one line naming it, where it would be
+    an internal error of the parser or of the block."""
     path = Path(path)
     try:
-        with (gzip.open(path, "rt", encoding="utf-8", newline="") if path.suffix == ".gz"
-              else path.open(encoding="utf-8", newline="")) as handle:
+        with (gzip.open(path, "rt", encoding="utf-8-sig", newline="") if path.suffix == ".gz"
+              else path.open(encoding="utf-8-sig", newline="")) as handle:
             yield handle
     except KeyError as error:
         raise ToucheError(f"cannot read {path}: it lacks the column or key {error}; docs/DATA.md says what it "
                           "holds") from error
-    except (ValueError, TypeError, IndexError, EOFError, csv.Error, zlib.error, gzip.BadGzipFile) as error:
+    except (ValueError, TypeError, IndexError, EOFError, SyntaxError, csv.Error, zlib.error,
+            gzip.BadGzipFile) as error:  # SyntaxError: a literal that ast.literal_eval cannot read
         reason = " ".join(str(error).split()) or type(error).__name__
         raise ToucheError(f"cannot read {path}: {reason}; docs/DATA.md says what it holds") from error
 
@@ -108,15 +110,20 @@ def read_passages(data_dir: Path) -> dict[str, str]:
 
 
 def dev_topic_numbers(data_dir: Path) -> list[str]:
-    """The dev topics' numbers, in numeric order."""
+    """The dev topics' numbers, in numeric order; none is an error (the training divided by their number)."""
     with reading(Path(data_dir) / TASK / "dev-topics.txt") as handle:
-        return sorted(set(handle.read().replace(",", " ").split()), key=int)
+        if not (numbers := sorted(set(handle.read().replace(",", " ").split()), key=int)):
+            raise ValueError("it names no topic")
+        return numbers
 
 
 def read_dev_topics(data_dir: Path) -> list[Topic]:
-    """The dev topics of tira-input/topics.xml, in file order."""
+    """The dev topics of tira-input/topics.xml, in file order; none of them there is an error."""
     dev = set(dev_topic_numbers(data_dir))
-    return [t for t in read_topics(Path(data_dir) / TASK / "tira-input" / "topics.xml") if t.number in dev]
+    path = Path(data_dir) / TASK / "tira-input" / "topics.xml"
+    if not (topics := [t for t in read_topics(path) if t.number in dev]):
+        raise ToucheError(f"{Path(data_dir) / TASK / 'dev-topics.txt'} names none of the topics of {path}")
+    return topics
 
 
 def read_dev_qrels(data_dir: Path, name: str) -> dict[tuple[str, str], int]:

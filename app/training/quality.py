@@ -26,6 +26,7 @@ import numpy as np
 from scipy.special import expit
 from scipy.optimize import minimize
 
+from app.errors import ToucheError
 from app.quality import DEFAULT_MODEL_PATH, FEATURE_NAMES, QualityModel, text_features
 from app.training import common
 
@@ -69,8 +70,11 @@ def load_touche_dev(data_dir: Path) -> list[Judged]:
     """The dev topics' quality-judged passages whose text is in the TIRA input sample."""
     texts = common.read_passages(data_dir)
     quality, relevance = common.read_dev_qrels(data_dir, "quality"), common.read_dev_qrels(data_dir, "relevance")
-    return [Judged(qid, doc_id, texts[doc_id], label, relevance[qid, doc_id])
-            for (qid, doc_id), label in sorted(quality.items()) if doc_id in texts]
+    judged = [(qid, doc_id, label) for (qid, doc_id), label in sorted(quality.items()) if doc_id in texts]
+    if unjudged := next(((qid, doc_id) for qid, doc_id, _ in judged if (qid, doc_id) not in relevance), None):
+        raise ToucheError(f"the relevance dev qrels do not judge {unjudged[1]} for topic {unjudged[0]}, which the "
+                          "quality dev qrels judge (is the file cut short?)")
+    return [Judged(qid, doc_id, texts[doc_id], label, relevance[qid, doc_id]) for qid, doc_id, label in judged]
 
 
 def load_ukp_pairs(data_dir: Path) -> PairSet:

@@ -26,6 +26,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 from sklearn.model_selection import train_test_split
 
+from app.files import atomic_file
 from app.questions import (HASH_BITS, TAGS, HashedHead, ModelClassifier, RuleClassifier, Tagger,
                            hash_features, question_features, rule_type, token_features)
 from app.records import Topic
@@ -59,7 +60,8 @@ def read_labelled_questions(data_dir: Path) -> list[dict]:
 def read_tagged_questions(data_dir: Path) -> list[tuple[list[str], list[str]]]:
     sentences: dict[str, tuple[list[str], list[str]]] = {}
     with common.reading(data_dir / COMPQ / "comparative-questions-parsing" / "full.tsv") as f:
-        for row in common.csv_rows(f, ("sentence_id", "words", "labels"), delimiter="\t", quoting=csv.QUOTE_NONE):
+        for row in common.csv_rows(f, ("sentence_id", "words", "labels"), {"labels": TAGS}, delimiter="\t",
+                                   quoting=csv.QUOTE_NONE):
             words, tags = sentences.setdefault(row["sentence_id"], ([], []))
             words.append(row["words"].lower())
             tags.append(row["labels"])
@@ -213,19 +215,22 @@ def train(data_dir: Path, seed: int) -> ModelClassifier:
 
 def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(out_dir / "questions.npz",
-                        comparative_w=model.comparative.weights.astype(np.float16),
-                        comparative_b=model.comparative.bias,
-                        argumentative_w=model.argumentative.weights.astype(np.float16),
-                        argumentative_b=model.argumentative.bias,
-                        tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
-                        transitions=model.tagger.transitions, start=model.tagger.start)
     settings = {"hash_bits": HASH_BITS, "tags": list(TAGS), "comparative_threshold": model.threshold,
                 "seed": seed, "head_c": HEAD_C, "tagger_c": TAGGER_C,
                 "trained_on": "Webis-CompQuestions-22 (comparative-opinion-fact-questions, "
                               "comparative-questions-parsing) and the Touché topic titles",
                 "evaluation": report}
-    (out_dir / "questions.json").write_text(json.dumps(settings, indent=2) + "\n")
+    # Both written whole or not at all (a full disk left a cut questions.npz beside the old questions.json); the
+    # weights are placed first, their settings last.
+    with atomic_file(out_dir / "questions.json", ".questions.json.") as text, \
+            atomic_file(out_dir / "questions.npz", ".questions.npz.", binary=True) as weights:
+        np.savez_compressed(weights, comparative_w=model.comparative.weights.astype(np.float16),
+                            comparative_b=model.comparative.bias,
+                            argumentative_w=model.argumentative.weights.astype(np.float16),
+                            argumentative_b=model.argumentative.bias,
+                            tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
+                            transitions=model.tagger.transitions, start=model.tagger.start)
+        text.write(json.dumps(settings, indent=2) + "\n")
 
 
 def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR,

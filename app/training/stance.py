@@ -181,7 +181,7 @@ def load_dev_passages(data_dir: Path) -> list[ComparativeExample]:
     passages = common.read_passages(data_dir)
     examples = []
     for (qid, doc_id), label in common.read_dev_stances(data_dir).items():
-        if doc_id in passages:
+        if doc_id in passages and qid in topics:  # the topics dev-topics.txt names
             topic, text = topics[qid], passages[doc_id]
             spans = (find_mentions(text, topic.objects[0]), find_mentions(text, topic.objects[1]))
             examples.append(ComparativeExample(qid, topic.title, text, topic.objects, spans, label,
