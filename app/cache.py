@@ -149,7 +149,7 @@ class EmbeddingStore:
         self.path = path
         self.rows: dict[str, int] = {}
         self.vectors = np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        if os.path.lexists(path):  # False where it cannot be looked at (permission denied): recomputed, as missing
+        if os.path.lexists(path):  # False where it cannot be looked at (a folder this user may not search): as missing
             try:
                 if not path.is_file():  # a FIFO held the run for ever, a link to /dev/zero filled the memory
                     raise ValueError("it is no regular file")

@@ -84,8 +84,8 @@ def _ignore_relative(variables: tuple[str, ...]) -> None:
     """Unset each of the XDG `variables` that holds a relative path, with a warning: the XDG Base Directory
     specification calls such a value invalid, to be ignored (it put the cache wherever the run was started)."""
     for name in variables:
-        value = os.environ.get(name, "").strip()
-        if value and not os.path.isabs(value):
+        value = os.environ.get(name, "")
+        if value.strip() and not os.path.isabs(value):  # as read: " /tmp/x" is relative to where the run starts
             log.warning("ignoring $%s=%s: not an absolute path, which the XDG specification asks for", name, value)
             del os.environ[name]
 

@@ -213,11 +213,8 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
-    handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=path.parent)
-    lock = os.dup(handle)  # locked until the rename: another run removes only temporaries it can lock
+    handle, temporary, lock = _locked_temporary(path, prefix)
     try:
-        with suppress(OSError):  # a file system without locks (ENOLCK) still takes the file
-            fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
         os.chmod(temporary, 0o644)
@@ -232,23 +229,59 @@ def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = Fa
         os.close(lock)
 
 
+def _locked_temporary(path: Path, prefix: str) -> tuple[int, str, int]:
+    """A new temporary file beside `path`: its descriptor, name and a second descriptor holding its lock until the
+    rename (another run removes only temporaries it can lock: `remove_abandoned_temporaries`). One swept away between
+    its making and its locking is made again; a file system without locks (ENOLCK) still takes the file."""
+    while True:
+        handle, temporary = tempfile.mkstemp(prefix=prefix, suffix=TEMPORARY_SUFFIX, dir=path.parent)
+        try:
+            lock = os.dup(handle)
+        except OSError:
+            os.close(handle)
+            raise
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # a sweeper holds it for an instant at most
+        except OSError:
+            return handle, temporary, lock
+        try:
+            if os.fstat(lock).st_ino == os.lstat(temporary).st_ino:
+                return handle, temporary, lock
+        except FileNotFoundError:
+            pass
+        os.close(lock)
+        os.close(handle)
+
+
 def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
     """Remove `atomic_file`'s temporaries of `prefix` in `directory` that no process is writing (their lock free): a
-    run killed while writing leaves its own; one writing into the same directory now keeps its."""
+    run killed while writing leaves its own; one writing into the same directory now keeps its. Where the lock
+    cannot tell (a file this user cannot open, a file system without locks), one no write has touched for
+    STALE_AFTER_S goes."""
     for path in directory.glob(prefix + "*" + TEMPORARY_SUFFIX):
         try:
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:  # gone already, a link, unreadable: unlinked as before, if it can be
-            path.unlink(missing_ok=True)
+        except FileNotFoundError:
+            continue
+        except OSError:  # a link, another user's file: by its age
+            _remove_if_stale(path)
             continue
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # held: being written
+        except BlockingIOError:  # held: being written
             continue
+        except OSError:  # no locks here
+            _remove_if_stale(path)
         else:
             path.unlink(missing_ok=True)
         finally:
             os.close(descriptor)
+
+
+def _remove_if_stale(path: Path) -> None:
+    with suppress(FileNotFoundError):
+        if time.time() - path.lstat().st_mtime > STALE_AFTER_S:
+            path.unlink(missing_ok=True)
 
 
 # How long a temporary file (`atomic_file`'s) may go unwritten before it counts as a killed process's: a write in

@@ -26,12 +26,12 @@ from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candi
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS
 from .errors import ToucheError
-
-log = logging.getLogger(__name__)
 from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, visible
 from .runfile import falling_scores
 from .settings import STANCE_MODELS, RunSettings
 from .topics import bounded_topic, clean_field, read_topics
+
+log = logging.getLogger(__name__)
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
 # MiniLM embedding: the stance labeller reads them.
@@ -208,8 +208,9 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
         frames.append(frame)
     if untitled and not topics:
         raise untitled[0]
-    for error in untitled:
-        log.warning("%s; its rows are skipped", error)
+    if untitled:
+        log.warning("%s; its rows are skipped%s", untitled[0],
+                    f" (and those of {len(untitled) - 1} more such topics)" if len(untitled) > 1 else "")
     return topics, frames, {topic.number: candidates[topic.number] for topic in topics}
 
 

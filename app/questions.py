@@ -265,10 +265,13 @@ class ObjectSpans:
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
         self.names = set() if shouted else {i for i, t in enumerate(tokens)
                                             if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
-        # a capital "A" within a sentence names something ("plan A", "vitamin A", "Is A better than B?"); the
-        # article opens one
-        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and i > 0 and i not in self.breaks
-                       and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])}
+        # a capital "A" after a lowercase head word ("plan A", "vitamin A") or before the comparison ("Is A better
+        # than B?", "Plan A or plan B?") names something; elsewhere it is the article, in capitals in a title-cased
+        # question ("What Is Better: A Mac Or A PC?") or opening a sentence
+        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and 0 < i and i not in self.breaks
+                       and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
+                       and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
+                            or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
 
     def edge(self, i: int) -> bool:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names

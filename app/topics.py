@@ -221,29 +221,33 @@ def xml_root(path: Path, data: bytes):
     root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve=False)
     dtd = root.getroottree().docinfo.internalDTD
     declared = {entity.name: entity for entity in dtd.iterentities()} if dtd is not None else {}
-    used = [declared[node.name] for node in root.iter() if isinstance(node, etree._Entity) and node.name in declared]
-    if outside := _from_outside(used, declared):
+    reached = _reached([declared[node.name] for node in root.iter()
+                        if isinstance(node, etree._Entity) and node.name in declared], declared)
+    if outside := next((entity for entity in reached if entity.system_url), None):
         raise ToucheError(f"{path}: entity &{outside.name}; stands for {outside.system_url[:200]}, outside the file, "
                           "which is not read; write its text into the file")
-    if any("<" in (entity.content or "") for entity in used):
-        root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve="internal")
+    if any(_TOPIC_MARKUP.search(entity.content or "") for entity in reached):  # a <topic>, <objects>: read again,
+        root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve="internal")  # expanded
     _html_entities(path, root)
     return root
 
 
-def _from_outside(used: list, declared: dict):
-    """The first entity declared from outside the file that `used` entities stand for, themselves or by the
-    entities their text names; None if none."""
-    seen, waiting = set(), list(used)
+# An element of the topics' vocabulary in an entity's text, which the first reading keeps unread (its text only);
+# inline markup (`<i>`) needs no second reading, which would fail on the HTML entities an outside DTD defines.
+_TOPIC_MARKUP = re.compile(r"<\s*(?:[\w.-]+:)?(?:topics?|number|num|qid|title|query|description|narrative|objects"
+                           r"|original_query)\b")
+
+
+def _reached(used: list, declared: dict) -> list:
+    """The declared entities that `used` entities stand for, themselves and through the entities their text names."""
+    reached, waiting = {}, list(used)
     while waiting:
         entity = waiting.pop()
-        if entity.name in seen:
-            continue
-        seen.add(entity.name)
-        if entity.system_url:
-            return entity
-        waiting.extend(declared[name] for name in re.findall(r"&([^;&\s]+);", entity.content or "") if name in declared)
-    return None
+        if entity.name not in reached:
+            reached[entity.name] = entity
+            waiting.extend(declared[name] for name in re.findall(r"&([^;&\s]+);", entity.content or "")
+                           if name in declared)
+    return list(reached.values())
 
 
 def _parsed(path: Path, data: bytes, encoding: str | None, resolve):
@@ -297,7 +301,7 @@ def _read_xml(path: Path) -> list[Topic]:
     topics = []
     for element in named(root, "topic"):  # `<topics xmlns="...">` too
         attribute, child = (element.get("number") or "").strip(), _text(element, "number", "num", "qid")
-        if attribute and child and attribute != child:
+        if attribute and child and query_id(attribute) != query_id(child):
             log.warning("topic %s: its number is %s by attribute, %s by <number>; numbered %s", attribute,
                         attribute, child, attribute)
         written = attribute or child
@@ -376,6 +380,7 @@ def _read_rerank(path: Path) -> list[Topic]:
                 untitled.add(number)
     if untitled:  # their candidates are then "no topic": say why
         log.warning("%s: %s without a text (query, title) on any line; their candidates are not ranked (%s%s)",
-                    path.name, f"{len(untitled)} quer{'y' if len(untitled) == 1 else 'ies'}", ", ".join(sorted(untitled)[:5]),
+                    path.name, f"{len(untitled)} quer{'y' if len(untitled) == 1 else 'ies'}",
+                    ", ".join(sorted(untitled)[:5]),
                     ", ..." if len(untitled) > 5 else "")
     return list(topics.values())

@@ -293,7 +293,7 @@ def test_a_plain_trec_runs_0_labels_no_stance(tmp_path):
 
 
 def test_tied_scores_are_said_and_ordered_as_trec_eval_orders_them(tmp_path, caplog):
-    tied = ["1 Q0 c 1 1.0 t", "1 Q0 b 2 1.0 t", "1 Q0 a 3 1.0 t", "2 Q0 x 1 2.0 t", "2 Q0 y 2 1.0 t"]
+    tied = ["1 Q0 a 1 1.0 t", "1 Q0 b 2 1.0 t", "1 Q0 c 3 1.0 t", "2 Q0 x 1 2.0 t", "2 Q0 y 2 1.0 t"]  # ranks a, b, c
     by_id = ["1 Q0 c 1 3.0 t", "1 Q0 b 2 2.0 t", "1 Q0 a 3 1.0 t", "2 Q0 x 1 2.0 t", "2 Q0 y 2 1.0 t"]
     assert (evaluate_run(write(tmp_path, "run.txt", tied), write(tmp_path, "q", QRELS)).mean
             == evaluate_run(write(tmp_path, "by-id.txt", by_id), tmp_path / "q").mean)

@@ -186,6 +186,8 @@ def test_model_analyzes_many_questions_at_once(model):
     ("Is vitamin A better than vitamin B?", ("vitamin A", "vitamin B")),  # was "vitamin": "A" read as the article
     ("Is A better than B?", ("A", "B")),
     ("Should I buy a Mac or a PC? A Mac is dearer.", ("Mac", "PC")),  # opening a sentence, "A" is the article
+    ("What Is Better: A Mac Or A PC?", ("Mac", "PC")),  # and in a title-cased question
+    ("Which is better for me - A Mac or a PC?", ("Mac", "PC")),
 ])
 def test_model_objects_of_choices_and_names_in_capitals(model, question, objects):
     assert model.analyze(question).objects == objects

@@ -60,6 +60,26 @@ def test_a_killed_runs_temporary_goes_and_a_running_ones_stays(tmp_path):
         os.close(descriptor)
 
 
+def test_a_temporary_swept_before_its_writer_locks_it_is_made_again(tmp_path, monkeypatch):
+    """Between making its temporary and locking it, a writer could lose it to another run's sweep: "cannot write
+    run.txt: no such file or directory" after all the work."""
+    import fcntl
+
+    from app import files
+
+    real, swept = fcntl.flock, []
+
+    def sweep_first(descriptor, operation):
+        if operation == fcntl.LOCK_EX and not swept:  # the writer's lock, the first time: another run sweeps
+            swept.append(True)
+            files.remove_abandoned_temporaries(tmp_path, ".run.")
+        return real(descriptor, operation)
+
+    monkeypatch.setattr(files.fcntl, "flock", sweep_first)
+    write_run(rows_for(), tmp_path)
+    assert swept and [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
 def test_overwriting_replaces_a_gzipped_run_too(tmp_path):
     """TIRA rejects an output holding both run.txt and run.txt.gz."""
     with gzip.open(tmp_path / "run.txt.gz", "wt") as out:

@@ -171,6 +171,20 @@ def test_entities_with_markup_are_read_as_it_and_entities_from_outside_are_an_er
         "<topics>&t;<topic><number>1</number><title>Tea or &co;?</title>&o;</topic></topics>")
     assert [(topic.number, topic.title, topic.objects) for topic in read_topics(tmp_path)] == [
         ("9", "Tea?", None), ("1", "Tea or coffee?", ("tea", "coffee"))]
+    (tmp_path / "topics.xml").write_text(  # through another entity; inline markup beside HTML's entities
+        '<!DOCTYPE topics SYSTEM "x.dtd" [<!ENTITY a "<topic><number>2</number><title>B?</title></topic>">'
+        '<!ENTITY c "&a;"><!ENTITY m "<i>green</i>">]>'
+        "<topics>&c;<topic><number>1</number><title>Caf&eacute; or &m; tea?</title></topic></topics>")
+    with pytest.raises(ToucheError, match="Entity 'eacute' not defined"):  # both at once: read again, strictly
+        read_topics(tmp_path)
+    (tmp_path / "topics.xml").write_text(
+        '<!DOCTYPE topics SYSTEM "x.dtd" [<!ENTITY m "<i>green</i>">]>'
+        "<topics><topic><number>1</number><title>Caf&eacute; or &m; tea?</title></topic></topics>")
+    assert [topic.title for topic in read_topics(tmp_path)] == ["Café or green tea?"]
+    (tmp_path / "topics.xml").write_text(
+        '<!DOCTYPE topics [<!ENTITY a "<topic><number>2</number><title>B?</title></topic>"><!ENTITY c "&a;">]>'
+        "<topics>&c;<topic><number>1</number><title>A?</title></topic></topics>")
+    assert [topic.number for topic in read_topics(tmp_path)] == ["2", "1"]
     for declared, used in [('<!ENTITY x SYSTEM "file:///etc/hostname">', "&x;"),
                            ('<!ENTITY x SYSTEM "file:///etc/hostname"><!ENTITY y "a &x; b">', "&y;")]:
         (tmp_path / "topics.xml").write_text(f"<!DOCTYPE topics [{declared}]><topics><topic><number>1</number>"
@@ -199,6 +213,10 @@ def test_topic_numbers_are_read_as_qrels_write_them(tmp_path, caplog):
                                          '<topic number="8"><number>9</number><title>Coffee?</title></topic></topics>')
     assert [topic.number for topic in read_topics(tmp_path)] == ["7", "8"]
     assert "topic 8: its number is 8 by attribute, 9 by <number>; numbered 8" in caplog.text
+    caplog.clear()
+    (tmp_path / "topics.xml").write_text('<topics><topic number="&#x200F;5"><number>5</number><title>Tea?</title>'
+                                         "</topic></topics>")
+    assert [topic.number for topic in read_topics(tmp_path)] == ["5"] and not caplog.text
     (tmp_path / "topics.xml").write_text(f"<topics><topic><number>{'1' * 101}</number><title>Tea?</title></topic>"
                                          "</topics>")
     with pytest.raises(ToucheError, match=r"topic number 1{20}\.\.\. is 101 characters long \(at most 100\)"):
