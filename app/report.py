@@ -23,7 +23,7 @@ from scipy import stats
 
 from .errors import ToucheError
 from .evaluate import Evaluation, evaluate_scored, read_run, topic_order
-from .files import atomic_file, make_directory, os_reason
+from .files import atomic_file, make_directory, os_reason, remove_empty
 from .runfile import RUN_FILES, locate_run
 from .topics import clean_field
 
@@ -226,6 +226,12 @@ def check_output(path: Path, inputs: Sequence[Path | None]) -> None:
             if os.path.realpath(candidate) == os.path.realpath(path) or (
                     candidate.exists() and path.exists() and os.path.samefile(candidate, path)):
                 raise ToucheError(f"the report {path} would replace its input {candidate}: choose another -o")
+    target = Path(os.path.realpath(path))
+    if not (target.exists() and not target.is_file()):  # a device or a pipe is written to as it is
+        there = next((folder for folder in target.parents if folder.exists()), None)
+        if there is not None and there.is_dir() and not os.access(there, os.W_OK | os.X_OK):  # said after the work
+            raise ToucheError(f"cannot write {path}: {there} is not writable (a read-only mount, another user's): "
+                              "choose another -o")
 
 
 def write_report(markup: str, path: Path) -> None:
@@ -242,9 +248,13 @@ def write_report(markup: str, path: Path) -> None:
                 out.write(markup)
             return
         target = Path(os.path.realpath(path))
-        make_directory(target.parent)
-        with atomic_file(target, f".{target.name}.") as out:
-            out.write(markup)
+        made = make_directory(target.parent)
+        try:
+            with atomic_file(target, f".{target.name}.") as out:
+                out.write(markup)
+        except OSError:  # a full disk: the directories made for the page go with it
+            remove_empty(made)
+            raise
     except OSError as error:
         raise ToucheError(f"cannot write {path}: {os_reason(error)}") from None
 

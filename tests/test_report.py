@@ -373,3 +373,19 @@ def test_many_topics_are_resampled_in_bounded_memory_and_listed_without_bars(tmp
     page = lxml.html.fromstring(output.read_bytes())
     assert "per-topic bars are drawn for at most 2" in page.text_content()
     assert len(page.xpath("//img")) == 1  # the means' figure alone
+
+
+def test_an_output_that_cannot_be_written_is_said_before_the_work_and_leaves_no_directories(tmp_path, monkeypatch):
+    """A read-only -o was said after all the scoring (18 s for 20 runs); a full disk left the directories made."""
+    import os
+
+    from app.report import check_output
+
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path)
+    with pytest.raises(ToucheError, match=rf"cannot write .*report.html: {tmp_path} is not writable"):
+        check_output(tmp_path / "new" / "report.html", [RUNS[1]])
+    monkeypatch.undo()
+    monkeypatch.setattr("app.files.os.replace", lambda *_: (_ for _ in ()).throw(OSError(28, "No space left")))
+    with pytest.raises(ToucheError, match="cannot write"):
+        write_report("<html></html>", tmp_path / "a" / "b" / "report.html")
+    assert list(tmp_path.iterdir()) == []

@@ -206,3 +206,21 @@ def test_a_stance_table_cut_within_a_row_is_named(tmp_path):
                  b"topic_str,post,label\nguns,A long comment,1\nguns,A comment cut")
     with pytest.raises(ToucheError, match=rf"^cannot read {path}: line 3 has fewer fields than the header"):
         training_stance.load_vast(tmp_path, "test")
+
+
+def test_a_training_embedding_cache_cut_by_a_stop_is_not_left_to_be_read(tmp_path, monkeypatch):
+    """Written in place, a cache cut by a full disk or a stop was loaded by the next training."""
+    import errno
+
+    import numpy as np
+
+    monkeypatch.setattr(training_stance, "encode", lambda texts, **options: np.ones((len(texts), 384), np.float32))
+
+    def cut(target, **arrays):
+        (open(target, "wb") if isinstance(target, (str, Path)) else target).write(b"PK\x03\x04 half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(training_stance.np, "savez", cut)
+    with pytest.raises(OSError):
+        training_stance.EmbeddingCache(tmp_path)(["a text"])
+    assert list(tmp_path.iterdir()) == []

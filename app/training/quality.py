@@ -27,6 +27,7 @@ from scipy.special import expit
 from scipy.optimize import minimize
 
 from app.errors import ToucheError
+from app.files import atomic_file
 from app.quality import DEFAULT_MODEL_PATH, FEATURE_NAMES, QualityModel, text_features
 from app.training import common
 
@@ -115,7 +116,8 @@ def embed(texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
         return np.load(path)
     vectors = encode(texts, progress=True, **common.ENCODING)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
+    with atomic_file(path, f".{path.name}.", binary=True) as out:  # a stop mid-write left a cut cache, read next time
+        np.save(out, vectors)
     return vectors
 
 

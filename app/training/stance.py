@@ -33,6 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 
 from app.encoder import encode
+from app.files import atomic_file
 from app.records import COMPARATIVE_LABELS, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
@@ -140,7 +141,9 @@ class EmbeddingCache:
             self.memory.update(zip([key for key, _ in missing], vectors))
             if self.directory is not None:
                 name = hashlib.sha1("".join(key for key, _ in missing).encode()).hexdigest()[:16]
-                np.savez(self.directory / f"{name}.npz", keys=np.asarray([k for k, _ in missing]), vectors=vectors)
+                path = self.directory / f"{name}.npz"
+                with atomic_file(path, f".{path.name}.", binary=True) as out:  # a stop mid-write: no cut cache
+                    np.savez(out, keys=np.asarray([k for k, _ in missing]), vectors=vectors)
         return np.vstack([self.memory[key] for key in keys]) if keys else np.zeros((0, EMBEDDING_DIM), np.float32)
 
 
