@@ -265,8 +265,10 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)
     stances.add(stance)
-    # A byte order mark's line ranks in its topic: the mark is said above, not as a gap there (TIRA accepts it).
-    by_topic[qid.removeprefix("\ufeff")].append((rank, score, doc_id, number))
+    # A byte order mark's line ranks in its topic: the mark is said above, not as a gap there (TIRA accepts it); its
+    # document stays another topic's, as trec_eval reads it, so the topic's own line of it is no duplicate.
+    marked = "\ufeff" if qid.startswith("\ufeff") else ""
+    by_topic[qid.removeprefix("\ufeff")].append((rank, score, marked + doc_id, number))
 
 
 def foreseen_problems(topics: int, per_topic: int) -> dict[str, str]:

@@ -206,6 +206,8 @@ def test_a_byte_order_mark_is_named(tmp_path):
     result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0]] + GOOD[1:]))
     assert result.warnings == ["line 1: a byte order mark (U+FEFF) before topic '1' makes it another topic"]
     assert result.ok
+    again = ["\ufeff1 Q0 d1 1 9.0 t", "1 Q0 d1 2 8.0 t"] + GOOD[2:]  # two topics to trec_eval: no duplicate
+    assert validate_run(write_lines(tmp_path, again)).ok
     result = validate_run(write_lines(tmp_path, ["\ufeff" + GOOD[0].replace("d1", "d<1>")] + GOOD[1:]))
     assert result.warnings[1] == "line 1: special characters in an id"
 
