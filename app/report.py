@@ -492,7 +492,9 @@ def _colour(index: int, runs: int):
 
     if runs <= 10:
         return f"C{index}"
-    return colormaps["tab20"](index) if runs <= 20 else colormaps["turbo"](index / (runs - 1))
+    if runs <= 20:  # tab20's dark shades first, then their light pairs: runs side by side differ in hue
+        return colormaps["tab20"](2 * index if index < 10 else 2 * (index - 10) + 1)
+    return colormaps["turbo"](index / (runs - 1))
 
 
 def _legend(axes, runs: int) -> None:
