@@ -6,6 +6,7 @@ building and re-encoding, and a changed corpus never reads stale entries. Arrays
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_tempor
 from .records import TEXT_READING
 
 log = logging.getLogger(__name__)
+_PROCESS_LIMITS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # the process's, not the entry's
 
 
 def fingerprint(source: CorpusSource) -> str:
@@ -106,7 +108,9 @@ class CorpusCache:
             doc_ids = text.split("\n") if text else []
             index = LexicalIndex.load(path, len(doc_ids))
         except (OSError, ValueError, KeyError, EOFError, RecursionError) as error:
-            log.warning("ignoring the damaged index cache in %s (%s)", path, error)
+            # Out of file descriptors or memory, the entry may be whole: said as unread, not as damaged.
+            state = "unread" if getattr(error, "errno", None) in _PROCESS_LIMITS else "damaged"
+            log.warning("ignoring the %s index cache in %s (%s)", state, path, error)
             return None
         log.info("BM25 index of %d documents loaded from %s", len(doc_ids), path)
         return index, doc_ids

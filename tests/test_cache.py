@@ -307,3 +307,15 @@ def test_a_killed_runs_temporary_files_go_once_no_write_touches_them(tmp_path):
         os.utime(path, (long_ago, long_ago))
     CorpusCache(tmp_path, "key")
     assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == [fresh.name]  # another run may be writing it
+
+
+def test_an_index_cache_unread_for_want_of_file_descriptors_is_not_called_damaged(tmp_path, monkeypatch, caplog):
+    """`ulimit -n 8` said "ignoring the damaged index cache": the entry was whole."""
+    import errno
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    monkeypatch.setattr(LexicalIndex, "load", lambda *args: (_ for _ in ()).throw(
+        OSError(errno.EMFILE, "Too many open files")))
+    assert cache.load_index() is None
+    assert "ignoring the unread index cache" in caplog.text and "damaged" not in caplog.text
