@@ -7,12 +7,14 @@ from __future__ import annotations
 import base64
 import functools
 import io
+import logging
 import math
 import os
 import stat
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
@@ -208,13 +210,33 @@ def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None =
     files = {"relevance": qrels, "quality": quality_qrels, "stance": stance_qrels}
     files = {kind: path for kind, path in files.items() if path is not None}
     measures = [f"{kind} {name}" for kind in ("relevance", "quality") if kind in files for name in PLOTTED]
-    scored = [_score_run(name, path, files, measures) for name, path in zip(run_names(runs, names), runs)]
+    with _said_once(logging.getLogger("app.evaluate")):  # a qrels file's warnings, once: not again for each run
+        scored = [_score_run(name, path, files, measures) for name, path in zip(run_names(runs, names), runs)]
     if not set.intersection(*(retrieved for _, retrieved in scored)):
         raise ToucheError("the runs have no judged topic in common")
     scores = [run for run, _ in scored]
     topics = _judged_topics(scores[0].evaluation)
     comparisons = [_compare(scores[0], run, measure, topics) for run in scores[1:] for measure in measures]
     return Report(files, scores, measures, topics, comparisons, _differing(scores, topics))
+
+
+@contextmanager
+def _said_once(logger: logging.Logger) -> Iterator[None]:
+    """Within the block, each of `logger`'s messages is said the first time only."""
+    said: set[str] = set()
+
+    def first(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in said:
+            return False
+        said.add(message)
+        return True
+
+    logger.addFilter(first)
+    try:
+        yield
+    finally:
+        logger.removeFilter(first)
 
 
 def check_output(path: Path, inputs: Sequence[Path | None]) -> None:

@@ -389,3 +389,10 @@ def test_an_output_that_cannot_be_written_is_said_before_the_work_and_leaves_no_
     with pytest.raises(ToucheError, match="cannot write"):
         write_report("<html></html>", tmp_path / "a" / "b" / "report.html")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_qrels_warning_is_said_once_not_for_every_run(tmp_path, caplog):
+    quality = tmp_path / "q13.qrels"
+    quality.write_text(QRELS["quality_qrels"].read_text() + "13 0 x 1\n")  # a topic the relevance qrels lack
+    build_report(RUNS, QRELS["qrels"], quality)
+    assert caplog.text.count("1 topic not judged in relevance.qrels left out") == 1
