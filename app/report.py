@@ -369,13 +369,24 @@ def _means(report: Report) -> str:
                        _number(run.evaluation.mean[measure]), _number(run.intervals[measure][0]),
                        _number(run.intervals[measure][1])])
                  for measure in report.measures for run in report.runs]
-    return ("<h2>Means</h2>\n" + _table("means", f"Means over the {len(report.topics)} judged topics",
+    return ("<h2>Means</h2>\n" + _table("means", f"Means over {_judged(report)}",
                                         ["measure", *names], rows) + "\n"
             + _figure(_means_figure(report), "Mean of each run with its 95% bootstrap interval") + "\n"
             + f'<p class="note">95% interval: percentile bootstrap of the mean, {report.resamples:,} resamples of '
               f"the topics with replacement, seed {report.seed}.</p>\n"
             + _table("intervals", "95% bootstrap intervals of the means", ["measure", "run", "mean", "low", "high"],
                      intervals))
+
+
+def _judged(report: Report) -> str:
+    """The topics the means are over, in words: the relevance qrels' judged topics, and the quality qrels' where they
+    judge fewer of them (their means are over those)."""
+    quality = f"quality {PLOTTED[0]}"
+    if quality not in report.measures:
+        return f"the {len(report.topics)} judged topics"
+    judged = sum(quality in report.runs[0].evaluation.per_topic[qid] for qid in report.topics)
+    return f"the {len(report.topics)} judged topics" + (f" (quality: the {judged} of them its qrels judge)"
+                                                         if judged < len(report.topics) else "")
 
 
 def _comparisons(report: Report) -> str:
@@ -387,7 +398,7 @@ def _comparisons(report: Report) -> str:
                   _p_value(c.randomization_p)]) for c in report.comparisons]
     return ("<h2>Significance</h2>\n"
             f'<p class="note">Each run against the baseline <strong>{escape(baseline)}</strong> (the first run), '
-            f"paired over the {len(report.topics)} judged topics; two-sided p-values of the paired t-test and of the "
+            f"paired over {_judged(report)}; two-sided p-values of the paired t-test and of the "
             f"paired randomization test (each topic's two scores swapped at random, {report.resamples:,} "
             f"resamples with seed {report.seed}, or all 2<sup>n</sup> swaps when fewer; sampled, its smallest p is "
             f"2/{report.resamples + 1:,}). No correction for multiple comparisons.</p>\n"

@@ -396,3 +396,15 @@ def test_a_qrels_warning_is_said_once_not_for_every_run(tmp_path, caplog):
     quality.write_text(QRELS["quality_qrels"].read_text() + "13 0 x 1\n")  # a topic the relevance qrels lack
     build_report(RUNS, QRELS["qrels"], quality)
     assert caplog.text.count("1 topic not judged in relevance.qrels left out") == 1
+
+
+def test_captions_count_the_topics_each_mean_is_over(tmp_path):
+    """"Means over the 7 judged topics" where the quality means were over 3."""
+    from app.report import render_html
+
+    quality = tmp_path / "q.qrels"
+    quality.write_text("".join(line for line in QRELS["quality_qrels"].read_text().splitlines(keepends=True)
+                               if line.split()[0] == "1"))
+    report = build_report(RUNS[:2], QRELS["qrels"], quality)
+    caption = lxml.html.fromstring(render_html(report)).get_element_by_id("means").find("caption").text_content()
+    assert caption == f"Means over the {len(report.topics)} judged topics (quality: the 1 of them its qrels judge)"
