@@ -4,7 +4,7 @@
 set -e
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 if ! command -v touche >/dev/null 2>&1; then
-    PATH="$(cd "$(dirname "$0")" && pwd)/.venv/bin:$PATH"
+    PATH="$(cd "$(dirname "$(readlink -f "$0" || echo "$0")")" && pwd)/.venv/bin:$PATH"  # a link's target's checkout
 fi
 if ! command -v touche >/dev/null 2>&1; then
     echo "entrypoint: no touche command: run 'make setup' in the checkout, or install the package" >&2

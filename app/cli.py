@@ -343,6 +343,9 @@ def run(
         check_tag(tag)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
+        if os.environ.get("inputRun", "").strip():  # a previous stage's run, which TIRA mounts for a pipeline step
+            log.warning("ignoring $inputRun (%s): this software takes its candidates from the input (a re-rank file "
+                        "there is read), its own BM25 or ChatNoir", os.environ["inputRun"].strip())
         check_interpreter()
         check_temporary_directory()  # before torch's import too
         if device == "cuda":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from importlib import metadata as distribution
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from .files import atomic_file, prepare_output, run_scratch
 
@@ -150,9 +152,25 @@ def _write(export: Path, settings, target: Path, found: dict) -> None:
     source = data.get("implementation", {}).get("source", {})
     for scratch_only in ("archive", "archive path"):  # the tracker's code archive, removed with the scratch dir
         source.pop(scratch_only, None)
+    if isinstance(source.get("repository"), str):  # TIRA keeps the file with the run: a CI clone's token went along
+        source["repository"] = without_credentials(source["repository"])
     data.update(product_facts(settings, found.get("first stage")))
     with atomic_file(target, ".ir-metadata.", output=True) as out:
         yaml.safe_dump(data, out, allow_unicode=True)
+
+
+def without_credentials(url: str) -> str:
+    """A remote's URL without the user and password it may carry (`https://user:token@host/x.git`, as CI clones
+    write them); an scp-like `git@host:x.git` names a user and no secret, and stays."""
+    try:
+        parts = urlsplit(url)
+        if parts.username is None and parts.password is None:
+            return url
+        host = parts.hostname or ""
+        netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    except ValueError:  # an unparseable URL: cut what an authority's user part would be
+        return re.sub(r"(?<=//)[^/@]*@", "", url)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def product_facts(settings, first_stage: str | None = None) -> dict:

@@ -222,6 +222,16 @@ def test_a_cache_directory_that_cannot_be_written_is_said_before_the_work(tmp_pa
             "the next; pass a writable directory to --cache-dir (it came from $XDG_CACHE_HOME)") in caplog.text
 
 
+def test_a_previous_stages_run_tira_mounts_is_said_to_be_ignored(tmp_path, monkeypatch):
+    """$inputRun was passed over without a word."""
+    from app.pipeline import DEMO_INPUT
+
+    monkeypatch.setenv("inputRun", "/tira-data/input-run")
+    result = runner.invoke(app, ["run", "-i", str(DEMO_INPUT), "-o", str(tmp_path / "out"), "--device", "cuda"])
+    assert result.exit_code == 1  # no CUDA here: stopped before any work, the warning said first
+    assert "ignoring $inputRun (/tira-data/input-run): this software takes its candidates" in result.stderr
+
+
 def test_a_relative_xdg_cache_home_is_ignored_as_the_specification_asks(monkeypatch, caplog):
     """It put the cache under whatever directory the run was started in."""
     import os

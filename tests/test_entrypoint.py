@@ -46,6 +46,16 @@ def test_entrypoint_works_from_a_checkout_without_touche_on_path(fixtures, tmp_p
     assert validate_run(tmp_path).ok
 
 
+def test_entrypoint_called_through_a_link_finds_its_checkouts_touche(tmp_path):
+    """`ln -s CHECKOUT/entrypoint.sh /entrypoint.sh`, as tira.json calls it: "entrypoint: no touche command"."""
+    if not (ROOT / ".venv" / "bin" / "touche").exists():
+        pytest.skip("no .venv in this checkout (make setup makes it)")
+    (tmp_path / "entrypoint.sh").symlink_to(ROOT / "entrypoint.sh")
+    done = subprocess.run([str(tmp_path / "entrypoint.sh"), "touche", "--help"], env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "run" in done.stdout, done.stderr
+
+
 def test_a_shell_given_to_the_image_runs_as_the_shell(tmp_path):
     """`docker run IMAGE sh -c '/entrypoint.sh -i $inputDataset -o $outputDir'` reaches the entrypoint with the
     shell as its first argument: it runs the shell (which then calls the entrypoint), not `touche run sh -c`."""

@@ -189,3 +189,26 @@ def test_a_command_line_that_is_not_utf8_costs_only_the_metadata(fixtures, tmp_p
                            capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-2000:]
     assert files(out) == {"run.txt"} and "not UTF-8" in child.stderr
+
+
+def test_a_remote_with_credentials_is_recorded_without_them(run, tmp_path, monkeypatch):
+    """A run started in a CI clone wrote `https://user:TOKEN@host/x.git` into ir-metadata.yml, which TIRA keeps."""
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    git = ["git", "-C", str(repository), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repository / "kept.txt").write_text("kept")
+    for command in (["init", "-q"], ["add", "."], ["commit", "-qm", "one file"],
+                    ["remote", "add", "origin", "https://ci:ghp_SeCrEt123@github.com/x/y.git"]):
+        subprocess.run(git + command, check=True)
+    monkeypatch.chdir(repository)
+    result = run()
+    assert result.exit_code == 0, result.stderr
+    written = (tmp_path / "out" / METADATA_FILE).read_text()
+    assert "SeCrEt" not in written
+    repository_url = yaml.safe_load(written)["implementation"]["source"].get("repository")
+    assert repository_url in (None, "https://github.com/x/y.git")
+    from app.metadata import without_credentials
+
+    assert without_credentials("https://u:p@host:8443/x.git") == "https://host:8443/x.git"
+    assert without_credentials("git@github.com:x/y.git") == "git@github.com:x/y.git"
+    assert "tok" not in without_credentials("https://tok@[bad/x.git")
