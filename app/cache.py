@@ -135,7 +135,7 @@ class CorpusCache:
                 shutil.rmtree(staging, ignore_errors=True)
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.
-            with atomic_file(path / "complete", ".complete.") as out:
+            with atomic_file(path / "complete") as out:
                 json.dump({"corpus": self.key, "files": _digests(path)}, out)
         except OSError as error:
             log.warning("cannot cache the BM25 index in %s (%s); the run goes on without caching it", path,
@@ -194,7 +194,7 @@ class EmbeddingStore:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self.path, f".{self.path.name}.", binary=True) as out:
+            with atomic_file(self.path, binary=True) as out:
                 np.savez(out, ids=np.array(list(self.rows), dtype=str), vectors=self.vectors)
         except OSError as error:
             log.warning("cannot cache embeddings in %s (%s); the run goes on without caching them", self.path,

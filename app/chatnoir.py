@@ -951,7 +951,7 @@ class TextCache:
         path = self._path(doc_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(path, f".{path.name}.") as out:
+            with atomic_file(path) as out:
                 out.write(f"{_digest(text)}\n{text}")
         except OSError as error:
             with self._lock:

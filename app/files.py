@@ -205,15 +205,17 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
 
 
 @contextmanager
-def atomic_file(path: Path, prefix: str, binary: bool = False, output: bool = False) -> Iterator[TextIO | BinaryIO]:
-    """A UTF-8 text file (or a `binary` one) written beside `path` (named `prefix...TEMPORARY_SUFFIX`) and renamed
+def atomic_file(path: Path, prefix: str | None = None, binary: bool = False,
+                output: bool = False) -> Iterator[TextIO | BinaryIO]:
+    """A UTF-8 text file (or a `binary` one) written beside `path` (named `prefix...TEMPORARY_SUFFIX`, by default
+    `.NAME.`: hidden, and told apart from the temporaries of the files beside it) and renamed
     onto it when the block ends without error, so readers see the whole file or none; on error (a full disk,
     Ctrl-C) the temporary file is removed. An `output` (run.txt, ir-metadata.yml) is remembered as this process's
     (`placed_here`), so that a stopped run can take back what it put in place and nothing else.
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
-    handle, temporary, lock = _locked_temporary(path, prefix)
+    handle, temporary, lock = _locked_temporary(path, f".{path.name}." if prefix is None else prefix)
     try:
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out

@@ -58,7 +58,7 @@ class LinearHead:
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(path, f".{path.name}.", binary=True) as f:  # a full disk keeps the old head whole
+        with atomic_file(path, binary=True) as f:  # a full disk keeps the old head whole
             np.savez_compressed(f, feature_mean=self.feature_mean, feature_scale=self.feature_scale,
                                 feature_weights=self.feature_weights, embedding_weights=self.embedding_weights,
                                 bias=np.float32(self.bias), feature_names=np.array(self.FEATURE_NAMES),

@@ -272,7 +272,7 @@ def write_report(markup: str, path: Path) -> None:
         target = Path(os.path.realpath(path))
         made = make_directory(target.parent)
         try:
-            with atomic_file(target, f".{target.name}.") as out:
+            with atomic_file(target) as out:
                 out.write(markup)
         except OSError:  # a full disk: the directories made for the page go with it
             remove_empty(made)

@@ -374,8 +374,7 @@ class StanceModel:
         metadata = dict(self.metadata, comparative_labels=list(self.comparative.labels),
                         controversial_labels=list(self.controversial.labels),
                         neutral_margin=self.neutral_margin)
-        path = Path(path)
-        with atomic_file(path, f".{path.name}.", binary=True) as out:  # a full disk keeps the old model whole
+        with atomic_file(Path(path), binary=True) as out:  # a full disk keeps the old model whole
             np.savez_compressed(out, metadata=np.asarray(json.dumps(metadata, sort_keys=True)),
                                 **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"),
                                 **(self.side.arrays("side") if self.side is not None else {}),

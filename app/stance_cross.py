@@ -148,8 +148,7 @@ class StanceCrossEncoder:
     def save(self, path: str | Path, **extra_metadata) -> None:
         """Write the trained delta (fp16) and the metadata into one `.npz` (no pickle)."""
         self.metadata = dict(self.metadata, **extra_metadata)
-        path = Path(path)
-        with atomic_file(path, f".{path.name}.", binary=True) as out:  # a full disk keeps the old model whole
+        with atomic_file(Path(path), binary=True) as out:  # a full disk keeps the old model whole
             np.savez_compressed(out, metadata=np.asarray(json.dumps(self.metadata, sort_keys=True)),
                                 **self.network.delta())
 

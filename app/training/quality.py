@@ -116,7 +116,7 @@ def embed(texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
         return np.load(path)
     vectors = encode(texts, progress=True, **common.ENCODING)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path, f".{path.name}.", binary=True) as out:  # a stop mid-write left a cut cache, read next time
+    with atomic_file(path, binary=True) as out:  # a stop mid-write left a cut cache, read next time
         np.save(out, vectors)
     return vectors
 

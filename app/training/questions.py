@@ -222,8 +222,8 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                 "evaluation": report}
     # Both written whole or not at all (a full disk left a cut questions.npz beside the old questions.json); the
     # weights are placed first, their settings last.
-    with atomic_file(out_dir / "questions.json", ".questions.json.") as text, \
-            atomic_file(out_dir / "questions.npz", ".questions.npz.", binary=True) as weights:
+    with atomic_file(out_dir / "questions.json") as text, \
+            atomic_file(out_dir / "questions.npz", binary=True) as weights:
         np.savez_compressed(weights, comparative_w=model.comparative.weights.astype(np.float16),
                             comparative_b=model.comparative.bias,
                             argumentative_w=model.argumentative.weights.astype(np.float16),

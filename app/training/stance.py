@@ -141,8 +141,8 @@ class EmbeddingCache:
             self.memory.update(zip([key for key, _ in missing], vectors))
             if self.directory is not None:
                 name = hashlib.sha1("".join(key for key, _ in missing).encode()).hexdigest()[:16]
-                path = self.directory / f"{name}.npz"
-                with atomic_file(path, f".{path.name}.", binary=True) as out:  # a stop mid-write: no cut cache
+                # a stop mid-write leaves no cut cache
+                with atomic_file(self.directory / f"{name}.npz", binary=True) as out:
                     np.savez(out, keys=np.asarray([k for k, _ in missing]), vectors=vectors)
         return np.vstack([self.memory[key] for key in keys]) if keys else np.zeros((0, EMBEDDING_DIM), np.float32)
 
