@@ -26,7 +26,7 @@ from pathlib import Path
 import ijson
 import numpy as np
 
-from .errors import ToucheError, counted
+from .errors import ToucheError, counted, listed
 from .files import bom_encoding, given_file, not_a_file
 from .records import (DECIMAL, Candidate, Document, bounded_text, query_id, record_id, record_score, scores_or_order,
                       visible)
@@ -781,11 +781,11 @@ def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -
     candidates, wanted = read_rerank(source, per_query), set(topics)
     if not wanted & set(candidates):
         raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "
-                          f"{', '.join(sorted(candidates)[:5])}{', ...' if len(candidates) > 5 else ''})")
+                          f"{listed(sorted(candidates))})")
     foreign = sorted(set(candidates) - wanted)
     if foreign:
-        log.warning("%s: ignoring the candidates of %d queries that are no topic (%s%s)", source.name,
-                    len(foreign), ", ".join(foreign[:5]), ", ..." if len(foreign) > 5 else "")
+        log.warning("%s: ignoring the candidates of %d queries that are no topic (%s)", source.name, len(foreign),
+                    listed(foreign))
     return {qid: found for qid, found in candidates.items() if qid in wanted}
 
 

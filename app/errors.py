@@ -14,6 +14,11 @@ def counted(count: int, noun: str) -> str:
     return f"{count} {first}s" + (f" without {rest}" if rest else "")
 
 
+def listed(items: list[str], limit: int = 5) -> str:
+    """"a, b, c, d, e, ...": the first `limit` items, and an ellipsis where there are more."""
+    return ", ".join(items[:limit]) + (", ..." if len(items) > limit else "")
+
+
 def environment_failure(error: Exception) -> str | None:
     """A failure of the machine or the environment that a library raised as a plain exception, in words."""
     text = " ".join(str(error).split())

@@ -19,7 +19,7 @@ from pathlib import Path
 from lxml import etree
 
 from .corpus import Defects, json_lines
-from .errors import ToucheError
+from .errors import ToucheError, listed
 from .files import given_file, not_a_file
 from .records import Topic, clean_text, encodable, query_id, visible
 
@@ -379,8 +379,6 @@ def _read_rerank(path: Path) -> list[Topic]:
             elif number is not None:
                 untitled.add(number)
     if untitled:  # their candidates are then "no topic": say why
-        log.warning("%s: %s without a text (query, title) on any line; their candidates are not ranked (%s%s)",
-                    path.name, f"{len(untitled)} quer{'y' if len(untitled) == 1 else 'ies'}",
-                    ", ".join(sorted(untitled)[:5]),
-                    ", ..." if len(untitled) > 5 else "")
+        log.warning("%s: %s without a text (query, title) on any line; their candidates are not ranked (%s)",
+                    path.name, f"{len(untitled)} quer{'y' if len(untitled) == 1 else 'ies'}", listed(sorted(untitled)))
     return list(topics.values())

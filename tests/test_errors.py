@@ -10,3 +10,10 @@ from app.errors import counted
                                                 (3, "line without text", "3 lines without text")])
 def test_counts_are_worded_as_counts(count, noun, words):
     assert counted(count, noun) == words
+
+
+def test_listed_names_the_first_five_and_says_there_are_more():
+    from app.errors import listed
+
+    assert listed(["1", "2"]) == "1, 2"
+    assert listed([str(n) for n in range(7)]) == "0, 1, 2, 3, 4, ..."
