@@ -176,8 +176,13 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
     defects, rows, best = Defects("the result frame"), {}, {}
     columns = [inp[name] if name in inp else pd.Series([None] * len(inp), index=inp.index)
                for name in ("qid", "docno", "text", "score", "rank")]
-    for position, (qid, docno, text, score, given_rank) in enumerate(zip(*columns)):
-        qid, docno = query_id(_plain(qid)), record_id(_plain(docno))
+    # A column of integers stays so (11.0 -> 11; rows skipped aside); any other gives the ids read, as strings: one
+    # type for the whole output (topics of "1" and 2 made pt.Experiment fail).
+    integers = True
+    for position, (given, docno, text, score, given_rank) in enumerate(zip(*columns)):
+        qid, docno = query_id(given := _plain(given)), record_id(_plain(docno))
+        if qid is not None:
+            integers = integers and isinstance(given, int) and not isinstance(given, bool)
         if qid is None or docno is None:
             defects.add("row without an id")
         elif not isinstance(text, str) or not visible(text):
@@ -190,10 +195,6 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
                                                             first_stage_number(_plain(score)),
                                                             first_stage_number(_plain(given_rank)))
     defects.report()
-    # A column of integers stays so (11.0 -> 11; rows skipped aside); any other gives the ids read, as strings: one
-    # type for the whole output (topics of "1" and 2 made pt.Experiment fail).
-    integers = all(isinstance(qid, int) and not isinstance(qid, bool) for qid in map(_plain, columns[0])
-                   if query_id(qid) is not None)
     topics, frames, candidates, untitled = [], [], {}, []
     for qid, found in best.items():
         candidates[qid] = found.candidates(qid)
