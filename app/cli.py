@@ -19,7 +19,7 @@ from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
 from .files import (check_temporary_directory, describe_os_error, mount_point, os_reason,
-                    outputs_kept, prepare_output, remove_empty)
+                    outputs_kept, prepare_output, remove_empty, unwritable_folder)
 from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
@@ -125,9 +125,8 @@ def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir"
     if cache == output or output in cache.parents:
         raise ToucheError(f"cache directory {cache_dir} lies in the output {output_dir}, which TIRA keeps whole: "
                           f"choose another {flag}")
-    writable = cache_dir if there else existing
-    if writable is not None and not os.access(writable, os.W_OK | os.X_OK):  # a filled read-only cache still serves
-        reason = "a read-only file system" if _read_only(writable) else "permission denied"
+    if (folder := unwritable_folder(cache_dir)) is not None:  # a warning: a filled read-only cache still serves
+        reason = "a read-only file system" if _read_only(folder) else "permission denied"
         log.warning("cache directory %s cannot be written (%s): what this run computes is not kept for the next; "
                     "pass a writable directory to %s", cache_dir, reason, flag)
 

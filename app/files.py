@@ -149,6 +149,13 @@ def make_directory(directory: Path) -> list[Path]:
     return made[::-1]
 
 
+def unwritable_folder(directory: Path) -> Path | None:
+    """The folder a write into `directory` goes to (it, else the nearest of its parents there, where it would be
+    made) where this user cannot write into it (a read-only mount, another user's); None where they can."""
+    there = next((folder for folder in (directory, *directory.parents) if folder.exists()), None)
+    return there if there is not None and there.is_dir() and not os.access(there, os.W_OK | os.X_OK) else None
+
+
 def remove_empty(directories: list[Path]) -> None:
     """Remove `directories` (deepest first) where nothing is in them: what a failed run made for its output."""
     for path in directories:

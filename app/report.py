@@ -25,7 +25,7 @@ from scipy import stats
 
 from .errors import ToucheError
 from .evaluate import Evaluation, evaluate_scored, read_run, topic_order
-from .files import atomic_file, make_directory, os_reason, remove_empty
+from .files import atomic_file, make_directory, os_reason, remove_empty, unwritable_folder
 from .runfile import RUN_FILES, locate_run
 from .topics import clean_field
 
@@ -250,9 +250,8 @@ def check_output(path: Path, inputs: Sequence[Path | None]) -> None:
                 raise ToucheError(f"the report {path} would replace its input {candidate}: choose another -o")
     target = Path(os.path.realpath(path))
     if not (target.exists() and not target.is_file()):  # a device or a pipe is written to as it is
-        there = next((folder for folder in target.parents if folder.exists()), None)
-        if there is not None and there.is_dir() and not os.access(there, os.W_OK | os.X_OK):  # said after the work
-            raise ToucheError(f"cannot write {path}: {there} is not writable (a read-only mount, another user's): "
+        if (folder := unwritable_folder(target.parent)) is not None:  # it was said after the work
+            raise ToucheError(f"cannot write {path}: {folder} is not writable (a read-only mount, another user's): "
                               "choose another -o")
 
 
