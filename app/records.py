@@ -33,12 +33,12 @@ UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-
 # Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
 # the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form".
 _WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
-# Spaces within a line, Unicode's too: a no-break space between words was no space to the sentence splitter and
-# the stance features, and flipped a passage's side.
-_SPACES = re.compile(r"[ \t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+# Spaces within a line besides the plain one, Unicode's too: a no-break space between words was no space to the
+# sentence splitter and the stance features, and flipped a passage's side.
+_OTHER_SPACES = "\t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_SPACES = re.compile(f"[ {_OTHER_SPACES}]+")
 # The characters `clean_text` changes (besides runs of plain spaces, empty lines and spaces at a line's ends).
-_TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|"
-                       "[\t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2028\u2029]")
+_TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|[{_OTHER_SPACES}\u2028\u2029]")
 
 
 def encodable(text: str) -> str:
