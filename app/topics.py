@@ -218,7 +218,8 @@ def xml_root(path: Path, data: bytes):
     if data.startswith(b"\x1f\x8b"):
         raise ToucheError(f"{path}: gzip-compressed, whatever its name; unpack it first")
     encoding = "utf-8" if data.startswith(b"\xef\xbb\xbf") else None
-    root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve=False)
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    root = _parsed(path, data, encoding, resolve=False)
     dtd = root.getroottree().docinfo.internalDTD
     declared = {entity.name: entity for entity in dtd.iterentities()} if dtd is not None else {}
     reached = _reached([declared[node.name] for node in root.iter()
@@ -227,7 +228,7 @@ def xml_root(path: Path, data: bytes):
         raise ToucheError(f"{path}: entity &{outside.name}; stands for {outside.system_url[:200]}, outside the file, "
                           "which is not read; write its text into the file")
     if any(_TOPIC_MARKUP.search(entity.content or "") for entity in reached):  # a <topic>, <objects>: read again,
-        root = _parsed(path, data.removeprefix(b"\xef\xbb\xbf"), encoding, resolve="internal")  # expanded
+        root = _parsed(path, data, encoding, resolve="internal")  # expanded
     _html_entities(path, root)
     return root
 
