@@ -382,6 +382,14 @@ class _Retry(Retry):
         most = MAX_RETRY_AFTER_S if self.what == "search" else MAX_PAGE_RETRY_AFTER_S
         return None if seconds is None else min(seconds, most)
 
+    def increment(self, *args, **kwargs) -> "_Retry":
+        """The Retry of the next attempt; when none is left, the MaxRetryError says how many attempts were made."""
+        try:
+            return super().increment(*args, **kwargs)
+        except MaxRetryError as error:
+            error.attempts = len(self.history) + 1
+            raise
+
     def sleep(self, response=None) -> None:
         """Wait before the next attempt (the server's Retry-After, else the backoff), counting and logging it."""
         delay = self.get_retry_after(response) if response is not None else None
@@ -389,15 +397,20 @@ class _Retry(Retry):
             delay = self.get_backoff_time()
         last = self.history[-1]
         problem = f"HTTP {last.status}" if last.error is None else _failure(last.error, self.settings)[0]
-        retry = len(self.history)
-        # Searches are few and decisive; document retries are many and summed up in the run's summary.
-        logger.log(
-            logging.WARNING if self.what == "search" else logging.DEBUG,
-            "ChatNoir %s request: %s; retry %d of %d in %.1f s", self.what, problem, retry, retry + self.total, delay,
-        )
-        self.stats.add("retries")
-        self.stats.add(f"{self.what}_requests")
+        left = self.total  # a page's answer that never came has fewer retries (`read`) than the total
+        if self.read is not None and last.error is not None and self._is_read_error(last.error):
+            left = min(left, self.read)
+        _count_retry(self.stats, self.what, problem, len(self.history), left, delay)
+        self.stats.add(f"{self.what}_requests")  # urllib3 sends it, not `ChatNoirClient._request`
         time.sleep(delay)
+
+
+def _count_retry(stats: ChatNoirStats, what: str, problem: str, retry: int, left: int, delay: float) -> None:
+    """Log and count one retry, urllib3's (`_Retry.sleep`) or the client's own (`ChatNoirClient._pause`). Searches
+    are few and decisive (a warning); document retries are many and summed up in the run's summary."""
+    logger.log(logging.WARNING if what == "search" else logging.DEBUG,
+               "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, retry + left, delay)
+    stats.add("retries")
 
 
 class _HeadersByDeadline:
@@ -612,9 +625,7 @@ class ChatNoirClient:
         retry = attempts.take()
         delay = 0.0 if retry == 1 else min(settings.backoff_s * 2 ** (retry - 1), Retry.DEFAULT_BACKOFF_MAX) \
             + random.uniform(0, settings.backoff_s)
-        logger.log(logging.WARNING if what == "search" else logging.DEBUG,
-                   "ChatNoir %s request: %s; retry %d of %d in %.1f s", what, problem, retry, settings.retries, delay)
-        self.stats.add("retries")
+        _count_retry(self.stats, what, problem, retry, attempts.left, delay)
         time.sleep(delay)
 
     def _send(self, what: str, method: str, url: str, attempts: "_Attempts | None" = None,
@@ -646,10 +657,10 @@ class ChatNoirClient:
             raise ChatNoirRequestError("the HTTP proxy asks for credentials (HTTP 407): check HTTPS_PROXY / "
                                        "HTTP_PROXY", "unreachable")
         if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
-            raise ChatNoirRequestError(
-                f"ChatNoir {what} request failed after {counted(settings.retries + 1, 'attempt')}: HTTP {status}",
-                f"HTTP {status}"
-            )
+            retries = getattr(response.raw, "retries", None)
+            made = len(retries.history) + 1 if isinstance(retries, Retry) else settings.retries + 1
+            raise ChatNoirRequestError(f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}",
+                                       f"HTTP {status}")
         if not response.ok:
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
@@ -687,7 +698,8 @@ class ChatNoirClient:
             cause = error.args[0] if error.args and isinstance(error.args[0], BaseException) else error
             retried = isinstance(cause, MaxRetryError)
             problem, reason = _failure(cause.reason if retried else cause, settings)
-            attempts = f" after {counted(settings.retries + 1, 'attempt')}" if retried else ""
+            made = getattr(cause, "attempts", settings.retries + 1)  # `_Retry.increment` counts them
+            attempts = f" after {counted(made, 'attempt')}" if retried else ""
             # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
             raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
         except ValueError:  # requests reads a redirect's address even when not following it: "http://[bad/"

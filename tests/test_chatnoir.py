@@ -1046,14 +1046,27 @@ def test_pages_that_hang_are_given_up_on_by_the_time_they_take(settings):
 
 
 @pytest.mark.parametrize("fault, reason", [("hang", "time-out"), ("trickle", "cut answer")])
-def test_a_page_that_never_answers_is_asked_twice_not_once_per_retry(stub, settings, fault, reason):
+def test_a_page_that_never_answers_is_asked_twice_not_once_per_retry(stub, settings, fault, reason, caplog):
     """Each page that never answered took every retry (5 x 30 s and backoff by default); one whose body trickled in
-    too."""
+    too. The log says the retries it has ("retry 1 of 4" and "after 5 attempts" were said of its 2)."""
     stub.fail("cache", fault, times=2)
     backend = ChatNoirBackend(replace(settings, retries=4, concurrency=1))
-    candidates = backend.retrieve(TOPICS[:1], depth=5)
+    with caplog.at_level(logging.DEBUG, logger="app.chatnoir"):
+        candidates = backend.retrieve(TOPICS[:1], depth=5)
     assert backend.stats.fallbacks == {reason: 1}
     assert stub.count("cache") == len(candidates["1"]) + 1
+    assert "document request: " in caplog.text and "; retry 1 of 1 in " in caplog.text
+    assert "document request failed after 2 attempts" in caplog.text and "of 4" not in caplog.text
+
+
+def test_a_page_answered_with_errors_says_its_attempts(stub, settings, caplog):
+    """A status error is retried `retries` times, and the failure counts the attempts urllib3 made."""
+    stub.fail("cache", "500", times=3)
+    backend = ChatNoirBackend(replace(settings, retries=2, concurrency=1))
+    with caplog.at_level(logging.DEBUG, logger="app.chatnoir"):
+        backend.retrieve(TOPICS[:1], depth=5)
+    assert backend.stats.fallbacks == {"HTTP 500": 1}
+    assert "retry 2 of 2" in caplog.text and "document request failed after 3 attempts: HTTP 500" in caplog.text
 
 
 def test_an_answer_quoting_the_key_url_encoded_shows_it_masked(settings):
