@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 CREDENTIALS_FILE = "chatnoir-credentials.json"
 DEFAULT_BASE_URL = "https://chatnoir.eu/"
 DEFAULT_INDEX = "clueweb22/b"
-MAX_DEPTH = 1000  # one request per topic: 3.4.2 cannot page, and 1000 is the most a Touché run may hold
+MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one request, paged where answered short)
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
 _MARKUP_START = re.compile(r"\s*<")
 # An answer that names no Content-Type is a page where a tag of a page's elements shows in its first characters,
@@ -782,7 +782,8 @@ def _json_answer(response: requests.Response) -> object | None:
 
 
 NOT_TEXT = "not text"
-# Content types of pages read as text; anything else under these main types is a document the stages cannot read.
+# Content types under these main types that are not binary (`_not_text`); anything else under them is a document
+# the stages cannot read. A JSON answer is the API's own (`cached_text` refuses it), not a page.
 _BINARY_TYPES = ("application/", "image/", "audio/", "video/", "font/", "model/")
 _TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/json")
 # Of a page's first bytes, the share of characters no text uses (undecodable, control, private use) above which

@@ -529,8 +529,7 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
-    """args.me arguments as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
-    conclusion."""
+    """The arguments of a corpus's args.me files, one file after another (`_argsme_file`)."""
     for path in source.paths:
         yield from _argsme_file(path, defects)
 
@@ -747,6 +746,8 @@ def _json_problem(error: ijson.JSONError, last: str | None) -> str:
 
 
 def _argument_document(argument) -> Document | None:
+    """An args.me argument as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
+    conclusion; None for one without an id."""
     if not isinstance(argument, dict) or not isinstance(argument.get("id"), str):
         return None
     premises = argument.get("premises")

@@ -362,8 +362,8 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
 def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
     """A topic's document ids and fused scores, best first, cut at `depth`.
 
-    Ties keep the first-stage order: the tail below the rerank depth shares one fused score and so stays in BM25
-    order.
+    Ties keep the first-stage order: the tail below the rerank depth shares one fused score and so stays in the
+    first stage's order (BM25's, ChatNoir's or the re-rank file's).
     """
     order = sorted(range(len(found)), key=lambda i: -scores[i])[:depth]
     return [found[i].doc.doc_id for i in order], [float(scores[i]) for i in order]
@@ -405,7 +405,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
 
 
 def reranked_head(doc_ids: list[str], best_passages: dict[str, int], rerank_depth: int) -> list[str]:
-    """A topic's reranked documents in ranking order: the fused ranking keeps them above the BM25-ordered tail."""
+    """A topic's reranked documents in ranking order: the fused ranking keeps them above the first stage's tail."""
     return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in best_passages]
 
 
