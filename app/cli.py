@@ -480,11 +480,14 @@ train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from
                         "docs/DATA.md).")
 app.add_typer(train_app, name="train")
 
-DATA_OPTION = typer.Option(DATA_DIR, "--data", parser=given_path,
+# Their defaults are said in words: as paths they were cut to an ellipsis at 80 columns where the checkout's path
+# is long.
+DATA_OPTION = typer.Option(DATA_DIR, "--data", parser=given_path, show_default=False,
                            help="The data folder (this checkout's ../shared/data by default): docs/DATA.md says "
                            "what goes in it.")
-MODELS_OPTION = typer.Option(MODELS_DIR, "--out", parser=given_path,
-                             help="Where the artefacts go.")
+MODELS_OPTION = typer.Option(MODELS_DIR, "--out", parser=given_path, show_default=False,
+                             help="Where the artefacts go (by default the package's app/models, where runs load "
+                             "them).")
 
 SEED_OPTION = typer.Option(13, "--seed", min=0, max=2**32 - 1,
                            help="The seed of every random choice (numpy's and scikit-learn's take 0 to 2^32 - 1).")
