@@ -1,0 +1,109 @@
+"""How a fetched web page's bytes become text, as browsers decide it (WHATWG HTML's encoding sniffing), and whether
+they are a text page at all: ChatNoir's cache endpoint also serves PDFs, images and binary junk."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import requests
+import webencodings
+
+from app.files import bom_encoding
+
+# Content types under these main types that are not binary (`not_text`); anything else under them is a document
+# the stages cannot read. A JSON answer is the API's own (`chatnoir.ChatNoirClient.cached_text` refuses it).
+_BINARY_TYPES = ("application/", "image/", "audio/", "video/", "font/", "model/")
+_TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/json")
+# Of a page's first bytes, the share of characters no text uses (undecodable, control, private use) above which
+# the page is binary. The 536 ClueWeb12 dev pages have none in their first 4 kB, also encoded as windows-1252 and
+# read as UTF-8 or Latin-1; random bytes have 55% read as UTF-8, 13% as windows-1252 (how a Latin-1 label reads,
+# where nearly every byte is a character), 12-17% after a UTF-16 byte order mark.
+_SAMPLE_BYTES = 4096
+_MAX_BINARY_SHARE = 0.1
+_BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
+# How far a browser looks for a <meta> charset before it reads the page (HTML's prescan), and what it reads there:
+# comments ("<!-->" is one), <meta> tags, their attributes, and a charset within an http-equiv's content.
+_PRESCAN_BYTES = 1024
+_COMMENT = re.compile(rb"<!--(?:-?>|.*?(?:-->|$))", re.S)
+_META = re.compile(rb"<meta[\s/][^>]*", re.I)
+_META_ATTRIBUTE = re.compile(rb"""([^\s/>=]+)\s*(?:=\s*("[^"]*"?|'[^']*'?|[^\s>]*))?""")
+_CONTENT_CHARSET = re.compile(rb"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))""", re.I)
+# The Python codecs that webencodings (WHATWG Encoding's label table) names for Shift_JIS, EUC-KR, Big5 and GBK, and
+# the Windows supersets WHATWG's decoders are: their extra characters are read, not replaced.
+_SUPERSETS = {"shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs", "gbk": "gb18030"}
+
+
+def page_encoding(response: requests.Response) -> str:
+    """How a page's bytes decode, as browsers decide it (WHATWG HTML's encoding sniffing): by its byte order mark,
+    else the header's charset, else a `<meta>` charset in its first 1,024 bytes (`_meta_charset`), else UTF-8
+    (requests would assume ISO-8859-1 for text/* without a charset). Labels are read as browsers read them
+    (`_codec`); one no browser knows is no answer, and the next place is asked."""
+    if encoding := bom_encoding(response.content):
+        return encoding
+    if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
+        if codec := _codec(response.encoding):
+            return codec
+    if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
+        # Bytes read as ASCII cannot be UTF-16 (WHATWG). Bytes that are UTF-8 and not ASCII are read as UTF-8: a
+        # page saved as UTF-8 under its old <meta> ("iso-8859-1") read "cafÃ©", where it was read right before.
+        return "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
+    return "utf-8"
+
+
+def _utf8_text(content: bytes) -> bool:
+    """Whether bytes are UTF-8 text beyond ASCII (their end may cut a character)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(content, final=False)
+    except UnicodeDecodeError:
+        return False
+    return not content.isascii()
+
+
+def _codec(label: str) -> str | None:
+    """The Python codec of an encoding label as WHATWG Encoding reads it (webencodings: ISO-8859-1 and ASCII as
+    windows-1252, x-sjis as Shift_JIS, ...; the Windows supersets its decoders are), None for a label no browser
+    knows, though Python may: Python's punycode decoder took minutes on a 2 MB page and held the run (idna,
+    unicode_escape, base64_codec: no page's encoding either)."""
+    found = webencodings.lookup(label)
+    if found is None:
+        return None
+    codec = _SUPERSETS.get(found.codec_info.name, found.codec_info.name)
+    try:
+        codecs.lookup(codec)
+    except LookupError:  # webencodings' own x-user-defined, which requests cannot decode by name
+        return None
+    return codec
+
+
+def _meta_charset(head: bytes) -> str | None:
+    """The charset the first `<meta>` that names one names in the first bytes of a page, outside comments: its
+    `charset` attribute, or a charset within its `content` where its `http-equiv` is Content-Type, as HTML's
+    prescan reads them (a `content` of another meta, "How to fix charset=koi8-r errors", names none)."""
+    for tag in _META.finditer(_COMMENT.sub(b"", head)):
+        attributes = {}
+        for name, value in _META_ATTRIBUTE.findall(tag.group(0), 5):
+            attributes.setdefault(name.lower(), value.strip(b"\"'").strip())
+        if attributes.get(b"charset"):
+            return attributes[b"charset"].decode("ascii", "replace")
+        if attributes.get(b"http-equiv", b"").lower() == b"content-type" and \
+                (found := _CONTENT_CHARSET.search(attributes.get(b"content", b""))):
+            return b"".join(found.groups(b"")).decode("ascii", "replace")
+    return None
+
+
+def not_text(response: requests.Response) -> str | None:
+    """What a cache answer is when it is not a text page: its binary content type ("application/pdf"), or
+    "undecodable bytes" when more than a tenth of its first bytes are no text's characters in its encoding
+    (`page_encoding`); None for a text page."""
+    content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if content_type.startswith(_BINARY_TYPES) and content_type not in _TEXT_APPLICATIONS \
+            and not content_type.endswith("+xml"):
+        return content_type
+    try:
+        sample = response.content[:_SAMPLE_BYTES].decode(response.encoding or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        sample = response.content[:_SAMPLE_BYTES].decode("utf-8", errors="replace")
+    if sample and len(_BINARY_CHARACTERS.findall(sample)) > _MAX_BINARY_SHARE * len(sample):
+        return "undecodable bytes"
+    return None
