@@ -308,3 +308,17 @@ def test_qrels_of_more_than_the_bound_are_read_no_further(tmp_path, monkeypatch)
     monkeypatch.setattr(evaluate, "MAX_QRELS_CHARS", 20)
     with pytest.raises(ToucheError, match=r"q: not a TREC qrels file \(more than 0 MB of judgements"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
+
+
+def test_a_spam_grade_ranked_first_counts_as_zero_not_below(tmp_path):
+    """Touché's -2 (spam) is a 0 to nDCG: counted as -2 it would lower the ideal ranking's gain too and lift this
+    ranking's nDCG@5 from 0.620 to 0.860 (ir_measures on the same judgements with 0 in its place gives 0.620)."""
+    run = write(tmp_path, "run.txt", ["1 Q0 d1 1 3.0 t", "1 Q0 d2 2 2.0 t", "1 Q0 d3 3 1.0 t"])
+    result = evaluate_run(run, write(tmp_path, "q", ["1 0 d1 -2", "1 0 d2 1", "1 0 d3 2"]))
+    assert result.mean["relevance nDCG@5 judged-only"] == pytest.approx(0.6199, abs=1e-4)
+
+
+def test_topics_are_listed_in_numeric_order():
+    from app.evaluate import topic_order
+
+    assert sorted(["10", "2", "b", "1", "a", "100"], key=topic_order) == ["1", "2", "a", "b", "10", "100"]

@@ -130,3 +130,12 @@ def test_a_document_with_another_text_under_another_topic_is_read_with_each():
     assert read["1"]["d6"][0].key == "d6" and read["2"]["d6"][0].key == "d6 #2" and read["3"] == read["1"]
     assert {p.document for p in read["2"]["d7"]} == {other_long.text}
     assert not {p.key for p in read["1"]["d7"]} & {p.key for p in read["2"]["d7"]}
+
+
+def test_sentences_filling_a_window_exactly_share_it():
+    assert window_spans("A b. C d. E f.", 4) == [(0, 9), (10, 14)]
+
+
+def test_a_sentence_may_open_with_a_digit():
+    text = "Prices rose. 2020 was bad."
+    assert [text[a:b] for a, b in sentence_spans(text)] == ["Prices rose.", "2020 was bad."]

@@ -370,3 +370,15 @@ def test_the_embedding_cache_keys_a_vector_by_its_text_not_by_the_passage_key(mo
         encoded = encode_passages(passages, settings, cache)
         assert [vector[0] for vector in encoded.vectors] == [len(text) for text in encoded.texts]
     assert encoded_texts == ["short text", "a much longer text"]  # the second run encoded nothing anew
+
+
+def test_rank_orders_by_score_keeps_ties_in_first_stage_order_and_cuts_at_the_depth():
+    """The cut comes before --balance-stance: it may move a document up only from within the run's depth."""
+    import numpy as np
+
+    from app.pipeline import rank
+    from app.records import Candidate, Document
+
+    found = [Candidate("1", Document(f"d{i}", "text"), 1.0) for i in range(5)]
+    doc_ids, scores = rank(found, np.asarray([0.5, 0.9, 0.5, 0.5, 0.1]), depth=3)
+    assert doc_ids == ["d1", "d0", "d2"] and scores == [0.9, 0.5, 0.5]

@@ -328,3 +328,13 @@ def test_an_output_holding_run_txt_and_run_txt_gz_is_invalid_as_in_tira(tmp_path
     (tmp_path / "run.txt.gz").mkdir()
     result = validate_run(tmp_path if given == "directory" else tmp_path / "run.txt")
     assert not result.ok and ("found 2" in result.errors[0] or "lies beside it" in result.errors[0]), result.errors
+
+
+def test_rank_zero_and_a_1001st_document_are_errors_where_the_bounds_lie(tmp_path):
+    """Ranks count from 1 and a topic holds at most 1,000 documents: each bound checked where it lies."""
+    lines = GOOD + ["4 Q0 d1 0 2.0 t", "4 Q0 d2 1 1.0 t"]
+    assert validate_run(write_lines(tmp_path, lines)).errors == ["topic 4: ranks are not 1..2 without gaps"]
+    full = GOOD + [f"4 Q0 d{rank} {rank} {2000 - rank} t" for rank in range(1, 1001)]
+    assert validate_run(write_lines(tmp_path, full)).errors == []
+    over = full + ["4 Q0 d1001 1001 1.0 t"]
+    assert validate_run(write_lines(tmp_path, over)).errors == ["topic 4: 1001 documents; at most 1000 are allowed"]

@@ -34,6 +34,8 @@ def test_find_mentions():
     assert [text[s:e] for s, e in first] == ["Laptops", "laptop"]
     assert [text[s:e] for s, e in second] == ["desktop", "desktops"]
     assert find_mentions("C++ or C#", "C++") == [(0, 3)]
+    assert find_mentions("Boxes or bags? A bus, two buses, watches", "box") == [(0, 5)]
+    assert [len(find_mentions("A bus, two buses, watches", name)) for name in ("bus", "watch")] == [2, 1]
 
 
 def test_comparative_features_see_each_query_and_the_title_stands_for_all():
@@ -99,6 +101,14 @@ def test_lexical_features_see_which_object_is_favoured():
     assert forward["both"] == 1.0
 
 
+def test_only_a_sentence_naming_one_object_praises_it_alone():
+    text = "The laptop is better than the desktop. The laptop is great."
+    spans = find_mentions(text, "laptop"), find_mentions(text, "desktop")
+    features = dict(zip(FEATURE_NAMES, lexical_features(text, *spans)))
+    assert features["first_alone_positive"] == pytest.approx(np.log1p(1))  # "great", not "better"
+    assert features["second_alone_positive"] == 0.0
+
+
 @pytest.mark.parametrize("title, polarity", [
     ("Should teachers get tenure?", 1.0),
     ("Should the death penalty be abolished?", -1.0),
@@ -133,6 +143,7 @@ def test_balance_stance_alternates_within_top_k(labels, expected):
 def test_balance_stance_leaves_the_tail_and_respects_pool():
     labels = ["PRO"] * 4 + ["NO"] * 30 + ["CON"]
     assert balance_stance(labels, k=3) == list(range(len(labels)))  # the CON is beyond the default pool of 6
+    assert balance_stance(["PRO"] * 10 + ["CON"])[:2] == [0, 10]  # within the default pool of 20
     order = balance_stance(labels, k=3, pool=len(labels))
     assert order[:3] == [0, 34, 1] and order[3:] == [2, 3] + list(range(4, 34))
     assert sorted(order) == list(range(len(labels)))

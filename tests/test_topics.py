@@ -383,3 +383,10 @@ def test_a_topics_file_of_gigabytes_is_one_line_naming_it(tmp_path):
         out.truncate(40 << 30)
     with pytest.raises(ToucheError, match=r"topics.xml: more than 64 MB of topics"):
         read_topics(tmp_path / "topics.xml")
+
+
+def test_a_topic_field_is_read_composed_as_documents_are():
+    """BM25 and the stance features match topic words against composed (NFC) documents."""
+    from app.topics import clean_field
+
+    assert clean_field("cafe\u0301  vs\u00a0the\u0301") == "caf\u00e9 vs th\u00e9"

@@ -1,0 +1,30 @@
+"""How documents' ids, scores and texts are read (`app.records`): one reading for every corpus format."""
+
+import pytest
+
+from app.records import MAX_TEXT_CHARS, bounded_text, query_id, record_id, record_score
+
+
+def test_an_id_is_a_stripped_word_or_none():
+    assert record_id(" d1 ") == "d1" and record_id(7) == "7"
+    for bad in ("d 1", "", "  ", "d\x001", "d\u200b1", True, 1.5, None, ["d1"]):
+        assert record_id(bad) is None, bad
+
+
+def test_a_query_id_loses_format_characters_and_a_whole_floats_decimals():
+    assert query_id("\u200f12") == "12" and query_id(3.0) == "3" and query_id(3.5) is None
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), True, False, 10**400, "3.0", None])
+def test_a_score_is_a_finite_number_else_none(value):
+    assert record_score(value) is None
+
+
+def test_finite_scores_are_floats():
+    assert record_score(3) == 3.0 and record_score(-0.5) == -0.5
+
+
+def test_a_text_is_cleaned_composed_and_cut():
+    assert bounded_text("a\n\nb") == "a\nb" and bounded_text("a \n b") == "a\nb"
+    assert bounded_text("cafe\u0301\u00a0au\u00adlait") == "caf\u00e9 aulait"
+    assert len(bounded_text("word " * MAX_TEXT_CHARS)) == MAX_TEXT_CHARS
