@@ -247,6 +247,9 @@ def check_output(path: Path, inputs: Sequence[Path | None]) -> None:
         for candidate in [given, *(beside / name for name in RUN_FILES)] if beside is not None else [given]:
             if os.path.realpath(candidate) == os.path.realpath(path) or (
                     candidate.exists() and path.exists() and os.path.samefile(candidate, path)):
+                if candidate != given and not candidate.exists():  # a run file's other name, beside the run
+                    raise ToucheError(f"the report {path} would be a second run file beside the run {given} (TIRA "
+                                      "rejects a directory holding both): choose another -o")
                 raise ToucheError(f"the report {path} would replace its input {candidate}: choose another -o")
     target = Path(os.path.realpath(path))
     if not (target.exists() and not target.is_file()):  # a device or a pipe is written to as it is

@@ -259,7 +259,8 @@ def test_a_report_never_replaces_its_input(tmp_path, target):
     before = output.read_bytes() if output.exists() else None
     inputs = [str(run_dir if target == "run directory" else run_dir / "run.txt"), str(RUNS[1])]
     result = runner.invoke(app, ["report", *inputs, "--qrels", str(qrels), "-o", str(output)])
-    assert result.exit_code == 1 and "would replace its input" in result.stderr, result.stderr
+    said = "would be a second run file beside the run" if target == "beside a run" else "would replace its input"
+    assert result.exit_code == 1 and said in result.stderr, result.stderr
     assert (output.read_bytes() if output.exists() else None) == before
 
 
