@@ -87,8 +87,9 @@ CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 ID_FIELDS = ("docno", "doc_id", "docid", "id", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
-# (2: the fields above, a BEIR title; 3: docid), so that a kept cache never serves an index of the old reading.
-JSONL_READING = 3
+# (2: the fields above, a BEIR title; 3: docid; 4: any record's title), so that a kept cache never serves an index of
+# the old reading.
+JSONL_READING = 4
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -491,7 +492,8 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """The documents of JSONL files: each record's id and text under the fields its file's name asks for, else under
-    another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a BEIR record's title opens its text. A file
+    another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a record's `title` opens its text (BEIR's, and
+    ir_datasets' export of args.me and other corpora with titles), unless the text opens with it already. A file
     none of whose records has an id and a text field is an error naming the fields its first record has."""
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
@@ -513,9 +515,9 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             if doc_id is None or not isinstance(text, str):
                 defects.add("bad line")
                 continue
-            title = record.get("title") if id_field == "_id" else None
-            if isinstance(title, str) and title.strip():
-                text = f"{title.strip()} {text}"
+            title = record.get("title")
+            if isinstance(title, str) and (title := title.strip()) and not text.lstrip().startswith(title):
+                text = f"{title} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))
         if not objects and defects.reasons:
