@@ -86,6 +86,8 @@ CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 # `text`), `docid`.
 ID_FIELDS = ("docno", "doc_id", "docid", "id", "_id")
 TEXT_FIELDS = ("text", "contents", "body")
+# A re-rank line's document id: TIREx's `docno`, else ir_datasets' and BEIR tools' names for it.
+RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
 # (2: the fields above, a BEIR title; 3: docid; 4: any record's title), so that a kept cache never serves an index of
 # the old reading.
@@ -142,15 +144,16 @@ def _records(path: Path) -> bool:
 
 
 def records_source(path: Path, lines: int = 100) -> CorpusSource:
-    """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, docno and text
-    a re-rank file; else documents under an id and a text field (`ID_FIELDS`, `TEXT_FIELDS`)."""
+    """A JSONL corpus of any name, read as the fields of its first record among `lines` say: qid, a document id
+    (`RERANK_ID_FIELDS`) and text a re-rank file; else documents under an id and a text field (`ID_FIELDS`,
+    `TEXT_FIELDS`)."""
     for _, record in itertools.islice(json_lines(path, Defects(path.name)), lines):
         if record is None:  # not JSON (or null): the next line may be
             continue
         if not isinstance(record, dict):
             raise ToucheError(f"--corpus {path}: its first JSON line is {type(record).__name__}, not an object")
         fields = set(record)
-        if {"qid", "docno", "text"} <= fields:
+        if {"qid", "text"} <= fields and fields & set(RERANK_ID_FIELDS):
             return CorpusSource("rerank", (path,), "docno", "text")
         if {"id", "contents"} <= fields:  # passages, as Touché 2022 writes them
             return CorpusSource("jsonl", (path,), "id", "contents")
@@ -801,8 +804,9 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
         try:
-            qid, doc_id, text = query_id(record["qid"]), record_id(record["docno"]), record.get("text")
-        except (KeyError, TypeError, AttributeError):  # not an object (None: not JSON), or an id missing
+            name = next(field for field in RERANK_ID_FIELDS if field in record)
+            qid, doc_id, text = query_id(record["qid"]), record_id(record[name]), record.get("text")
+        except (KeyError, TypeError, AttributeError, StopIteration):  # not an object (None: not JSON), an id missing
             if first is None and isinstance(record, dict):
                 first = list(record)  # its names only: a record's text may be megabytes
             defects.add("bad line")
@@ -827,9 +831,9 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
                                                               first_stage_number(record.get("score")),
                                                               first_stage_number(record.get("rank")))
     defects.report()
-    if not best and first is not None and not {"qid", "docno"} <= set(first):  # BEIR's docid, say
-        raise ToucheError(f"{source.name}: no record has the fields qid and docno (its first has "
-                          f"{_field_names(first)})")
+    if not best and first is not None and ("qid" not in first or not set(RERANK_ID_FIELDS) & set(first)):
+        raise ToucheError(f"{source.name}: no record has the fields qid and docno (or "
+                          f"{', '.join(RERANK_ID_FIELDS[1:])}; its first has {_field_names(first)})")
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
     candidates = {qid: found.candidates(qid) for qid, found in best.items()}

@@ -551,11 +551,22 @@ def test_objects_without_usable_values_are_no_usable_documents(tmp_path):
 
 
 def test_a_rerank_file_without_its_fields_names_them(tmp_path):
-    """BEIR's docid for docno: "skipped 2 records (2 bad lines)", "no usable candidates"."""
-    (tmp_path / "rerank.jsonl").write_text('{"qid": "1", "docid": "a", "text": "t"}\n' * 2)
-    with pytest.raises(ToucheError, match=r"^rerank.jsonl: no record has the fields qid and docno \(its first has "
-                                          r"docid, qid, text\)$"):
+    """A document id under no name a re-rank file may use: "skipped 2 records (2 bad lines)", "no usable candidates"."""
+    (tmp_path / "rerank.jsonl").write_text('{"qid": "1", "doc": "a", "text": "t"}\n' * 2)
+    with pytest.raises(ToucheError, match=r"^rerank.jsonl: no record has the fields qid and docno \(or doc_id, docid; "
+                                          r"its first has doc, qid, text\)$"):
         read_rerank(detect_corpus(tmp_path))
+
+
+def test_a_rerank_file_naming_its_documents_docid_or_doc_id_is_read(tmp_path):
+    """A first stage writing BEIR's or ir_datasets' name for the document id (as the BEIR Touché 2020 sample does) was
+    refused: "no record has the fields qid and docno"."""
+    (tmp_path / "rerank.jsonl").write_text('{"qid": "1", "docid": "a", "text": "t", "score": 2}\n'
+                                           '{"qid": "1", "doc_id": "b", "text": "u", "score": 1}\n')
+    found = read_rerank(detect_corpus(tmp_path))
+    assert [candidate.doc.doc_id for candidate in found["1"]] == ["a", "b"]
+    (tmp_path / "rerank.jsonl").rename(tmp_path / "first-stage.jsonl")
+    assert detect_corpus(tmp_path, tmp_path / "first-stage.jsonl").kind == "rerank"
 
 
 def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog):
