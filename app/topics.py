@@ -337,18 +337,23 @@ def _json_topic(record: dict) -> Topic | None:
                          original.get("objects") or record.get("objects"))
 
 
-def _beir_query(record: dict) -> dict:
+def _exported_query(record: dict) -> dict:
     """A BEIR queries.jsonl record (`_id`, `text`, `metadata`, where BEIR's webis-touche2020 keeps description and
-    narrative) as TIREx writes a query; a record with a `qid` as it is."""
-    if "qid" in record or "_id" not in record:
+    narrative) or an `ir_datasets export` one (`query_id`, then `text` or `title`, `description`, `objects`, ...)
+    as TIREx writes a query; a record with a `qid` as it is."""
+    if "qid" in record:
         return record
-    return {"qid": record["_id"], "query": record.get("text"), "original_query": record.get("metadata")}
+    if "_id" in record:
+        return {"qid": record["_id"], "query": record.get("text"), "original_query": record.get("metadata")}
+    if "query_id" in record:
+        return {"qid": record["query_id"], "query": record.get("text"), "original_query": record}
+    return record
 
 
 def _read_jsonl(path: Path) -> list[Topic]:
     topics, defects = [], Defects(path.name)
     for line_number, record in json_lines(path, defects):
-        record = _beir_query(record) if isinstance(record, dict) else record
+        record = _exported_query(record) if isinstance(record, dict) else record
         topic = _json_topic(record) if isinstance(record, dict) else None
         if topic is None:
             qid = record.get("qid") if isinstance(record, dict) else None
@@ -358,7 +363,7 @@ def _read_jsonl(path: Path) -> list[Topic]:
             if isinstance(qid, (str, int)) and str(qid).strip() and query_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
             raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an '_id' "
-                              "and a 'text')")
+                              "and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title')")
         topics.append(topic)
     defects.report()
     return topics

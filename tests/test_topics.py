@@ -276,7 +276,7 @@ def test_a_topics_file_beside_the_one_read_is_named_where_its_topics_differ(tmp_
     assert len(read_topics(tmp_path)) == 2
     assert caplog.messages == ["reading the topics of topics.xml; ignoring queries.jsonl (" + str(tmp_path)
                                + "/queries.jsonl:1: expected a JSON object with a 'qid' and a 'query' (BEIR: an "
-                               "'_id' and a 'text'))"]
+                               "'_id' and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title'))"]
 
     def unreadable(path):
         raise PermissionError(13, "Permission denied", str(path))
@@ -375,6 +375,19 @@ def test_beir_queries_are_topics(tmp_path):
     topics = read_topics(tmp_path)
     assert [(t.number, t.title, t.description, t.narrative) for t in topics] == [
         ("1", "Should teachers get tenure?", "A user asks.", "Relevant: arguments."), ("2", "Is vaping good?", "", "")]
+
+
+def test_an_ir_datasets_export_of_queries_is_topics(tmp_path):
+    """`ir_datasets export ... queries --format jsonl` writes `query_id` and the query's own fields (BEIR's webis-
+    touche2020: text, description, narrative; Touché's comparative topics: title, objects): it was "expected a JSON
+    object with a 'qid' and a 'query'"."""
+    (tmp_path / "queries.jsonl").write_text(
+        '{"query_id": "1", "text": "Should teachers get tenure?", "description": "A user asks.", "narrative": "N."}\n'
+        '{"query_id": "2", "title": "Tea or coffee?", "objects": ["tea", "coffee"], "narrative": ""}\n')
+    topics = read_topics(tmp_path)
+    assert [(t.number, t.title, t.description, t.narrative, t.objects) for t in topics] == [
+        ("1", "Should teachers get tenure?", "A user asks.", "N.", None),
+        ("2", "Tea or coffee?", "", "", ("tea", "coffee"))]
 
 
 def test_a_topics_file_of_gigabytes_is_one_line_naming_it(tmp_path):
