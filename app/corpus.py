@@ -369,6 +369,8 @@ class _Utf8Reader(io.RawIOBase):
             chunk = self._read_raw()
             self._done = not chunk
             if self._decoder is None:
+                if chunk[:2] == b"\x1f\x8b" and isinstance(self._raw, gzip.GzipFile):  # was "no line holds JSON"
+                    raise ToucheError(f"{self.path}: gzip inside gzip (compressed twice): unpack it once")
                 self._encoding = _bom_encoding(chunk)
                 self._decoder = codecs.getincrementaldecoder(self._encoding)("replace")
             text = self._decoder.decode(chunk, final=self._done)

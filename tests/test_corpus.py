@@ -740,6 +740,15 @@ def test_gzip_is_told_by_its_bytes_whatever_the_name(tmp_path, caplog):
     assert not caplog.messages
 
 
+def test_a_corpus_compressed_twice_is_said_so(tmp_path):
+    """gzip inside gzip was "no line holds a JSON object (JSON lines: one object a line, ...)" after a warning of
+    hundreds of undecodable bytes: the wrong problem named."""
+    packed = gzip.compress(json.dumps({"id": "a", "contents": "tea"}).encode() + b"\n")
+    (tmp_path / "passages.jsonl.gz").write_bytes(gzip.compress(packed))
+    with pytest.raises(ToucheError, match=r"passages.jsonl.gz: gzip inside gzip \(compressed twice\): unpack it once$"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
 @pytest.mark.parametrize("damage", ["truncated", "not gzip"])
 def test_a_damaged_gzip_is_a_one_line_error_naming_the_file(tmp_path, damage):
     data = gzip.compress(b"".join(b'{"id": "p%d", "contents": "text %d"}\n' % (i, i) for i in range(5000)))
