@@ -29,7 +29,7 @@ from scipy.special import expit
 from app.errors import ToucheError
 from app.files import decoded
 from app.records import visible
-from app.topics import MAX_TOPIC_CHARS
+from app.topics import MAX_TOPIC_CHARS, element_text, named, read_topics, xml_root, xml_title
 
 log = logging.getLogger(__name__)
 
@@ -129,13 +129,14 @@ def read_questions(path: Path) -> list[str]:
     if len(raw) > MAX_QUESTIONS_BYTES:  # `--file /dev/zero`, a runaway pipe: it took 23 GB before the OOM killer
         raise ToucheError(f"{path}: more than {MAX_QUESTIONS_BYTES >> 20} MB of questions; split it")
     if path.suffix.lower() == ".jsonl":  # TIREx's queries.jsonl, read as a run reads it
-        from app.topics import read_topics
-
         return [topic.title for topic in read_topics(path)]
     if path.suffix.lower() == ".xml" or path.suffix.lower() != ".txt" and _MARKUP.match(raw):
-        from app.topics import element_text, named, xml_root
-
-        titles = [title for title in map(element_text, named(xml_root(path, raw), "title")) if title]
+        root = xml_root(path, raw)
+        # Each <topic>'s title as a run reads it (TIREx's queries.xml: <query>, or <original_query>'s <title>);
+        # a file without <topic>s, each <title>.
+        topics = named(root, "topic")
+        titles = [title for title in (map(xml_title, topics) if topics else map(element_text, named(root, "title")))
+                  if title]
         if not titles:
             raise ToucheError(f"{path} has no <title> elements")
         return titles

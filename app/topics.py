@@ -210,6 +210,11 @@ def _xml_field(topic, name: str) -> str:
     return _text(topic, name) or (_text(original, name) if original is not None else "")
 
 
+def xml_title(topic) -> str:
+    """A <topic>'s title: its own <title> or TIREx's <original_query>'s, else TIREx's <query>."""
+    return _xml_field(topic, "title") or _text(topic, "query")
+
+
 def xml_root(path: Path, data: bytes):
     """The root element of an XML file's bytes, parsed without loading any entity or DTD from outside the file: an
     entity the file declares from outside is an error, not an empty text; the entities such a DTD would define are
@@ -306,7 +311,7 @@ def _read_xml(path: Path) -> list[Topic]:
             log.warning("topic %s: its number is %s by attribute, %s by <number>; numbered %s", attribute,
                         attribute, child, attribute)
         written = attribute or child
-        title = _xml_field(element, "title") or _text(element, "query")
+        title = xml_title(element)
         if not written or not title:
             raise ToucheError(f"{path}: a <topic> lacks its number or title (line {element.sourceline})")
         number = query_id(written)

@@ -94,6 +94,16 @@ def test_read_questions_reads_a_queries_jsonl_as_touche_run_does(tmp_path):
     assert read_questions(tmp_path / "Q.JSONL") == ["Which is better, a laptop or a desktop?"]
 
 
+def test_read_questions_reads_each_topics_title_of_a_queries_xml_as_touche_run_does(tmp_path):
+    """TIREx's queries.xml: a topic of <query> alone was "has no <title> elements", one with its own <title> and
+    its <original_query>'s was two questions."""
+    (tmp_path / "queries.xml").write_text(
+        "<topics><topic><qid>1</qid><query>Is coffee better than tea?</query></topic>"
+        "<topic><number>2</number><title>Mac or PC?</title><original_query><title>Mac or PC?</title>"
+        "</original_query></topic></topics>")
+    assert read_questions(tmp_path / "queries.xml") == ["Is coffee better than tea?", "Mac or PC?"]
+
+
 def test_read_questions_reads_utf16_as_touche_run_does(tmp_path):
     """A Windows editor's "Unicode": UTF-16 with a BOM, a topics.xml that `touche run` reads, or plain lines."""
     (tmp_path / "topics.xml").write_text("<?xml version='1.0' encoding='UTF-16'?><topics><topic><number>1</number>"

@@ -72,6 +72,14 @@ def test_docs_data_names_every_file_a_training_module_reads(module):
     assert [name for name in data_files(module) if f"`{name}`" not in page] == []
 
 
+def test_the_cross_encoder_asks_only_for_the_controversial_data():
+    """It refused a data folder without the comparative QA pairs, 2022 dev data and CompSent-19, which it never
+    reads."""
+    comparative = {training_stance.QA_PAIRS, *training_stance.SIDE_SETS, *common.DEV_PASSAGES, *common.DEV_STANCES}
+    cross = set(data_files("stance_cross"))
+    assert not comparative & cross and "argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz" in cross
+
+
 @pytest.mark.parametrize("module", MODULES)
 def test_the_shared_data_holds_every_file(shared_data, module):
     require_data(shared_data, data_files(module), module)

@@ -52,9 +52,10 @@ CONTROVERSIAL_FILES = ("stance/ibm-claim-stance/claim_stance_dataset_v1.csv",
                        *(f"stance/perspectrum/{name}" for name in ("dataset_split_v1.0.json",
                                                                    "perspective_pool_v1.0.json",
                                                                    "perspectrum_with_answers_v1.0.json")))
-STANCE_SETS = (  # issue 20: CompSent-19 sides, ArgKP-2021 and VAST stance
-    "stance/compsent19/train_dev_data.csv.gz",
-    "stance/compsent19/held_out_data.csv.gz",
+# Issue 20: CompSent-19 sides (the comparative head), ArgKP-2021 and VAST stance (the controversial sets, which the
+# cross-encoder of app.training.stance_cross reads too).
+SIDE_SETS = ("stance/compsent19/train_dev_data.csv.gz", "stance/compsent19/held_out_data.csv.gz")
+CONTROVERSIAL_SETS = (
     "stance/ibm-argkp-2021/kpm_data/arguments_train.csv",
     "stance/ibm-argkp-2021/kpm_data/arguments_dev.csv",
     "stance/ibm-argkp-2021/test_data/arguments_test.csv",
@@ -63,7 +64,7 @@ STANCE_SETS = (  # issue 20: CompSent-19 sides, ArgKP-2021 and VAST stance
     "stance/vast/vast_test.from_xlsx.csv.gz",
 )
 DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES,
-              *STANCE_SETS)
+              *SIDE_SETS, *CONTROVERSIAL_SETS)
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 COMPSENT_LABELS = {"BETTER": "FIRST", "WORSE": "SECOND", "NONE": "NONE"}
@@ -98,8 +99,6 @@ ARGKP_FILES = {"train": "kpm_data/arguments_train.csv", "dev": "kpm_data/argumen
 VAST_FILES = {"train": "vast_train.csv.gz", "test": "vast_test.from_xlsx.csv.gz"}
 VAST_LABELS = {"0": "CON", "1": "PRO", "2": "NEU"}
 NEUTRAL_MARGIN = 0.1  # PRO and CON closer than this: NEU, for a model without a neutral head
-# Sets the controversial head learns from beside IBM Claim Stance and Perspectrum (see controversial_head).
-HEAD_SETS = ("argkp", "vast")
 
 
 @dataclass
@@ -149,7 +148,7 @@ class EmbeddingCache:
 
 def load_qa_pairs(data_dir: Path) -> list[ComparativeExample]:
     """The Touché 2022 Task 2 training set, with the annotated object mentions (plus literal matches)."""
-    path = data_dir / "comparative-questions" / "Webis-CompQuestions-22" / "comparative-stance-dataset" / "stance-dataset.tsv"
+    path = data_dir / QA_PAIRS
     csv.field_size_limit(sys.maxsize)
     examples = []
     with common.reading(path) as handle:
@@ -425,7 +424,8 @@ def load_vast(data_dir: Path, split: str) -> list[ControversialExample]:
                 for row in common.csv_rows(handle, ("topic_str", "post", "label"))]
 
 
-# The controversial training sets that can be added by name (`load_extra_sets`).
+# The controversial training sets that can be added by name (`load_extra_sets`); the head learns from both beside
+# IBM Claim Stance and Perspectrum (`controversial_head`).
 EXTRA_SETS = ("argkp", "vast")
 
 
@@ -464,7 +464,7 @@ def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c
                     NEUTRAL_LABELS, c, seed)
 
 
-def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = HEAD_SETS
+def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = EXTRA_SETS
                        ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
     "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with

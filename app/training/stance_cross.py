@@ -41,8 +41,8 @@ from app.training.stance import (EXTRA_SETS, ControversialExample, EmbeddingCach
 
 log = logging.getLogger(__name__)
 
-# What this module reads under the data folder (docs/DATA.md).
-DATA_FILES = ("argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz", *stance_training.DATA_FILES)
+# What this module reads under the data folder (docs/DATA.md): the controversial sets, not the comparative ones.
+DATA_FILES = (*stance_training.CONTROVERSIAL_FILES, *stance_training.CONTROVERSIAL_SETS)
 
 CONTROVERSIAL_LABELS = ("PRO", "CON")
 
