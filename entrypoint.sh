@@ -10,8 +10,10 @@ if ! command -v touche >/dev/null 2>&1; then
     echo "entrypoint: no touche command: run 'make setup' in the checkout, or install the package" >&2
     exit 127
 fi
-# `docker run IMAGE sh -c '...'` (a shell, env, or touche itself): that command, not a run with it as its first flag.
+# `docker run IMAGE sh -c '...'` (a shell, env, python, or touche itself): that command, not a run with it as its
+# first flag; `docker run IMAGE validate /out` (a touche command): that command ("unexpected extra arguments" before).
 case "${1:-}" in
-    sh|bash|env|touche|*/sh|*/bash|*/env|*/touche) exec "$@" ;;
+    sh|bash|env|python|python3|touche|*/sh|*/bash|*/env|*/python|*/python3|*/touche) exec "$@" ;;
+    run|validate|evaluate|report|classify|train) exec touche "$@" ;;
 esac
 exec touche run "$@"

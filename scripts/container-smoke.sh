@@ -271,6 +271,7 @@ validate_runs() {
 
 main() {
     cd "$REPO"
+    [[ -x $HOST_TOUCHE ]] || fail "no host-side CLI at $HOST_TOUCHE (run make setup)"  # before a build of minutes
     choose_engine
     STEP=build
     if [[ ${REUSE_IMAGE:-0} == 1 ]] && "${ENGINE[@]}" image inspect "$IMAGE" >/dev/null 2>&1; then
@@ -280,7 +281,6 @@ main() {
         build_image
     fi
     IMAGE_SIZE=$(image_size)
-    [[ -x $HOST_TOUCHE ]] || fail "no host-side CLI at $HOST_TOUCHE (run make setup)"
     run_like_tira argsme tests/fixtures/argsme
     run_like_tira passages tests/fixtures/passages
     run_like_tira touche-2022-task2 "$SHARED_INPUT"

@@ -64,6 +64,19 @@ def test_a_shell_given_to_the_image_runs_as_the_shell(tmp_path):
     assert done.returncode == 7 and done.stdout == "from the shell\n"
 
 
+def test_a_touche_command_or_python_given_to_the_image_runs_as_itself(tmp_path):
+    """`docker run IMAGE validate /out` was `touche run validate /out`: "Got unexpected extra argument(s)"; `python -c`
+    was "No such option: -c"."""
+    (tmp_path / "run.txt").write_text("".join(f"{q} Q0 d{r} {r} {9 - r}.0 t\n" for q in (1, 2, 3) for r in (1, 2)))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run([str(ROOT / "entrypoint.sh"), "validate", str(tmp_path)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "valid" in done.stdout + done.stderr, done.stderr
+    done = subprocess.run([str(ROOT / "entrypoint.sh"), "python", "-c", "print(6 * 7)"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "42\n"
+
+
 @pytest.mark.slow
 def test_the_manifest_command_run_by_sh_hands_a_stop_to_touche(tmp_path):
     """TIRA runs the command with `sh -c` as the container's process 1: Debian's dash keeps running beside its last
