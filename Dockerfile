@@ -14,6 +14,7 @@ ARG PIP_CERT=
 # The Makefile reads its default from this line too, so it stays one `ARG TORCH_INDEX_URL=<url>` line.
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 
+# TOUCHE_IMAGE: the run knows it is in the image (an output on no mount is lost with the container).
 # PYTHONDONTWRITEBYTECODE: the image writes nothing outside the output (PYTHONOPTIMIZE=1 wrote 3,639 .opt-1.pyc files
 # into the venv; the build compiled the plain ones).
 ENV VIRTUAL_ENV=/opt/venv \
@@ -23,7 +24,8 @@ ENV VIRTUAL_ENV=/opt/venv \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONUNBUFFERED=1 \
-    PYTHONDONTWRITEBYTECODE=1
+    PYTHONDONTWRITEBYTECODE=1 \
+    TOUCHE_IMAGE=1
 
 # A venv keeps Debian's externally-managed system pip out of the way. torch goes first, pinned to the CPU
 # build, so nothing in requirements.txt pulls the CUDA wheels.

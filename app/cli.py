@@ -36,6 +36,7 @@ OUTPUT_VARIABLES = ("outputDir", "TIRA_OUTPUT_DIR", "TIRA_OUTPUT_DIRECTORY")
 
 # `docker run -v input:/in -v out:/out IMAGE`: the mounts the image reads and writes when nothing else is set.
 MOUNTED_INPUT, MOUNTED_OUTPUT = Path("/in"), Path("/out")
+IMAGE_VARIABLE = "TOUCHE_IMAGE"
 CACHE_VARIABLES = ("XDG_CACHE_HOME",)
 
 # Choices: a value outside them is a usage error (exit 2), as an unknown option is.
@@ -99,6 +100,15 @@ def named_by(flag_value: Optional[Path], flag: str, variables: tuple[str, ...]) 
 def mounted(directory: Path) -> bool:
     """Whether `directory` is a mount into the image (a plain directory there dies with the container)."""
     return directory.is_dir() and mount_point(directory)
+
+
+def lost_with_the_container(directory: Path) -> bool:
+    """Whether, in the image (`$TOUCHE_IMAGE`, set by its Dockerfile), `directory` lies on the container's own file
+    system, under no mount: a relative `-o` or a mistyped mount point kept the run where `--rm` removes it."""
+    if not os.environ.get(IMAGE_VARIABLE):
+        return False
+    path = Path(os.path.realpath(directory))
+    return not any(mount_point(folder) for folder in (path, *path.parents) if folder != Path("/"))
 
 
 def shown(path: Path) -> str:
@@ -336,6 +346,10 @@ def run(
         if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
             raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
                               f"{output_origin}")
+        if lost_with_the_container(output_dir):
+            log.warning("the output directory %s lies in the container, where nothing is mounted: the run is lost "
+                        "with it unless copied out (docker cp); mount a directory (docker run -v DIR:%s) and pass "
+                        "it to %s", output_dir, MOUNTED_OUTPUT, output_origin)
         check_choice(backend, corpus)
         if topics is not None:
             topics = topics_file(input_dir, topics)

@@ -18,7 +18,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
-    for name in INPUT_VARIABLES + OUTPUT_VARIABLES:
+    for name in INPUT_VARIABLES + OUTPUT_VARIABLES + (cli.IMAGE_VARIABLE,):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -155,6 +155,25 @@ def test_what_would_fail_the_write_fails_before_the_work(tmp_path, monkeypatch):
         assert len(result.stderr.strip().splitlines()) == 1
     result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "in" / ".")])
     assert result.exit_code == 1 and "is the input directory: pass another to -o/--output" in result.stderr
+
+
+def test_an_output_on_no_mount_in_the_image_is_said_before_the_work_to_be_lost(tmp_path, monkeypatch):
+    """In the image, `-o o2` (relative) or a mistyped mount point wrote the run inside the container, without a word:
+    `--rm` removed it."""
+    import app.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
+    mounted = tmp_path / "out"
+    monkeypatch.setattr(cli, "mount_point", lambda path: os.path.realpath(path) == os.path.realpath(mounted))
+    assert not cli.lost_with_the_container(tmp_path / "o2")  # outside the image
+    monkeypatch.setenv(cli.IMAGE_VARIABLE, "1")
+    assert cli.lost_with_the_container(tmp_path / "o2") and not cli.lost_with_the_container(mounted / "a" / "b")
+    (tmp_path / "in").mkdir()
+    result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "o2"), "--balance-stance",
+                                 "--no-stance"])
+    warning, error = result.stderr.strip().splitlines()
+    assert "o2 lies in the container, where nothing is mounted: the run is lost with it" in warning
+    assert result.exit_code == 1 and "--no-stance leaves out" in error
 
 
 def test_errors_name_the_variable_a_directory_came_from(tmp_path, monkeypatch):
