@@ -131,3 +131,9 @@ def test_chunked_index_survives_the_cache_round_trip(tmp_path):
                                                            loaded.search(GENERATED_QUERIES, 30)):
         assert rows.tolist() == loaded_rows.tolist()
         np.testing.assert_array_equal(scores, loaded_scores)
+
+
+def test_a_search_for_more_than_the_corpus_holds_finds_every_match():
+    index = LexicalIndex.build(["cats are pets", "cats hunt mice", "the cat sleeps"])
+    rows, _ = index.search(["cats"], 1000)[0]
+    assert sorted(rows.tolist()) == [0, 1, 2]

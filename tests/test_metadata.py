@@ -212,3 +212,10 @@ def test_a_remote_with_credentials_is_recorded_without_them(run, tmp_path, monke
     assert without_credentials("https://u:p@host:8443/x.git") == "https://host:8443/x.git"
     assert without_credentials("git@github.com:x/y.git") == "git@github.com:x/y.git"
     assert "tok" not in without_credentials("https://tok@[bad/x.git")
+
+
+def test_a_token_written_as_the_user_name_of_a_remote_is_left_out():
+    """`https://TOKEN@github.com/...`, as CI systems write a clone's remote, has a user name and no password."""
+    from app.metadata import without_credentials
+
+    assert without_credentials("https://ghp_SeCrEt@github.com/x/y.git") == "https://github.com/x/y.git"

@@ -382,3 +382,24 @@ def test_rank_orders_by_score_keeps_ties_in_first_stage_order_and_cuts_at_the_de
     found = [Candidate("1", Document(f"d{i}", "text"), 1.0) for i in range(5)]
     doc_ids, scores = rank(found, np.asarray([0.5, 0.9, 0.5, 0.5, 0.1]), depth=3)
     assert doc_ids == ["d1", "d0", "d2"] and scores == [0.9, 0.5, 0.5]
+
+
+def test_comparative_topics_without_objects_get_their_questions_in_question_order():
+    """2020/21 Task 2 topics hold no <objects>: swapped objects swap FIRST and SECOND in every label, none label
+    every document NO."""
+    from app.pipeline import topic_task
+    from app.records import Topic
+
+    _, topics, _ = topic_task([Topic("1", "Which is better, a cat or a dog?"), Topic("2", "Suitcases: hard or soft?"),
+                               Topic("3", "Should I buy a Mac or a PC?", objects=("PC", "Mac"))])
+    assert [topic.objects for topic in topics] == [("cat", "dog"), ("hard", "soft"), ("PC", "Mac")]
+
+
+def test_balance_stance_reorders_argumentative_topics_only():
+    from app.pipeline import balance
+
+    ranked = {qid: (["a", "b", "c"], [3.0, 2.0, 1.0]) for qid in ("1", "2")}
+    stances = {qid: ["PRO", "PRO", "CON"] for qid in ("1", "2")}
+    balanced, labels = balance(ranked, stances, argumentative={"1"})
+    assert balanced["1"] == (["a", "c", "b"], [3.0, 2.0, 1.0]) and labels["1"] == ["PRO", "CON", "PRO"]
+    assert balanced["2"] == ranked["2"] and labels["2"] == stances["2"]

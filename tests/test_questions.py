@@ -223,6 +223,8 @@ def test_model_objects_of_choices_and_names_in_capitals(model, question, objects
     ("Which is better, PC-or-Mac?", ("PC", "Mac")),
     ("Should I learn .NET or Java?", (".NET", "Java")),  # was "NET"
     ("Is a $100 phone better than a $1000 one?", ("$100 phone", "$1000")),
+    ("Suitcases: hard or soft?", ("hard", "soft")),  # the topic's word before the colon is no part of the first
+    ("What is the highest mountain on Earth?", ("mountain",)),  # an object ends before a preposition
 ])
 def test_model_objects_are_whole_names(model, question, objects):
     assert model.analyze(question).objects == objects

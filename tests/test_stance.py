@@ -116,6 +116,8 @@ def test_only_a_sentence_naming_one_object_praises_it_alone():
     ("Should states not subsidize tobacco?", -1.0),
     ("Is social media harmful?", -1.0),
     ("Should we legalize cannabis?", 1.0),
+    ("Should we end the death penalty?", -1.0),
+    ("Should we stop animal testing?", -1.0),
 ])
 def test_topic_polarity(title, polarity):
     assert topic_polarity(title) == polarity
@@ -391,6 +393,8 @@ def test_a_side_may_win_only_where_the_heads_no_does_not():
     ("Abolish the death penalty", "Should the death penalty be abolished?", -1.0),
     ("We should ban abortion", "Should abortion be legal?", -1.0),
     ("Abortion shouldn't be banned", "Should abortion be legal?", 1.0),  # each word against a target turns it
+    ("Government should ban the death penalty for murder", "Should the government ban the death penalty for murder?",
+     -1.0),  # 8 words of the question's own: within the bound
     ("Abortion is murder", "Should abortion be legal?", None),  # says more than the question's words
     ("Capital punishment", "Should the death penalty be abolished?", None),
     ("Should not", "Should gay marriage be legal?", None),  # names nothing
