@@ -657,8 +657,8 @@ class ChatNoirClient:
         if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
             retries = getattr(response.raw, "retries", None)
             made = len(retries.history) + 1 if isinstance(retries, Retry) else settings.retries + 1
-            raise ChatNoirRequestError(f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}",
-                                       f"HTTP {status}")
+            raise ChatNoirRequestError(
+                f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}", f"HTTP {status}")
         if not response.ok:
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
