@@ -89,3 +89,18 @@ def test_stance_reading_reads_the_head_and_labels_below_it_what_states_or_turns(
     assert reading.labels(doc_ids, predictions) == ["PRO", "CON", "CON", "PRO", "Q0"]
     comparative = stance_reading(doc_ids, head, ["a", "b"], by_id, controversial=False)
     assert (comparative.texts, comparative.unread, comparative.unread_turns) == (["a", "b"], [], [])
+
+
+def test_a_stated_stance_keeps_its_text_whole_and_needs_the_statement_it_is_toward():
+    """The title is left unread only where no stance is stated (it is the statement a stated stance is toward); a
+    stance toward no statement is none to turn."""
+    debate = "a1b2c3d4-2019-04-18T17:18:59Z"
+    title = "Zoos should be banned"
+    documents = [Document(f"{debate}-00001-000", f"{title}. Animals suffer.", "PRO", title),
+                 Document(f"{debate}-00002-000", "Zoos should be banned. Zoos protect species."),
+                 Document("S2-A1", "A stance toward nothing.", "PRO", None)]
+    by_id = {document.doc_id: document for document in documents}
+    doc_ids = list(by_id)
+    reading = stance_reading(doc_ids, doc_ids, [document.text for document in documents], by_id, controversial=True)
+    assert reading.texts == [f"{title}. Animals suffer.", "Zoos protect species.", "A stance toward nothing."]
+    assert reading.stated == [("PRO", title), None, None]
