@@ -16,6 +16,16 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_user_cache():
+    """The runs the tests start keep no cache across runs, as on CI, whatever the user's $XDG_CACHE_HOME (a read-only
+    one added a warning to the stderr tests compare; a filled one hid a cold start, and took the tests' indexes)."""
+    kept = os.environ.pop("XDG_CACHE_HOME", None)
+    yield
+    if kept is not None:
+        os.environ["XDG_CACHE_HOME"] = kept
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES

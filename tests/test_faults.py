@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -208,8 +209,9 @@ def test_a_read_only_output_directory_is_refused_before_any_work(tmp_path, monke
 def test_a_read_only_mount_is_refused_before_any_work(tmp_path):
     output = tmp_path / "out"
     output.mkdir()
-    done = sandboxed(f"{TOUCHE} run -i {FIXTURES / 'passages'} -o {output} --quiet",
-                     f"mount --bind {output} {output} && mount -o remount,bind,ro {output}")
+    touche, inputs, out = (shlex.quote(str(path)) for path in (TOUCHE, FIXTURES / "passages", output))
+    done = sandboxed(f"{touche} run -i {inputs} -o {out} --quiet",
+                     f"mount --bind {out} {out} && mount -o remount,bind,ro {out}")
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip() == f"touche: error: cannot write to output directory {output}: read-only file system"
     assert not any(output.iterdir())
@@ -220,8 +222,9 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
     output = tmp_path / "out"
     output.mkdir()
     # A tmpfs over the output directory, filled up: the probe (an empty file) fits, run.txt does not.
-    done = sandboxed(f"{TOUCHE} run -i {FIXTURES / 'passages'} -o {output} --quiet",
-                     f"mount -t tmpfs -o size=16k tmpfs {output} && (dd if=/dev/zero of={output}/fill bs=1k "
+    touche, inputs, out = (shlex.quote(str(path)) for path in (TOUCHE, FIXTURES / "passages", output))
+    done = sandboxed(f"{touche} run -i {inputs} -o {out} --quiet",
+                     f"mount -t tmpfs -o size=16k tmpfs {out} && (dd if=/dev/zero of={out}/fill bs=1k "
                      "2>/dev/null; true)")
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"touche: error: cannot write run.txt to {output}: no space "
