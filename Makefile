@@ -16,12 +16,15 @@ setup: $(VENV)/.installed
 # torch goes first, pinned to the CPU build, so nothing after it pulls the CUDA wheels. One quick try at the CPU
 # index (an unreachable one costs ~1 s, not the minute and more of pip's default retries; pip's configured
 # find-links and extra indexes still apply), then pip's own settings, e.g. a configured mirror with the CPU build.
-# Python 3.11 or later is asked first: on 3.10 (Ubuntu 22.04's python3) pip failed after torch, naming a package;
-# --clear: a venv made again over one of another Python kept that Python's python links.
+# Python 3.11 or later is asked first: on 3.10 (Ubuntu 22.04's python3) pip failed after torch, naming a package.
+# A venv of another Python is made anew (`venv` over it kept that Python's python links); one of this Python keeps
+# its packages, so a failed update leaves it working.
+PYTHON_VERSION := import sys; print(*sys.version_info[:2])
 $(VENV)/.installed: pyproject.toml requirements.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { echo "setup: '$(PYTHON)'" \
-		"is not Python 3.11 or later, which this project needs: make setup PYTHON=python3.11 (or later)" >&2; exit 1; }
-	$(PYTHON) -m venv --clear $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "setup: '$(PYTHON)' is not" \
+		"Python 3.11 or later, which this project needs: make setup PYTHON=python3.11 (or later)" >&2; exit 1; }
+	$(PYTHON) -m venv $$([ -x "$(BIN)/python" ] && [ "$$("$(BIN)/python" -c '$(PYTHON_VERSION)')" != \
+		"$$($(PYTHON) -c '$(PYTHON_VERSION)')" ] && echo --clear) "$(VENV)"
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q --retries 1 --timeout 15 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) \
 		torch==2.13.0 || { echo "setup: no torch from '$(TORCH_INDEX_URL)'; pip's own settings decide (without" \

@@ -13,7 +13,7 @@ fi
 # `docker run IMAGE sh -c '...'` (a shell, env, python, or touche itself): that command, not a run with it as its
 # first flag; `docker run IMAGE validate /out` (a touche command): that command ("unexpected extra arguments" before).
 case "${1:-}" in
-    sh|bash|env|python|python3|touche|*/sh|*/bash|*/env|*/python|*/python3|*/touche) exec "$@" ;;
+    sh|bash|env|python|python3|python3.*|touche|*/sh|*/bash|*/env|*/python|*/python3|*/python3.*|*/touche) exec "$@" ;;
     run|validate|evaluate|report|classify|train) exec touche "$@" ;;
 esac
 exec touche run "$@"

@@ -521,7 +521,7 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
                 defects.add("bad line")
                 continue
             title = record.get("title")
-            if isinstance(title, str) and (title := title.strip()) and not text.lstrip().startswith(title):
+            if isinstance(title, str) and (title := title.strip()) and not _opens_with(text, title):
                 text = f"{title} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))
@@ -533,6 +533,12 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             defects.report()
             raise ToucheError(f"{path.name}: no record has an id ({', '.join(ids)}) and a text ({', '.join(texts)}) "
                               f"field (its first has {_field_names(first)})")
+
+
+def _opens_with(text: str, title: str) -> bool:
+    """Whether a text opens with its title already, as whole words in any case ("Gun" does not open "Guns are ...")."""
+    opening = text.lstrip()[:len(title) + 1]
+    return opening[:len(title)].casefold() == title.casefold() and not opening[len(title):].isalnum()
 
 
 def _argsme_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

@@ -367,8 +367,8 @@ def _read_jsonl(path: Path) -> list[Topic]:
                 raise ToucheError(f"{path}:{line_number}: qid {json.dumps(qid)[:40]} is no string or integer")
             if isinstance(qid, (str, int)) and str(qid).strip() and query_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
-            raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an '_id' "
-                              "and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title')")
+            raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an "
+                              "'_id' and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title')")
         topics.append(topic)
     defects.report()
     return topics

@@ -43,8 +43,8 @@ def test_a_charset_label_reads_as_browsers_read_it(label, codec):
 
 
 @pytest.mark.parametrize("meta, codec", [
-    ('<meta charset="windows-1251">', "cp1251"), ("<META HTTP-EQUIV='Content-Type' CONTENT='text/html; charset=koi8-r'>",
-                                                  "koi8-r"),
+    ('<meta charset="windows-1251">', "cp1251"),
+    ("<META HTTP-EQUIV='Content-Type' CONTENT='text/html; charset=koi8-r'>", "koi8-r"),
     ("<meta charset=shift_jis>", "cp932"), ('<meta charset="utf-16">', "utf-8"), ('<meta charset="punycode">', "utf-8"),
     ('<!-- <meta charset="koi8-r"> --><meta charset="windows-1251">', "cp1251"),
     ('<!--><meta charset="windows-1251">', "cp1251"),

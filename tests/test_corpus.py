@@ -486,12 +486,13 @@ def test_other_exporters_fields_are_read_whatever_the_files_name(tmp_path, name)
                {"docno": "c", "body": "a body"}, {"_id": "d", "title": "A title", "text": "and its text"},
                {"_id": "e", "title": "", "text": "no title"}, {"doc": "f", "text": "no id"},
                {"doc_id": "g", "title": " Conclusion ", "text": "premise"},
-               {"docno": "h", "title": "Title", "text": " Title and body"}]
+               {"docno": "h", "title": "Title", "text": " title and body"},
+               {"docno": "i", "title": "Gun", "text": "Guns kill"}]
     (tmp_path / name).write_text("".join(json.dumps(record) + "\n" for record in records))
     documents = list(read_documents(detect_corpus(tmp_path)))
     assert [(d.doc_id, d.text) for d in documents] == [
         ("a", "ir datasets"), ("b", "pyserini"), ("c", "a body"), ("d", "A title and its text"), ("e", "no title"),
-        ("g", "Conclusion premise"), ("h", "Title and body")]
+        ("g", "Conclusion premise"), ("h", "title and body"), ("i", "Gun Guns kill")]
 
 
 def test_a_corpus_of_another_name_keeps_its_fields_reading(tmp_path):

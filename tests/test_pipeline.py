@@ -313,8 +313,8 @@ def test_full_pipeline_on_the_touche_2022_tira_input(shared_data, tmp_path):
     result = validate_run(tmp_path, "comparative")
     assert result.ok, result.errors
     assert report.topics == 50 and result.topics == 50 and report.documents == 2587
-    scores = evaluate_run(tmp_path, task / "touche-task2-2022-relevance-dev.qrels",
-                          task / "touche-task2-2022-quality-dev.qrels", task / "touche-task2-2022-stance-dev.qrels").mean
+    qrels = [task / f"touche-task2-2022-{kind}-dev.qrels" for kind in ("relevance", "quality", "stance")]
+    scores = evaluate_run(tmp_path, *qrels).mean
     assert scores["relevance nDCG@5 judged-only"] >= 0.75
     assert scores["quality nDCG@5 judged-only"] >= 0.70
     assert scores["stance macro-F1"] >= 0.73
