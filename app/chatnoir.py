@@ -45,6 +45,7 @@ from app.charset import not_text, page_encoding
 from app.errors import ToucheError, counted
 from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bulk
+from app.metadata import without_credentials
 from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, clean_text, record_id,
                          record_score, scores_or_order)
 
@@ -134,7 +135,7 @@ class ChatNoirSettings:
     def address(self) -> str:
         """The base URL as messages and the run's metadata show it: without a user or password in it (TIRA keeps
         the metadata with the run)."""
-        return _without_credentials(self.base_url)
+        return without_credentials(self.base_url, "***@")  # `http://user:secret@host/` -> `http://***@host/`
 
     @property
     def page_retries(self) -> int:
@@ -878,14 +879,6 @@ class TextCache:
         files of caches from before are not read."""
         name = doc_id if _SAFE_ID.fullmatch(doc_id) else hashlib.sha1(doc_id.encode("utf-8")).hexdigest()
         return self.directory / f"{name}.v{PAGE_READING}.txt"
-
-
-def _without_credentials(url: str) -> str:
-    """`url` without the user and password it may name (`http://user:secret@host/` -> `http://***@host/`)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
 
 
 def _service_name(base_url: str) -> str:

@@ -159,18 +159,17 @@ def _write(export: Path, settings, target: Path, found: dict) -> None:
         yaml.safe_dump(data, out, allow_unicode=True)
 
 
-def without_credentials(url: str) -> str:
-    """A remote's URL without the user and password it may carry (`https://user:token@host/x.git`, as CI clones
-    write them); an scp-like `git@host:x.git` names a user and no secret, and stays."""
+def without_credentials(url: str, shown: str = "") -> str:
+    """A URL without the user and password it may carry (`https://user:token@host/x.git`, as CI clones write them),
+    `shown` in their place (a message's "***@"); an scp-like `git@host:x.git` names a user and no secret, and
+    stays."""
     try:
         parts = urlsplit(url)
-        if parts.username is None and parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
     except ValueError:  # an unparseable URL: cut what an authority's user part would be
-        return re.sub(r"(?<=//)[^/@]*@", "", url)
-    return urlunsplit(parts._replace(netloc=netloc))
+        return re.sub(r"(?<=//)[^/@]*@", shown, url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=shown + parts.netloc.rpartition("@")[2]))
 
 
 def product_facts(settings, first_stage: str | None = None) -> dict:
