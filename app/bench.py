@@ -179,15 +179,16 @@ def write_long_document(target: Path, data: Path) -> Path:
 def write_web_pages(target: Path, data: Path) -> Path:
     """The dev web pages as a local corpus ({id, contents} read as a ChatNoir page is, app.html.read_page) with the
     2020/2021 Task 2 dev topics: the pages' ranking with whole web pages, and no network."""
+    from lxml import etree
+
     from .html import read_page
 
     pages = data / "web-pages-clueweb12"
     dev = set((pages / "dev-topics.txt").read_text().strip().split(","))
-    topics = []
-    for path in (data / "touche-2020-task2" / "topics-task-2.xml",
-                 data / "touche-2021-task2" / "topics-task-2-2021-only-titles.xml"):
-        topics += [topic for topic in re.findall(r"<topic>.*?</topic>", path.read_text(encoding="utf-8"), re.S)
-                   if re.search(r"<number>\s*(\d+)", topic).group(1) in dev]
+    topics = [etree.tostring(topic, encoding="unicode").strip()
+              for path in (data / "touche-2020-task2" / "topics-task-2.xml",
+                           data / "touche-2021-task2" / "topics-task-2-2021-only-titles.xml")
+              for topic in etree.parse(path).getroot().iter("topic") if topic.findtext("number").strip() in dev]
     target.mkdir(parents=True, exist_ok=True)
     (target / "topics.xml").write_text("<topics>\n" + "\n".join(topics) + "\n</topics>\n", encoding="utf-8")
     with gzip.open(pages / "pages-dev.jsonl.gz", "rt", encoding="utf-8") as lines, \

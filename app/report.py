@@ -40,6 +40,11 @@ RESAMPLED_TOPICS_AT_ONCE = 1 << 22
 # Per-topic bars past this many topics are unreadable and take minutes to lay out (20,000: 2 min 45 s); the
 # per-topic tables still list every topic.
 MAX_PLOTTED_TOPICS = 500
+LEGEND_ROWS = 12  # runs in a legend column
+MAX_FIGURE_INCHES = 24.0  # a figure's width: 280 runs drew the means 67,400 pixels wide
+# Bidirectional controls in a name, path or topic id (U+202E in `--names`) turned the rest of their line around
+# on the page, its numbers too ("0.7708" read "8077.0"); the page's own text holds none. Shown as U+FFFD.
+_BIDI_SHOWN = dict.fromkeys([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)], "\ufffd")
 
 
 @dataclass
@@ -310,10 +315,6 @@ def render_html(report: Report) -> str:
             + "\n".join(section for section in sections if section) + "\n</body>\n</html>\n").translate(_BIDI_SHOWN)
 
 
-# Bidirectional controls in a name, path or topic id (U+202E in `--names`) turned the rest of their line around
-# on the page, its numbers too ("0.7708" read "8077.0"); the page's own text holds none. Shown as U+FFFD.
-_BIDI_SHOWN = dict.fromkeys([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)], "\ufffd")
-
 
 def _number(value: float, digits: int = 4) -> str:
     """A table cell with the value rounded for reading and exact in `data-value` for parsing."""
@@ -536,9 +537,6 @@ def _legend(axes, runs: int) -> None:
     """The runs' legend beside the axes, in columns of at most LEGEND_ROWS (more were cut off the figure)."""
     axes.legend(loc="upper left", bbox_to_anchor=(1, 1), ncols=math.ceil(runs / LEGEND_ROWS), fontsize="small")
 
-
-LEGEND_ROWS = 12
-MAX_FIGURE_INCHES = 24.0  # a figure's width: 280 runs drew the means 67,400 pixels wide
 
 
 @_plain_text
