@@ -170,9 +170,10 @@ class ChatNoirSettings:
             parts = None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _port_fits(parts) \
                 or any(char.isspace() for char in base_url):
-            # one that does not parse may hide a password anywhere before its last "@" ("user:pa/ss@host")
-            shown = re.sub(r"(?<=://).*@", "***@", base_url)
-            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {shown!r}")
+            raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {_shown_address(base_url)!r}")
+        if "?" in base_url or "#" in base_url:  # requests' paths replace it; `?apikey=...` was in ir-metadata.yml
+            raise ToucheError(f"CHATNOIR_BASE_URL must be ChatNoir's address without a query or fragment (the key "
+                              f"goes into CHATNOIR_API_KEY or {CREDENTIALS_FILE}), got {_shown_address(base_url)!r}")
         return cls(
             api_key=api_key,
             index=_index_name(index or credentials.get("index") or DEFAULT_INDEX),
@@ -182,6 +183,13 @@ class ChatNoirSettings:
             timeout_s=_env_number("CHATNOIR_TIMEOUT_S", cls.timeout_s, float, MAX_TIMEOUT_S, positive=True),
             retries=_env_number("CHATNOIR_RETRIES", cls.retries, int, MAX_RETRIES),
         )
+
+
+def _shown_address(base_url: str) -> str:
+    """An address refused as CHATNOIR_BASE_URL as its error quotes it: what may hold a secret masked, a user and
+    password (one that does not parse may hide it anywhere before its last "@": "user:pa/ss@host"), then a query
+    or fragment (`?apikey=...`)."""
+    return re.sub(r"([?#]).*", r"\1***", re.sub(r"(?<=://).*@", "***@", base_url), flags=re.S)
 
 
 def has_credentials(input_dir: Path) -> bool:

@@ -233,6 +233,22 @@ def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch
     assert ChatNoirSettings(api_key=KEY, base_url="http://chatnoir.eu/?x=a@b").address == "http://chatnoir.eu/?x=a@b"
 
 
+@pytest.mark.parametrize("address, shown", [
+    ("http://127.0.0.1:9/?apikey=SECRET", "http://127.0.0.1:9/?***"),  # as ChatNoir's API examples write the key
+    ("https://chatnoir.eu/#SECRET", "https://chatnoir.eu/#***"),
+    ("http://u:PASS@127.0.0.1:9/api?apikey=SECRET", "http://***@127.0.0.1:9/api?***"),
+    ("ftp://127.0.0.1:9/?apikey=SECRET", "ftp://127.0.0.1:9/?***"),  # refused as no http(s) URL, masked the same
+])
+def test_an_address_with_a_query_is_refused_without_showing_it(tmp_path, monkeypatch, address, shown):
+    """A key pasted into CHATNOIR_BASE_URL's query went into ir-metadata.yml and every error naming the address
+    (and the requests dropped it: their paths replace the query)."""
+    monkeypatch.setenv("CHATNOIR_API_KEY", KEY)
+    monkeypatch.setenv("CHATNOIR_BASE_URL", address)
+    with pytest.raises(ToucheError, match=f"got {re.escape(repr(shown))}") as error:
+        ChatNoirSettings.resolve(tmp_path)
+    assert "SECRET" not in str(error.value) and "PASS" not in str(error.value)
+
+
 def test_a_service_that_caps_its_answers_is_asked_for_the_next_pages(stub, settings, caplog):
     """A service answering 100 of the 1,000 results asked, though it found 3,000, left each topic 100, silently."""
     expected = ChatNoirBackend(settings).retrieve(TOPICS[:1], depth=5)
