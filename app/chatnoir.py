@@ -668,6 +668,12 @@ class ChatNoirClient:
             made = len(retries.history) + 1 if isinstance(retries, Retry) else settings.retries + 1
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}", f"HTTP {status}")
+        if status == 404 and what == "search":  # the address: every topic's search is answered so
+            searched = without_credentials(urlsplit(url)._replace(query="").geturl(), "***@")
+            raise ChatNoirRequestError(
+                f"ChatNoir's search answered HTTP 404 at {searched}: "
+                f"CHATNOIR_BASE_URL must be the service's address ({DEFAULT_BASE_URL} for ChatNoir), which the API's "
+                "paths follow", "HTTP 404")
         if not response.ok:
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",

@@ -233,6 +233,24 @@ def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch
     assert ChatNoirSettings(api_key=KEY, base_url="http://chatnoir.eu/?x=a@b").address == "http://chatnoir.eu/?x=a@b"
 
 
+def test_a_search_path_not_found_names_the_address_setting(stub, tmp_path, monkeypatch):
+    """The API's endpoint pasted as CHATNOIR_BASE_URL is searched at .../_search/api/v1/_search: its 404 said only
+    "failed with HTTP 404: {...}", not which setting to mend."""
+    from app.pipeline import first_stage
+    from app.settings import RunSettings
+
+    (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
+    monkeypatch.setenv("CHATNOIR_BASE_URL", stub.base_url.replace("://", "://user:PASS@") + "api/v1/_search")
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           candidates=5, rerank_depth=2, progress=False)
+    with pytest.raises(ToucheError) as error:
+        first_stage(settings, TOPICS[:2])
+    message = str(error.value)
+    assert f"answered HTTP 404 at {stub.base_url.replace('://', '://***@')}api/v1/_search/api/v1/_search: " \
+           "CHATNOIR_BASE_URL must be the service's address (https://chatnoir.eu/ for ChatNoir)" in message
+    assert "PASS" not in message and KEY not in message
+
+
 @pytest.mark.parametrize("address, shown", [
     ("http://127.0.0.1:9/?apikey=SECRET", "http://127.0.0.1:9/?***"),  # as ChatNoir's API examples write the key
     ("https://chatnoir.eu/#SECRET", "https://chatnoir.eu/#***"),
