@@ -89,6 +89,11 @@ MAX_DOCUMENT_FAILURE_S = 600.0
 DOCUMENT_FAILURE_SHARE = 4.0
 MIN_DOCUMENTS_TIMED = 100  # pages answered or failed before the time rule applies: ten slow first pages are no trend
 MAX_DOCUMENT_TIMEOUT_RETRIES = 1
+# Pages that fail as a ChatNoir restart fails them (its address refusing connections or breaking them off, a 5xx)
+# are asked once more after the others, once a page answered before is answered again (asked every OUTAGE_PAUSE_S,
+# for MAX_OUTAGE_S at most), with those never asked for the failures: an outage of 30 s cost 16 of 29 pages their
+# text, and one among thousands of pages every page after it (20 failures in a row stop the asking).
+NOT_ASKED = "not asked, the cache endpoint kept failing"
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
 # OUTAGE_PAUSE_S until it is answered): ChatNoir answering no search for MAX_OUTAGE_S is down, and the run stops
@@ -294,6 +299,12 @@ class ChatNoirStats:
         """Count one document that keeps title + snippet, by why its text is missing."""
         with self._lock:
             self.fallbacks[reason] += 1
+
+    def forget_fallbacks(self, reasons) -> None:
+        """Uncount documents that are asked again (each by its reason)."""
+        with self._lock:
+            self.fallbacks.subtract(reasons)
+            self.fallbacks = +self.fallbacks  # without the reasons counted 0
 
 
 class _RedactKeys(logging.Filter):
@@ -951,6 +962,8 @@ class ChatNoirBackend:
                       if settings.cache_dir is not None else None)
         self._failures_in_a_row = self._failures = self._answers = 0
         self._failed_s = self._answered_s = 0.0  # seconds of fetching the failed / answered pages took
+        self._outage_pages: dict[str, str] = {}  # doc id -> why: pages to ask again after an outage
+        self._answered_page: UUID | None = None  # a page the cache endpoint answered: asked to see it answer again
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
         self._redirect_said = threading.Event()  # a redirected page is said once, in words
@@ -1106,16 +1119,56 @@ class ChatNoirBackend:
         return Hit(doc_id=doc_id, uuid=uuid, score=score, preview=bounded_text(preview))
 
     def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
+        """The texts of each topic's top `text_depth` hits that could be had; the pages an outage cost are asked
+        again once ChatNoir's cache answers again (see NOT_ASKED)."""
+        self._outage_pages = {}
         wanted: dict[str, Hit] = {}
         for topic_hits in hits.values():
             for hit in topic_hits[:text_depth]:
                 wanted.setdefault(hit.doc_id, hit)
+        texts = self._fetch_texts(list(wanted.values()))
+        failed = self._outage_pages
+        if any(reason != NOT_ASKED for reason in failed.values()) and self._cache_answers_again(len(failed)):
+            logger.info("ChatNoir's cache answers: asking again for the %d pages it failed as an outage does",
+                        len(failed))
+            self.stats.forget_fallbacks(failed.values())
+            again = [wanted[doc_id] for doc_id in failed]
+            self._outage_pages = {}
+            with self._failures_lock:  # a new start: the outage's failures are not the endpoint's
+                self._failures_in_a_row = self._failures = 0
+                self._failed_s = 0.0
+            texts.update(self._fetch_texts(again))
+        return texts
+
+    def _cache_answers_again(self, pages: int) -> bool:
+        """Whether ChatNoir's cache answers a page it answered before, asked every OUTAGE_PAUSE_S until it does, for
+        MAX_OUTAGE_S at most (said in a warning); False where it answered none."""
+        if self._answered_page is None:  # no page answered this run: nothing tells an outage from an endpoint
+            return False                 # that fails for good
+        started, said = time.monotonic(), False
+        while True:
+            try:
+                self.client.cached_text(self._answered_page)
+                return True
+            except ChatNoirRequestError as error:
+                if time.monotonic() - started >= MAX_OUTAGE_S:
+                    logger.warning("ChatNoir's cache answered no page for %.0f s (%s): %d pages keep title + snippet",
+                                   time.monotonic() - started, error, pages)
+                    return False
+                if not said:
+                    logger.warning("ChatNoir's cache failed %d pages as an outage does: asking for a page it answered "
+                                   "before every %g s, for %g s at most, then for those pages again", pages,
+                                   OUTAGE_PAUSE_S, MAX_OUTAGE_S)
+                    said = True
+                time.sleep(OUTAGE_PAUSE_S)
+
+    def _fetch_texts(self, wanted: list[Hit]) -> dict[str, str]:
         texts: dict[str, str] = {}
         self._stopped.clear()
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency))
         try:
-            fetched = pool.map(self._text, wanted.values())
-            for hit, text in tqdm(zip(wanted.values(), fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
+            fetched = pool.map(self._text, wanted)
+            for hit, text in tqdm(zip(wanted, fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
                 if text:
                     texts[hit.doc_id] = text
         finally:  # all fetched, or stopped (SIGTERM, Ctrl-C): then the pages not yet asked for are dropped,
@@ -1143,7 +1196,8 @@ class ChatNoirBackend:
                 self.stats.add("cache_hits")
                 return cached
         if self._given_up():
-            self.stats.fallback("not asked, the cache endpoint kept failing")
+            self.stats.fallback(NOT_ASKED)
+            self._outage_pages[hit.doc_id] = NOT_ASKED
             return None
         started = time.monotonic()
         try:
@@ -1154,11 +1208,14 @@ class ChatNoirBackend:
             if service:  # minutes of retries each: said as they end, where no progress bar shows (not a terminal)
                 logger.info("ChatNoir document %s keeps title + snippet: %s", hit.doc_id, error)
             self._failed(service, time.monotonic() - started)
+            if error.reason in ("unreachable", "broken") or error.reason.startswith("HTTP 5"):
+                self._outage_pages[hit.doc_id] = error.reason
             if error.reason == "redirected" and not self._redirect_said.is_set():  # the summary counts them only
                 self._redirect_said.set()
                 logger.warning("ChatNoir's cache: %s; pages keep title + snippet", error)
             return None
         self._failed(False, time.monotonic() - started)
+        self._answered_page = self._answered_page or hit.uuid
         if not text:
             self.stats.fallback("empty page")
             return None

@@ -15,7 +15,8 @@ body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sen
 status line at once, then the headers so), "redirect" (307 to the same path on
 "localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad";
 "redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order
-mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark).
+mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark); "pass" answers
+as without a fault (a fault for the requests after the next).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
 """
@@ -38,7 +39,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
           "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
           "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom", "binary-latin1", "binary-utf16",
-          "bogus-header", "no-results", "json-page")
+          "bogus-header", "no-results", "json-page", "pass")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -153,7 +154,8 @@ class ChatNoirStub:
             queue = self._faults[endpoint]
             if not queue or (not has_page and queue[0] in PAGE_FAULTS):
                 return None
-            return queue.popleft()
+            fault = queue.popleft()
+            return None if fault == "pass" else fault
 
     def record(self, request: dict) -> None:
         with self._lock:
