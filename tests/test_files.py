@@ -194,3 +194,17 @@ def test_a_killed_runs_scratch_is_removed_by_the_next_run_and_only_it(tmp_path, 
         holder.communicate("")
     assert left == {living.name, unowned.name, fifo.name, "touche-cache-link"}
     assert not scratch.exists() and not living.exists()
+
+
+def test_an_output_directory_that_takes_no_file_is_removed_again(tmp_path, monkeypatch):
+    """A full disk found by the probe file: the directories the run made for its output are not left behind."""
+    import errno
+    import tempfile
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    with pytest.raises(ToucheError, match="cannot write to output directory .*: no space left on device"):
+        prepare_output(tmp_path / "new" / "deeper", ["run.txt"], overwrite=False)
+    assert list(tmp_path.iterdir()) == []

@@ -140,3 +140,13 @@ def test_an_orders_own_scores_read_as_first_stage_scores_do():
 
     lexical = lexical_feature(np.array(scores_or_order([None] * 1000)))
     assert lexical[0] == 1.0 and np.all(np.diff(lexical) < 0) and 0.0 < lexical[-1] and abs(lexical[100] - 0.5) < 1e-9
+
+
+def test_the_lexical_feature_is_scaled_by_the_largest_absolute_score():
+    """Log-probabilities (negative) and scores of at most 1 are scaled too, sign kept: the relevance head learned BM25
+    scores scaled to at most 1."""
+    from app.fusion import lexical_feature
+
+    assert lexical_feature([-2.0, -4.0]).tolist() == [-0.5, -1.0]
+    assert lexical_feature([0.5, 0.25]).tolist() == [1.0, 0.5]
+    assert lexical_feature([0.0, 0.0]).tolist() == [0.0, 0.0] and lexical_feature([]).tolist() == []

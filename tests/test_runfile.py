@@ -338,3 +338,22 @@ def test_rank_zero_and_a_1001st_document_are_errors_where_the_bounds_lie(tmp_pat
     assert validate_run(write_lines(tmp_path, full)).errors == []
     over = full + ["4 Q0 d1001 1001 1.0 t"]
     assert validate_run(write_lines(tmp_path, over)).errors == ["topic 4: 1001 documents; at most 1000 are allowed"]
+
+
+def test_a_document_given_twice_is_ranked_once_whatever_the_depth():
+    """A re-rank file or ChatNoir listing a document twice: its second line reached run.txt at a depth past it."""
+    rows = ranked_rows("1", ["b", "a", "c", "a", "d"], [1.0, 1.0, 2.0, 0.5, 0.1], None, "tag", depth=5)
+    assert [r.doc_id for r in rows] == ["c", "b", "a", "d"]
+
+
+def test_the_run_is_readable_by_others_whatever_the_umask(tmp_path):
+    """TIRA reads the run as another user: mkstemp's 0600 (or a umask of 077) would hide it."""
+    import os
+    import stat
+
+    old = os.umask(0o077)
+    try:
+        path = write_run(ranked_rows("1", ["a"], [1.0], None, "t", 1), tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
