@@ -169,6 +169,15 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     assert {r[5] for r in rows} == {"rr"}
 
 
+def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
+    """--candidates cuts a re-rank file's candidates too, whatever --depth."""
+    settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           candidates=2, depth=1000, progress=False)
+    found = first_stage(settings, read_topics(fixtures / "rerank"))
+    assert {qid: [candidate.doc.doc_id for candidate in candidates] for qid, candidates in found.candidates.items()} \
+        == {"11": ["p-cat-1", "p-cat-2"], "12": ["p-train-1", "p-train-2"], "13": ["p-tea-1", "p-tea-2"]}
+
+
 def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures, tmp_path):
     import shutil
 
@@ -352,6 +361,7 @@ def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
 
     topic = Topic("1", "tea " * 1250)
     assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: ([], None))) is topic
+    assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: (["tea"], None))) is topic  # one
     assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
     assert max(len(line) for line in caplog.text.splitlines()) < 200
 
@@ -381,6 +391,30 @@ def test_the_embedding_cache_keys_a_vector_by_its_text_not_by_the_passage_key(mo
         encoded = encode_passages(passages, settings, cache)
         assert [vector[0] for vector in encoded.vectors] == [len(text) for text in encoded.texts]
     assert encoded_texts == ["short text", "a much longer text"]  # the second run encoded nothing anew
+
+
+def test_passages_of_one_text_each_get_its_vector_without_a_cache(monkeypatch, tmp_path):
+    """ChatNoir runs have no corpus cache: a text two pages share (mirrors, a host's error page) is encoded once,
+    and every passage after it must still get its own text's vector."""
+    import numpy as np
+
+    from app import encoder
+    from app.passages import Passage
+    from app.pipeline import encode_passages
+
+    encoded_texts = []
+
+    def encode(texts, **options):
+        encoded_texts.extend(texts)
+        return np.array([[float(len(text))] * 384 for text in texts], dtype=np.float32)
+
+    monkeypatch.setattr(encoder, "encode", encode)
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
+    passages = {"1": {"a": [Passage("a", "a mirrored page")], "b": [Passage("b", "a mirrored page")],
+                      "c": [Passage("c", "another page, longer")]}}
+    encoded = encode_passages(passages, settings, None)
+    assert encoded.ids == ["a", "b", "c"] and encoded_texts == ["a mirrored page", "another page, longer"]
+    assert [vector[0] for vector in encoded.vectors] == [15.0, 15.0, 20.0]
 
 
 def test_rank_orders_by_score_keeps_ties_in_first_stage_order_and_cuts_at_the_depth():

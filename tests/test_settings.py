@@ -1,0 +1,31 @@
+"""A run's defaults are the ones the README documents: the command line takes them from `RunSettings`."""
+
+import re
+from pathlib import Path
+
+import pytest
+import typer
+
+from app import cli
+from app.settings import RunSettings
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+RUN_OPTIONS = {param.name: param for param in typer.main.get_command(cli.app).commands["run"].params}
+
+
+@pytest.mark.parametrize("field", ["candidates", "rerank_depth", "depth", "stance_depth"])
+def test_the_numbers_a_run_defaults_to_are_the_readmes(field):
+    """`--candidates 1000`, `--rerank-depth 100`, `--depth 1000`, `--stance-depth 100`: what TIRA runs unless told."""
+    flag = "--" + field.replace("_", "-")
+    documented = re.search(rf"`{flag} (\d+)`", README)
+    assert documented is not None, f"the README documents no default of {flag}"
+    assert getattr(RunSettings, field) == RUN_OPTIONS[field].default == int(documented[1])
+
+
+@pytest.mark.parametrize("field, default", [("tag", "touche"), ("precision", "auto"), ("device", "auto"),
+                                            ("page_text", "main"), ("stance_model", "cross"), ("backend", "auto")])
+def test_the_choices_a_run_defaults_to_come_first_in_the_readme(field, default):
+    """`--precision auto|fp32|bf16`: the README lists a choice's default first; the run's tag is `touche`."""
+    assert getattr(RunSettings, field) == RUN_OPTIONS[field].default == default
+    if field != "tag":
+        assert re.search(rf"`--{field.replace('_', '-')} {default}\\\|", README)
