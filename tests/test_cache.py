@@ -117,12 +117,16 @@ def _repeated_ids(path):
     np.savez(path, ids=np.array(["a", "a"]), vectors=np.ones((2, 384), dtype=np.float32))
 
 
+def _another_model(path):  # a 768-wide model's vectors: joined with the run's, np.concatenate failed the run
+    np.savez(path, ids=np.array(["a", "b"]), vectors=np.ones((2, 768), dtype=np.float32))
+
+
 def _zeroed(path):
     path.write_bytes(bytes(path.stat().st_size))  # numpy read it as a pickle: "This file contains pickled data"
 
 
 @pytest.mark.parametrize("damage", [lambda path: path.write_bytes(b"not a zip"), lambda path: path.write_bytes(b""),
-                                    _cut, _zeroed, _fewer_vectors, _repeated_ids])
+                                    _cut, _zeroed, _fewer_vectors, _repeated_ids, _another_model])
 def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     store = EmbeddingStore(tmp_path / "e.npz")
     store.add(["a", "b", "c"], np.ones((3, 384), dtype=np.float32))

@@ -169,6 +169,34 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     assert {r[5] for r in rows} == {"rr"}
 
 
+def test_a_corpus_defect_is_said_once_a_run_cached_index_or_not(fixtures, tmp_path, caplog):
+    """The index's pass says the corpus's defects; the pass that keeps the candidates' texts says them only where
+    a cached index had no such pass (twice on a first run, never on a later one, were it the other way round)."""
+    import shutil
+
+    shutil.copytree(fixtures / "passages", tmp_path / "in")  # with a bad line, a duplicate id, an empty text
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    for _ in ("index built", "index cached"):
+        caplog.clear()
+        first_stage(settings, read_topics(tmp_path / "in"))
+        assert caplog.text.count("passages.jsonl: skipped 3 records") == 1
+
+
+def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures, tmp_path, caplog, monkeypatch):
+    """--depth 1 on 3 topics: 3 lines, where TIRA wants 5; said before the first stage, not after the run."""
+    import app.pipeline as pipeline
+
+    def first_stage(*args):
+        raise ToucheError("the work begins")
+
+    monkeypatch.setattr(pipeline, "first_stage", first_stage)
+    with pytest.raises(ToucheError, match="the work begins"):
+        run(RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        depth=1, progress=False))
+    assert "TIRA will reject this run: 3 topics of at most 1 document each: at most 3 lines" in caplog.text
+
+
 def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
     """--candidates cuts a re-rank file's candidates too, whatever --depth."""
     settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
