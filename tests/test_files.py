@@ -208,3 +208,19 @@ def test_an_output_directory_that_takes_no_file_is_removed_again(tmp_path, monke
     with pytest.raises(ToucheError, match="cannot write to output directory .*: no space left on device"):
         prepare_output(tmp_path / "new" / "deeper", ["run.txt"], overwrite=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_temporaries_no_lock_can_judge_go_by_their_age(tmp_path):
+    """A link under a run's temporary name cannot be opened to ask its lock: another run's fresh one stays, one
+    no write has touched for over an hour (the README's bound) goes; 30 minutes is fresh still."""
+    import os
+    import time
+
+    from app.files import remove_abandoned_temporaries
+
+    fresh, recent, old = (tmp_path / f".run.{name}.tmp" for name in ("fresh", "recent", "old"))
+    for link, age in ((fresh, 0), (recent, 1800), (old, 3660)):
+        link.symlink_to(tmp_path / "nowhere")
+        os.utime(link, (time.time() - age, time.time() - age), follow_symlinks=False)
+    remove_abandoned_temporaries(tmp_path, ".run.")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [fresh.name, recent.name]
