@@ -14,6 +14,21 @@ def run_on(input_dir, output_dir, **options):
     return report, [line.split() for line in lines]
 
 
+def test_no_stance_labels_no_document_and_loads_no_stance_model(monkeypatch, tmp_path):
+    """--no-stance: every row Q0 (the run file writer's default for a topic without labels), no model loaded."""
+    from app import stance
+    from app.pipeline import detect_stances
+    from app.records import Topic
+
+    def load(*args, **kwargs):
+        raise AssertionError("a stance model was loaded")
+
+    monkeypatch.setattr(stance.StanceModel, "load", load)
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", stance=False, progress=False)
+    assert detect_stances([Topic("1", "Is a cat better than a dog?")], {"1": (["d"], [1.0])}, {"1": {"d": 0}},
+                          None, {}, "comparative", settings) == {}
+
+
 def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch, tmp_path):
     """args.me text without a stated stance (TIREx, BEIR, a passages file): the title all of a debate's arguments
     share, found among the topic's candidates (one below the rerank depth included), is not read for stance; where
