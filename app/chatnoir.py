@@ -89,10 +89,13 @@ MAX_DOCUMENT_FAILURE_S = 600.0
 DOCUMENT_FAILURE_SHARE = 4.0
 MIN_DOCUMENTS_TIMED = 100  # pages answered or failed before the time rule applies: ten slow first pages are no trend
 MAX_DOCUMENT_TIMEOUT_RETRIES = 1
-# Pages that fail as a ChatNoir restart fails them (its address refusing connections or breaking them off, a 5xx)
-# are asked once more after the others, once a page answered before is answered again (asked every OUTAGE_PAUSE_S,
-# for MAX_OUTAGE_S at most), with those never asked for the failures: an outage of 30 s cost 16 of 29 pages their
-# text, and one among thousands of pages every page after it (20 failures in a row stop the asking).
+# Pages that fail as a ChatNoir restart fails them (its address refusing connections or breaking them off, a 502 or
+# 503 from the gateway before it) are asked once more after the others, with those not asked for the failures, once
+# ChatNoir answers again: a page answered before, else a search (asked OUTAGE_PAUSE_S after each failed ask, for
+# MAX_OUTAGE_S at most). An outage of 30 s cost 16 of 29 pages their text, and one among thousands of pages every
+# page after it (20 failures in a row stop the asking). Their failures are the outage's: the endpoint's own (time-outs,
+# a 500 or 504 of one page) keep counting toward giving up, so a half-dead endpoint costs no more than before.
+OUTAGE_FAILURES = frozenset(["unreachable", "broken", "HTTP 502", "HTTP 503"])
 NOT_ASKED = "not asked, the cache endpoint kept failing"
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
@@ -963,6 +966,7 @@ class ChatNoirBackend:
         self._failures_in_a_row = self._failures = self._answers = 0
         self._failed_s = self._answered_s = 0.0  # seconds of fetching the failed / answered pages took
         self._outage_pages: dict[str, str] = {}  # doc id -> why: pages to ask again after an outage
+        self._outage_failures, self._outage_failed_s = 0, 0.0  # of the failures above, the outage's
         self._answered_page: UUID | None = None  # a page the cache endpoint answered: asked to see it answer again
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
@@ -985,7 +989,7 @@ class ChatNoirBackend:
         if self.settings.api_key:
             _REDACT.add(self.settings.api_key)
         hits = self._search_all(topics, depth)
-        texts = self._texts(hits, text_depth)
+        texts = self._texts(hits, text_depth, next((topic.title for topic in topics if topic.number in hits), ""))
         candidates = {
             qid: [Candidate(qid, Document(hit.doc_id, texts.get(hit.doc_id) or hit.preview), hit.score) for hit in topic_hits]
             for qid, topic_hits in hits.items()
@@ -1118,9 +1122,9 @@ class ChatNoirBackend:
         preview = " ".join(html_to_text(_PAGES_OWN_LESS_THAN.sub("&lt;", field)) for field in fields).strip()
         return Hit(doc_id=doc_id, uuid=uuid, score=score, preview=bounded_text(preview))
 
-    def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None) -> dict[str, str]:
+    def _texts(self, hits: dict[str, list[Hit]], text_depth: int | None, answered_query: str) -> dict[str, str]:
         """The texts of each topic's top `text_depth` hits that could be had; the pages an outage cost are asked
-        again once ChatNoir's cache answers again (see NOT_ASKED)."""
+        again once ChatNoir answers again (see OUTAGE_FAILURES; `answered_query`: a search it answered)."""
         self._outage_pages = {}
         wanted: dict[str, Hit] = {}
         for topic_hits in hits.values():
@@ -1128,39 +1132,46 @@ class ChatNoirBackend:
                 wanted.setdefault(hit.doc_id, hit)
         texts = self._fetch_texts(list(wanted.values()))
         failed = self._outage_pages
-        if any(reason != NOT_ASKED for reason in failed.values()) and self._cache_answers_again(len(failed)):
-            logger.info("ChatNoir's cache answers: asking again for the %d pages it failed as an outage does",
-                        len(failed))
+        kept = sum(reason != NOT_ASKED for reason in failed.values())
+        if kept and self._answers_again(answered_query, kept, len(failed) - kept):
+            logger.info("ChatNoir answers: asking again for the %d pages an outage cost their text", len(failed))
             self.stats.forget_fallbacks(failed.values())
             again = [wanted[doc_id] for doc_id in failed]
             self._outage_pages = {}
-            with self._failures_lock:  # a new start: the outage's failures are not the endpoint's
-                self._failures_in_a_row = self._failures = 0
-                self._failed_s = 0.0
+            with self._failures_lock:  # the outage's failures are not the endpoint's (OUTAGE_FAILURES)
+                self._failures_in_a_row = 0
+                self._failures -= self._outage_failures
+                self._failed_s -= self._outage_failed_s
+                self._outage_failures, self._outage_failed_s = 0, 0.0
             texts.update(self._fetch_texts(again))
         return texts
 
-    def _cache_answers_again(self, pages: int) -> bool:
-        """Whether ChatNoir's cache answers a page it answered before, asked every OUTAGE_PAUSE_S until it does, for
-        MAX_OUTAGE_S at most (said in a warning); False where it answered none."""
-        if self._answered_page is None:  # no page answered this run: nothing tells an outage from an endpoint
-            return False                 # that fails for good
+    def _answers_again(self, query: str, failed: int, not_asked: int) -> bool:
+        """Whether ChatNoir answers: its cache a page it answered before, or (none answered yet) its search `query`;
+        asked OUTAGE_PAUSE_S after each failed ask until it does, for MAX_OUTAGE_S at most (said in a warning)."""
+        asked = "a page it answered before" if self._answered_page is not None else "a search it answered before"
         started, said = time.monotonic(), False
         while True:
             try:
-                self.client.cached_text(self._answered_page)
+                if self._answered_page is not None:
+                    self.client.cached_text(self._answered_page)
+                else:
+                    self.client.search(query, 1)
                 return True
             except ChatNoirRequestError as error:
                 if time.monotonic() - started >= MAX_OUTAGE_S:
-                    logger.warning("ChatNoir's cache answered no page for %.0f s (%s): %d pages keep title + snippet",
-                                   time.monotonic() - started, error, pages)
+                    logger.warning("ChatNoir answered nothing for %.0f s (%s): the %d pages an outage cost keep title "
+                                   "+ snippet", time.monotonic() - started, error, failed + not_asked)
                     return False
                 if not said:
-                    logger.warning("ChatNoir's cache failed %d pages as an outage does: asking for a page it answered "
-                                   "before every %g s, for %g s at most, then for those pages again", pages,
+                    logger.warning("ChatNoir's cache failed %d pages as an outage does (%d more were not asked for "
+                                   "the failures): asking for %s until it is answered, %g s after each failed ask, "
+                                   "for %g s at most, then for those pages again", failed, not_asked, asked,
                                    OUTAGE_PAUSE_S, MAX_OUTAGE_S)
                     said = True
                 time.sleep(OUTAGE_PAUSE_S)
+            except Exception:  # noqa: BLE001 - answered, with a page that cannot be read: ChatNoir is there
+                return True
 
     def _fetch_texts(self, wanted: list[Hit]) -> dict[str, str]:
         texts: dict[str, str] = {}
@@ -1207,8 +1218,9 @@ class ChatNoirBackend:
             service = error.reason not in ("HTTP 404", NOT_TEXT)  # a page's own defect says nothing of the service
             if service:  # minutes of retries each: said as they end, where no progress bar shows (not a terminal)
                 logger.info("ChatNoir document %s keeps title + snippet: %s", hit.doc_id, error)
-            self._failed(service, time.monotonic() - started)
-            if error.reason in ("unreachable", "broken") or error.reason.startswith("HTTP 5"):
+            outage = error.reason in OUTAGE_FAILURES
+            self._failed(service, time.monotonic() - started, outage)
+            if outage:
                 self._outage_pages[hit.doc_id] = error.reason
             if error.reason == "redirected" and not self._redirect_said.is_set():  # the summary counts them only
                 self._redirect_said.set()
@@ -1223,9 +1235,10 @@ class ChatNoirBackend:
             self.cache.put(hit.doc_id, text)
         return text
 
-    def _failed(self, failed: bool, seconds: float) -> None:
+    def _failed(self, failed: bool, seconds: float, outage: bool = False) -> None:
         """Track the endpoint's failures and the time they took, so a dead or half-dead cache endpoint costs 20
-        documents' retries, not thousands, and pages that hang cost minutes, not hours (`_given_up`)."""
+        documents' retries, not thousands, and pages that hang cost minutes, not hours (`_given_up`); `outage`: a
+        failure an outage gives (OUTAGE_FAILURES)."""
         with self._failures_lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if failed else 0
             self._failures += failed
@@ -1234,6 +1247,9 @@ class ChatNoirBackend:
                 self._failed_s += seconds
             else:
                 self._answered_s += seconds
+            if outage:
+                self._outage_failures += 1
+                self._outage_failed_s += seconds
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and

@@ -4,7 +4,7 @@
 "minimal", "search_method"} and answers {"meta": {...}, "results": [...]} with every field the strict
 chatnoir-api 3.4.2 models require (short uuids, <em> highlights). `GET /cache?uuid=&index=&raw=&plain=&apikey=`
 answers the page's HTML. Both check the API key (401). Faults are queued per endpoint and served to the next
-requests: "401", "403", "429" (with Retry-After: 0), "500", "504", "hang" (no answer for `hang_s`),
+requests: "401", "403", "429" (with Retry-After: 0), "500", "502", "503", "504", "hang" (no answer for `hang_s`),
 "malformed" (truncated JSON), "gateway-html" (a proxy's HTML error page with status 200), "pdf" (PDF bytes as
 application/pdf), "binary" (the same bytes as text/html), "binary-latin1" / "binary-utf16" (random bytes as ISO-8859-1 / after
 a UTF-16 byte order mark), "missing-fields" (results without lang and cache_uri),
@@ -36,10 +36,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-FAULTS = ("401", "403", "429", "500", "504", "hang", "malformed", "gateway-html", "pdf", "binary", "missing-fields",
-          "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status", "trickle-headers", "redirect",
-          "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom", "binary-latin1", "binary-utf16",
-          "bogus-header", "no-results", "json-page", "pass")
+FAULTS = ("401", "403", "429", "500", "502", "503", "504", "hang", "malformed", "gateway-html", "pdf", "binary",
+          "missing-fields", "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status",
+          "trickle-headers", "redirect", "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom",
+          "binary-latin1", "binary-utf16", "bogus-header", "no-results", "json-page", "pass")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -292,7 +292,7 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self, fault: str | None) -> bool:
             """Answer with `fault` unless it shapes the results (or is None); True when it answered."""
-            if fault in ("401", "403", "500", "504"):
+            if fault in ("401", "403", "500", "502", "503", "504"):
                 self._json(int(fault), {"error": f"fault {fault}"})
             elif fault == "429":
                 self._json(429, {"error": "quota exceeded"}, {"Retry-After": "0"})
