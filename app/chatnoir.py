@@ -1138,11 +1138,7 @@ class ChatNoirBackend:
             self.stats.forget_fallbacks(failed.values())
             again = [wanted[doc_id] for doc_id in failed]
             self._outage_pages = {}
-            with self._failures_lock:  # the outage's failures are not the endpoint's (OUTAGE_FAILURES)
-                self._failures_in_a_row = 0
-                self._failures -= self._outage_failures
-                self._failed_s -= self._outage_failed_s
-                self._outage_failures, self._outage_failed_s = 0, 0.0
+            self._forget_outage_failures()
             texts.update(self._fetch_texts(again))
         return texts
 
@@ -1250,6 +1246,15 @@ class ChatNoirBackend:
             if outage:
                 self._outage_failures += 1
                 self._outage_failed_s += seconds
+
+    def _forget_outage_failures(self) -> None:
+        """The outage's failures (OUTAGE_FAILURES) are not the endpoint's: they no longer count toward giving up, its
+        own failures (time-outs, a 500 or 504) still do."""
+        with self._failures_lock:
+            self._failures_in_a_row = 0
+            self._failures -= self._outage_failures
+            self._failed_s -= self._outage_failed_s
+            self._outage_failures, self._outage_failed_s = 0, 0.0
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and

@@ -1094,6 +1094,23 @@ def test_pages_an_outage_failed_before_any_answered_are_asked_again_once_a_searc
     assert stub.count("search") - searches == 2  # the topic's, then one to see ChatNoir answer
 
 
+def test_an_outages_failures_are_forgotten_the_endpoints_own_are_not(settings, monkeypatch):
+    """Pages asked again after an outage get the bounds anew for the outage's failures only: a half-dead endpoint's
+    time-outs had their budget renewed (200 requests and 68 s where 96 and 32 s)."""
+    monkeypatch.setattr("app.chatnoir.MAX_DOCUMENT_FAILURES_IN_A_ROW", 2)
+    backend = ChatNoirBackend(settings)
+    for failed, outage in ((True, False), (False, False), (True, True), (True, False)):  # time-outs, an answer, a 503
+        backend._failed(failed, 30.0 if failed else 1.0, outage)
+    backend._forget_outage_failures()
+    assert backend._given_up()  # two time-outs: as many as the bound, and half the answers or more
+    outage = ChatNoirBackend(settings)
+    for _ in range(3):
+        outage._failed(True, 1.0, outage=True)
+    assert outage._given_up()
+    outage._forget_outage_failures()
+    assert not outage._given_up()
+
+
 def test_a_pages_own_failure_is_not_asked_again(stub, settings, monkeypatch, quick_outages):
     """A 500 (or 504, a time-out) for every page is the endpoint's trouble, not an outage's: no wait, no second
     asking (a half-dead endpoint cost twice its time when it was asked again)."""
