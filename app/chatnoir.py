@@ -91,8 +91,8 @@ MIN_DOCUMENTS_TIMED = 100  # pages answered or failed before the time rule appli
 MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 # Pages that fail as a ChatNoir restart fails them (its address refusing connections or breaking them off, a 502 or
 # 503 from the gateway before it) are asked once more after the others, with those not asked for the failures, once
-# ChatNoir answers again: a page answered before, else a search (asked OUTAGE_PAUSE_S after each failed ask, for
-# MAX_OUTAGE_S at most). An outage of 30 s cost 16 of 29 pages their text, and one among thousands of pages every
+# ChatNoir answers again: a page answered before, else a search (asked OUTAGE_PAUSE_S after each failed ask, none
+# starting past MAX_OUTAGE_S). An outage of 30 s cost 16 of 29 pages their text, and one among thousands of pages every
 # page after it (20 failures in a row stop the asking). Their failures are the outage's: the endpoint's own (time-outs,
 # a 500 or 504 of one page) keep counting toward giving up, so a half-dead endpoint costs no more than before.
 OUTAGE_FAILURES = frozenset(["unreachable", "broken", "HTTP 502", "HTTP 503"])
@@ -106,6 +106,7 @@ NOT_ASKED = "not asked, the cache endpoint kept failing"
 MAX_SEARCH_FAILURES_IN_A_ROW = 3
 # Requests for one topic's results at most: a service answering 100 at a time gives a topic its 1,000 in 10.
 MAX_SEARCH_PAGES = 10
+SEARCH_PATH = "api/v1/_search"  # below the base URL
 MAX_OUTAGE_S = 300.0
 OUTAGE_PAUSE_S = 10.0
 # A result's title and snippet as parsed at most: a title of 160,000 attributes (1.5 MB) held lxml for 220 s. ChatNoir's
@@ -197,7 +198,7 @@ def _shown_address(base_url: str) -> str:
     """An address refused as CHATNOIR_BASE_URL as its error quotes it: what may hold a secret masked, a user and
     password (one that does not parse may hide it anywhere before its last "@": "user:pa/ss@host"), then a query
     or fragment (`?apikey=...`)."""
-    return re.sub(r"([?#]).*", r"\1***", re.sub(r"(?<=://).*@", "***@", base_url), flags=re.S)
+    return re.sub(r"([?#]).*", r"\1***", re.sub(r"(?<=://).*@", "***@", base_url, flags=re.S), flags=re.S)
 
 
 def has_credentials(input_dir: Path) -> bool:
@@ -538,7 +539,14 @@ class ChatNoirClient:
         answers fewer than asked yet says it found more (a service that caps its answers: 100 of 1,000 were kept,
         silently), up to MAX_SEARCH_PAGES requests. A later page that fails or repeats the first ends the paging
         with a warning; the hits so far are kept."""
-        results, total = self._page(query, 0, size)
+        try:
+            results, total = self._page(query, 0, size)
+        except ChatNoirRequestError as error:
+            if error.reason == "HTTP 404" and self.settings.base_url != DEFAULT_BASE_URL:  # every search is, there
+                searched = without_credentials(urljoin(self.settings.base_url, SEARCH_PATH), "***@")
+                raise ChatNoirRequestError(f"{error} (asked at {searched}: CHATNOIR_BASE_URL must be the service's "
+                                           "address, which the API's paths follow)", error.reason) from None
+            raise
         pages = 1
         while results and len(results) < size and total is not None and total > len(results):
             if pages == MAX_SEARCH_PAGES:
@@ -579,7 +587,7 @@ class ChatNoirClient:
             response = self._send(
                 "search",
                 "POST",
-                urljoin(self.settings.base_url, "api/v1/_search"),
+                urljoin(self.settings.base_url, SEARCH_PATH),
                 data=body.encode("utf-8"),
                 headers={"Accept": "application/json", "Content-Type": "text/plain"},
                 attempts=attempts,
@@ -682,12 +690,6 @@ class ChatNoirClient:
             made = len(retries.history) + 1 if isinstance(retries, Retry) else settings.retries + 1
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}", f"HTTP {status}")
-        if status == 404 and what == "search":  # the address: every topic's search is answered so
-            searched = without_credentials(urlsplit(url)._replace(query="").geturl(), "***@")
-            raise ChatNoirRequestError(
-                f"ChatNoir's search answered HTTP 404 at {searched}: "
-                f"CHATNOIR_BASE_URL must be the service's address ({DEFAULT_BASE_URL} for ChatNoir), which the API's "
-                "paths follow", "HTTP 404")
         if not response.ok:
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed with HTTP {status}: {self._excerpt(response.text)}",
@@ -966,7 +968,9 @@ class ChatNoirBackend:
         self._failures_in_a_row = self._failures = self._answers = 0
         self._failed_s = self._answered_s = 0.0  # seconds of fetching the failed / answered pages took
         self._outage_pages: dict[str, str] = {}  # doc id -> why: pages to ask again after an outage
-        self._outage_failures, self._outage_failed_s = 0, 0.0  # of the failures above, the outage's
+        # Of the failures above (in all, in the last row, their seconds), the outage's.
+        self._outage_failures = self._outage_in_a_row = 0
+        self._outage_failed_s = 0.0
         self._answered_page: UUID | None = None  # a page the cache endpoint answered: asked to see it answer again
         self._failures_lock = threading.Lock()
         self._stopped = threading.Event()
@@ -1155,15 +1159,18 @@ class ChatNoirBackend:
                     self.client.search(query, 1)
                 return True
             except ChatNoirRequestError as error:
-                if time.monotonic() - started >= MAX_OUTAGE_S:
-                    logger.warning("ChatNoir answered nothing for %.0f s (%s): the %d pages an outage cost keep title "
-                                   "+ snippet", time.monotonic() - started, error, failed + not_asked)
+                if error.reason not in OUTAGE_FAILURES | {"time-out", "cut answer"}:  # answered (a 404, a 429, ...)
+                    return True
+                waited = time.monotonic() - started
+                if waited + OUTAGE_PAUSE_S >= MAX_OUTAGE_S:  # no ask starts past the bound
+                    logger.warning("ChatNoir answered nothing for %.0f s (%s): the %s an outage cost keep title + "
+                                   "snippet", waited, error, counted(failed + not_asked, "page"))
                     return False
                 if not said:
-                    logger.warning("ChatNoir's cache failed %d pages as an outage does (%d more were not asked for "
-                                   "the failures): asking for %s until it is answered, %g s after each failed ask, "
-                                   "for %g s at most, then for those pages again", failed, not_asked, asked,
-                                   OUTAGE_PAUSE_S, MAX_OUTAGE_S)
+                    logger.warning("ChatNoir's cache failed %s as an outage does (%d more were not asked for the "
+                                   "failures): asking for %s until it is answered, %g s after each failed ask, for "
+                                   "%g s at most and the last ask's time-out, then for those pages again",
+                                   counted(failed, "page"), not_asked, asked, OUTAGE_PAUSE_S, MAX_OUTAGE_S)
                     said = True
                 time.sleep(OUTAGE_PAUSE_S)
             except Exception:  # noqa: BLE001 - answered, with a page that cannot be read: ChatNoir is there
@@ -1237,6 +1244,7 @@ class ChatNoirBackend:
         failure an outage gives (OUTAGE_FAILURES)."""
         with self._failures_lock:
             self._failures_in_a_row = self._failures_in_a_row + 1 if failed else 0
+            self._outage_in_a_row = self._outage_in_a_row + 1 if outage else self._outage_in_a_row * failed
             self._failures += failed
             self._answers += not failed
             if failed:
@@ -1251,10 +1259,11 @@ class ChatNoirBackend:
         """The outage's failures (OUTAGE_FAILURES) are not the endpoint's: they no longer count toward giving up, its
         own failures (time-outs, a 500 or 504) still do."""
         with self._failures_lock:
-            self._failures_in_a_row = 0
+            self._failures_in_a_row -= self._outage_in_a_row
             self._failures -= self._outage_failures
             self._failed_s -= self._outage_failed_s
-            self._outage_failures, self._outage_failed_s = 0, 0.0
+            self._outage_failures = self._outage_in_a_row = 0
+            self._outage_failed_s = 0.0
 
     def _given_up(self) -> bool:
         """Whether the cache endpoint failed MAX_DOCUMENT_FAILURES_IN_A_ROW times in a row, or as often in all and

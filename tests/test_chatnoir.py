@@ -246,8 +246,9 @@ def test_a_search_path_not_found_names_the_address_setting(stub, tmp_path, monke
     with pytest.raises(ToucheError) as error:
         first_stage(settings, TOPICS[:2])
     message = str(error.value)
-    assert f"answered HTTP 404 at {stub.base_url.replace('://', '://***@')}api/v1/_search/api/v1/_search: " \
-           "CHATNOIR_BASE_URL must be the service's address (https://chatnoir.eu/ for ChatNoir)" in message
+    assert message.startswith('topic 1: ChatNoir search request failed with HTTP 404: {"error": "not found"} (asked '
+                              f"at {stub.base_url.replace('://', '://***@')}api/v1/_search/api/v1/_search: "
+                              "CHATNOIR_BASE_URL must be the service's address, which the API's paths follow)")
     assert "PASS" not in message and KEY not in message
 
 
@@ -1080,8 +1081,8 @@ def test_pages_stay_title_and_snippet_where_chatnoir_never_answers_again(stub, s
         candidates = backend.retrieve(TOPICS[2:3], depth=5)["3"]
     assert backend.stats.fallbacks == {"HTTP 503": 3}  # counted once each
     assert [candidate.doc.text == page.doc.text for candidate, page in zip(candidates, sound)] == [True] + [False] * 3
-    assert ("ChatNoir answered nothing for 0 s (ChatNoir document request failed after 1 attempt: HTTP 503): the 3 "
-            "pages an outage cost keep title + snippet") in caplog.text
+    assert re.search(r"ChatNoir answered nothing for \d+ s \(ChatNoir document request failed after 1 attempt: "
+                     r"HTTP 503\): the 3 pages an outage cost keep title \+ snippet", caplog.text)
 
 
 def test_pages_an_outage_failed_before_any_answered_are_asked_again_once_a_search_is(stub, settings, quick_outages):
@@ -1109,6 +1110,27 @@ def test_an_outages_failures_are_forgotten_the_endpoints_own_are_not(settings, m
     assert outage._given_up()
     outage._forget_outage_failures()
     assert not outage._given_up()
+    in_a_row = ChatNoirBackend(settings)  # 10 answers, then 2 time-outs and a broken connection in a row
+    for failed, outage in [(False, False)] * 10 + [(True, False), (True, False), (True, True)]:
+        in_a_row._failed(failed, 1.0, outage)
+    in_a_row._forget_outage_failures()
+    assert in_a_row._given_up()  # the time-outs' row stays
+
+
+@pytest.mark.parametrize("reason, answered", [("HTTP 404", True), ("not text", True), ("HTTP 429", True),
+                                              ("HTTP 503", False), ("unreachable", False), ("time-out", False)])
+def test_a_canary_answered_with_an_error_of_its_own_is_an_answer(settings, monkeypatch, reason, answered):
+    """The page asked to see ChatNoir back answered 404 or with JSON: ChatNoir is there; asked for 5 minutes, then
+    "ChatNoir answered nothing", which was untrue."""
+    monkeypatch.setattr("app.chatnoir.MAX_OUTAGE_S", 0.0)
+    backend = ChatNoirBackend(settings)
+    backend._answered_page = uuid5(NAMESPACE_URL, "a page")
+
+    def cached_text(uuid):
+        raise ChatNoirRequestError("failed", reason)
+
+    monkeypatch.setattr(backend.client, "cached_text", cached_text)
+    assert backend._answers_again("a query", 1, 0) is answered
 
 
 def test_a_pages_own_failure_is_not_asked_again(stub, settings, monkeypatch, quick_outages):
