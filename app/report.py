@@ -315,7 +315,6 @@ def render_html(report: Report) -> str:
             + "\n".join(section for section in sections if section) + "\n</body>\n</html>\n").translate(_BIDI_SHOWN)
 
 
-
 def _number(value: float, digits: int = 4) -> str:
     """A table cell with the value rounded for reading and exact in `data-value` for parsing."""
     return f'<td class="number" data-value="{value!r}">{value:.{digits}f}</td>'
@@ -536,7 +535,6 @@ def _colour(index: int, runs: int):
 def _legend(axes, runs: int) -> None:
     """The runs' legend beside the axes, in columns of at most LEGEND_ROWS (more were cut off the figure)."""
     axes.legend(loc="upper left", bbox_to_anchor=(1, 1), ncols=math.ceil(runs / LEGEND_ROWS), fontsize="small")
-
 
 
 @_plain_text
