@@ -543,9 +543,9 @@ class ChatNoirClient:
             results, total = self._page(query, 0, size)
         except ChatNoirRequestError as error:
             if error.reason == "HTTP 404" and self.settings.base_url != DEFAULT_BASE_URL:  # every search is, there
-                searched = without_credentials(urljoin(self.settings.base_url, SEARCH_PATH), "***@")
-                raise ChatNoirRequestError(f"{error} (asked at {searched}: CHATNOIR_BASE_URL must be the service's "
-                                           "address, which the API's paths follow)", error.reason) from None
+                raise ChatNoirRequestError(f"{error} (asked at {urljoin(self.settings.address, SEARCH_PATH)}: "
+                                           "CHATNOIR_BASE_URL must be the service's address, which the API's "
+                                           "paths follow)", error.reason) from None
             raise
         pages = 1
         while results and len(results) < size and total is not None and total > len(results):
@@ -1141,7 +1141,6 @@ class ChatNoirBackend:
             logger.info("ChatNoir answers: asking again for the %d pages an outage cost their text", len(failed))
             self.stats.forget_fallbacks(failed.values())
             again = [wanted[doc_id] for doc_id in failed]
-            self._outage_pages = {}
             self._forget_outage_failures()
             texts.update(self._fetch_texts(again))
         return texts

@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 QA_PAIRS = "comparative-questions/Webis-CompQuestions-22/comparative-stance-dataset/stance-dataset.tsv"
+ARGQ = "argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz"
 CONTROVERSIAL_FILES = ("stance/ibm-claim-stance/claim_stance_dataset_v1.csv",
                        *(f"stance/perspectrum/{name}" for name in ("dataset_split_v1.0.json",
                                                                    "perspective_pool_v1.0.json",
@@ -59,7 +60,7 @@ CONTROVERSIAL_SETS = (
     "stance/ibm-argkp-2021/kpm_data/arguments_train.csv",
     "stance/ibm-argkp-2021/kpm_data/arguments_dev.csv",
     "stance/ibm-argkp-2021/test_data/arguments_test.csv",
-    "argument-quality/ibm-argq-30k/arg_quality_rank_30k.csv.gz",  # its dev and test motions, dropped from ArgKP
+    ARGQ,  # its dev and test motions, dropped from ArgKP
     "stance/vast/vast_train.csv.gz",
     "stance/vast/vast_test.from_xlsx.csv.gz",
 )
@@ -394,8 +395,7 @@ def load_perspectrum(data_dir: Path, splits: tuple[str, ...] = ("train", "dev"))
 
 def load_argq(data_dir: Path, split: str, min_confidence: float = 0.0) -> list[ControversialExample]:
     """IBM-ArgQ-Rank-30kArgs arguments of one split with their stance toward the motion (CC-BY-SA 3.0)."""
-    path = data_dir / "argument-quality" / "ibm-argq-30k" / "arg_quality_rank_30k.csv.gz"
-    with common.reading(path) as handle:
+    with common.reading(data_dir / ARGQ) as handle:
         return [ControversialExample(row["topic"], row["argument"], "PRO" if row["stance_WA"] == "1" else "CON")
                 for row in common.csv_rows(handle, ("topic", "argument", "stance_WA", "stance_WA_conf", "set"))
                 if row["set"] == split and float(row["stance_WA_conf"]) >= min_confidence]
