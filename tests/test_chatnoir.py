@@ -1104,12 +1104,12 @@ def test_an_outages_failures_are_forgotten_the_endpoints_own_are_not(settings, m
         backend._failed(failed, 30.0 if failed else 1.0, outage)
     backend._forget_outage_failures()
     assert backend._given_up()  # two time-outs: as many as the bound, and half the answers or more
-    outage = ChatNoirBackend(settings)
+    restarting = ChatNoirBackend(settings)
     for _ in range(3):
-        outage._failed(True, 1.0, outage=True)
-    assert outage._given_up()
-    outage._forget_outage_failures()
-    assert not outage._given_up()
+        restarting._failed(True, 1.0, outage=True)
+    assert restarting._given_up()
+    restarting._forget_outage_failures()
+    assert not restarting._given_up()
     in_a_row = ChatNoirBackend(settings)  # 10 answers, then 2 time-outs and a broken connection in a row
     for failed, outage in [(False, False)] * 10 + [(True, False), (True, False), (True, True)]:
         in_a_row._failed(failed, 1.0, outage)
