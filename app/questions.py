@@ -224,6 +224,9 @@ PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "fr
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
 _NAMELIKE = PERSONAL | frozenset({"it"})
+# Adverbs that end a question, never an object ("Should I learn French or Spanish first?").
+TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "again", "anymore", "later", "currently",
+                              "then", "too", "also", "anyway", "overall", "already", "yet", "still"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "vice", "versa"}))
@@ -259,8 +262,9 @@ class ObjectSpans:
         self.words = [t.lower for t in tokens]
         self.breaks = {i for i in range(1, len(tokens))
                        if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
-        # the word before "than" is the comparison itself ("healthier than"), never part of an object
-        self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than"}
+        # the word before "than" is the comparison itself ("healthier than", "more readable than") where it reads as
+        # one; where the comparison came before it is the first object ("healthier to drink tea than coffee")
+        self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than" and i and self.comparison(i - 1)}
         # a pronoun written in capitals, where most words are not, is a name ("the US", "IT"); other words in
         # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
@@ -273,6 +277,15 @@ class ObjectSpans:
                        and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
                        and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
                             or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
+
+    def comparison(self, i: int, within: bool = True) -> bool:
+        """Whether word i reads as (part of) a comparison: a cue ("better"), a word after "more" / "less", a word in
+        -er ("healthier") that no article or "to" opens ("a teacher", "to consider" compare nothing), or a word
+        after one of these ("better pets than")."""
+        word, before = self.words[i], self.words[i - 1] if i else ""
+        return (word in COMPARATIVE_CUES or before in ("more", "less")
+                or word.endswith("er") and len(word) > 3 and before not in ARTICLES | {"to"}
+                or within and i > 0 and self.comparison(i - 1, within=False))
 
     def edge(self, i: int) -> bool:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
@@ -360,8 +373,16 @@ class ObjectSpans:
             first = left[-1] if left else self.walk(p, -1) or self.choice(p - 1)
             second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
             if first and second:
-                return self.restore_head(self.opening(self.word(first)), self.word(second), p)
+                return self.restore_head(self.opening(self.word(self.untail(first))),
+                                         self.word(self.untail(second)), p)
         return _unique(self.text(s, e) for s, e in pieces)
+
+    def untail(self, span: tuple[int, int]) -> tuple[int, int]:
+        """A span without the adverbs that end a question ("French or Spanish first?", "Windows or Linux now?")."""
+        s, e = span
+        while e - s > 1 and self.words[e - 1] in TRAILING_ADVERBS:
+            e -= 1
+        return s, e
 
     def opening(self, first: tuple[int, int]) -> tuple[int, int]:
         """A first object the question opens with, whole: the words before it, where none is a function word
@@ -381,7 +402,13 @@ class ObjectSpans:
         tail = next((i for i in range(s2 + 1, e2) if not self.joined(i)), e2)
         name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
             and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit())
-        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not name:
+        # a second object with an article of its own has its own head where the first has none ("Haskell or a
+        # simpler language") or is a name ("an iPhone or an Android phone"; but "a real or a fake Christmas tree")
+        capitals = sum(t.text != t.lower for t in self.tokens)
+        whole = any(self.words[i] in ARTICLES for i in range(pivot + 1, s2)) and (
+            s1 == 0 or self.words[s1 - 1] not in ARTICLES
+            or self.tokens[s1].text != self.words[s1] and capitals * 2 < len(self.tokens))
+        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not name and not whole:
             texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
 

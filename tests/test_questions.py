@@ -230,6 +230,28 @@ def test_model_objects_are_whole_names(model, question, objects):
     assert model.analyze(question).objects == objects
 
 
+@pytest.mark.parametrize("question, objects", [
+    # the word before "than" is the comparison only where it reads as one
+    ("Is it healthier to bake than to fry food?", ("bake", "fry food")),  # was "healthier": a 2021 topic
+    ("Is it better to be a teacher than a lawyer?", ("teacher", "lawyer")),  # was "be"
+    ("Is it cheaper to fly than to drive?", ("fly", "drive")),  # was "cheaper"
+    ("Are cats better pets than dogs?", ("cats", "dogs")),
+    ("Is Java more readable than Python?", ("Java", "Python")),
+    ("Is water healthier than beer?", ("water", "beer")),
+    # an adverb that ends the question ends no object
+    ("Should I learn French or Spanish first?", ("French", "Spanish")),  # was "French first", "Spanish first"
+    ("Should I use Windows or Linux now?", ("Windows", "Linux")),
+    # a second object with an article of its own keeps its head where the first has none or is a name
+    ("Should I buy an iPhone or an Android phone?", ("iPhone", "Android phone")),  # was "iPhone phone"
+    ("Which is better, Haskell or a simpler language?", ("Haskell", "simpler language")),  # was "Haskell language"
+    ("What is better for the environment, a real or a fake Christmas tree?",
+     ("real Christmas tree", "fake Christmas tree")),
+    ("Is a gas or an electric stove better?", ("gas stove", "electric stove")),
+])
+def test_model_objects_around_the_comparison(model, question, objects):
+    assert model.analyze(question).objects == objects
+
+
 def test_a_question_ending_in_between_x_and_is_analysed():
     """"What is the difference between cats and" (a title cut at 5,000 characters may end so) was an IndexError
     that also ended `touche run`."""
