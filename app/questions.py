@@ -229,7 +229,8 @@ TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "a
                               "then", "too", "also", "anyway", "overall", "already", "yet", "still"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
-              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "vice", "versa"}))
+              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "vice",
+                           "versa", "preferred", "preferable"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?]")
 _OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
@@ -408,7 +409,8 @@ class ObjectSpans:
         whole = any(self.words[i] in ARTICLES for i in range(pivot + 1, s2)) and (
             s1 == 0 or self.words[s1 - 1] not in ARTICLES
             or self.tokens[s1].text != self.words[s1] and capitals * 2 < len(self.tokens))
-        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not name and not whole:
+        repeated = self.words[s1] == self.words[e2 - 1]  # "where clause or having clause": no "clause clause"
+        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not (name or whole or repeated):
             texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
 

@@ -247,9 +247,17 @@ def test_model_objects_are_whole_names(model, question, objects):
     ("What is better for the environment, a real or a fake Christmas tree?",
      ("real Christmas tree", "fake Christmas tree")),
     ("Is a gas or an electric stove better?", ("gas stove", "electric stove")),
+    ("Which is better, truck or fire truck?", ("truck", "fire truck")),  # was "truck truck"
+    # words that intensify or state the comparison are no part of an object
+    ("Why is Sri Lanka so much cleaner than India?", ("Sri Lanka", "India")),  # was "Sri Lanka so"
+    ("Is tea even healthier than coffee?", ("tea", "coffee")),  # was "tea even"
 ])
 def test_model_objects_around_the_comparison(model, question, objects):
     assert model.analyze(question).objects == objects
+
+
+def test_a_preference_stated_is_no_part_of_an_object(model):
+    assert model.extract_objects("Why is bronze preferred over copper for statues?")[0] == ("bronze", "copper")
 
 
 def test_a_question_ending_in_between_x_and_is_analysed():
