@@ -224,13 +224,18 @@ PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "fr
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
 _NAMELIKE = PERSONAL | frozenset({"it"})
+# Prepositions that compare after these words: "How do cigars differ from cigarettes?", "compared to", "same as".
+LEADS = {"from": frozenset({"differ", "differs", "differed", "different", "differently", "distinct"}),
+         "to": frozenset({"compare", "compared", "compares", "comparison", "similar", "opposed", "preferable"}),
+         "with": frozenset({"compare", "compared", "compares", "comparison"}), "as": frozenset({"same"})}
 # Adverbs that end a question, never an object ("Should I learn French or Spanish first?").
 TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "again", "anymore", "later", "currently",
                               "then", "too", "also", "anyway", "overall", "already", "yet", "still"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
-              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "vice",
-                           "versa", "preferred", "preferable"}))
+              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any", "vice",
+                           "versa", "preferred", "preferable", "differ", "differs", "differed", "differently",
+                           "distinct", "similar", "same", "opposed"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?]")
 _OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
@@ -316,7 +321,8 @@ class ObjectSpans:
         return s, e
 
     def pivots(self) -> list[int]:
-        found = [i for i, w in enumerate(self.words) if w in PIVOTS and 0 < i < len(self.words) - 1]
+        found = [i for i, w in enumerate(self.words) if 0 < i < len(self.words) - 1
+                 and (w in PIVOTS or self.words[i - 1] in LEADS.get(w, ()))]
         if "between" in self.words:
             b = self.words.index("between")
             found += [i for i, w in enumerate(self.words) if w == "and" and b + 1 < i < len(self.words) - 1][:1]
@@ -346,9 +352,10 @@ class ObjectSpans:
         return out
 
     def walk(self, pivot: int, step: int) -> tuple[int, int] | None:
-        """Content words next to a pivot, skipping cue words and articles (at most two) first."""
+        """Content words next to a pivot, skipping cue words and articles (at most three: "really any better
+        than") first."""
         i, skipped = pivot + step, 0
-        while 0 <= i < len(self.words) and self.edge(i) and skipped < 2:
+        while 0 <= i < len(self.words) and self.edge(i) and skipped < 3:
             if (i if step > 0 else i + 1) in self.breaks:
                 return None
             i, skipped = i + step, skipped + 1

@@ -256,6 +256,18 @@ def test_model_objects_around_the_comparison(model, question, objects):
     assert model.analyze(question).objects == objects
 
 
+@pytest.mark.parametrize("question, objects", [
+    ("How do cigars differ from cigarettes?", ("cigars", "cigarettes")),  # was ("cigarettes",)
+    ("How are red giants different from main sequence stars?", ("red giants", "main sequence stars")),
+    ("How does Python compare with Java for data science?", ("Python", "Java")),
+    ("Is Anthem the same as Blue Cross?", ("Anthem", "Blue Cross")),
+    ("Is ObamaCare really any better than Medicare?", ("ObamaCare", "Medicare")),  # was ("any", "Medicare")
+])
+def test_objects_around_words_that_compare(model, question, objects):
+    """"differ from", "compared to / with", "the same as" compare as "or" and "than" do."""
+    assert model.extract_objects(question)[0] == objects
+
+
 def test_a_preference_stated_is_no_part_of_an_object(model):
     assert model.extract_objects("Why is bronze preferred over copper for statues?")[0] == ("bronze", "copper")
 
