@@ -217,6 +217,7 @@ def token_features(words: list[str], i: int) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 ARTICLES = frozenset({"a", "an", "the"})
+DETERMINERS = ARTICLES | frozenset({"my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those"})
 PIVOTS = frozenset({"or", "vs", "versus", "than", "over"})
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "from", "during", "about", "as",
                           "when", "while", "if", "and"})
@@ -403,21 +404,23 @@ class ObjectSpans:
     def restore_head(self, first: tuple[int, int], second: tuple[int, int], pivot: int) -> tuple[str, ...]:
         """An elided head restored: "steel or ceramic knives" -> "steel knives", "ceramic knives". Not where the
         second object is a name ("Real Madrid", "Windows 10": a capitalised word, then another or a number) or a
-        word written with a hyphen or slash ("T-Mobile", "TCP/IP"; then its own head: "non-biodegradable wastes").
+        word written with a hyphen or slash ("T-Mobile", "TCP/IP"; then its own head: "non-biodegradable wastes"),
+        nor where it has a determiner of its own and the first has none or is a name ("Haskell or a simpler
+        language", "an iPhone or an Android phone"; but "a real or a fake Christmas tree"), nor onto the head itself
+        ("where clause or having clause").
         """
         texts = [self.text(*first), self.text(*second)]
         (s1, e1), (s2, e2) = first, second
         tail = next((i for i in range(s2 + 1, e2) if not self.joined(i)), e2)
         name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
             and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit())
-        # a second object with an article of its own has its own head where the first has none ("Haskell or a
-        # simpler language") or is a name ("an iPhone or an Android phone"; but "a real or a fake Christmas tree")
-        capitals = sum(t.text != t.lower for t in self.tokens)
-        whole = any(self.words[i] in ARTICLES for i in range(pivot + 1, s2)) and (
-            s1 == 0 or self.words[s1 - 1] not in ARTICLES
+        capitals = sum(t.text != t.lower for t in self.tokens)  # a name has some where most words have none
+        whole = any(self.words[i] in DETERMINERS for i in range(pivot + 1, s2)) and (
+            s1 == 0 or self.words[s1 - 1] not in DETERMINERS
             or self.tokens[s1].text != self.words[s1] and capitals * 2 < len(self.tokens))
-        repeated = self.words[s1] == self.words[e2 - 1]  # "where clause or having clause": no "clause clause"
-        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" and not (name or whole or repeated):
+        repeated = self.words[s1] == self.words[e2 - 1]
+        if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" \
+                and not (name or whole or repeated):
             texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
 

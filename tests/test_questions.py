@@ -244,6 +244,7 @@ def test_model_objects_are_whole_names(model, question, objects):
     # a second object with an article of its own keeps its head where the first has none or is a name
     ("Should I buy an iPhone or an Android phone?", ("iPhone", "Android phone")),  # was "iPhone phone"
     ("Which is better, Haskell or a simpler language?", ("Haskell", "simpler language")),  # was "Haskell language"
+    ("Should I write my novel in English or in my mother tongue?", ("English", "mother tongue")),
     ("What is better for the environment, a real or a fake Christmas tree?",
      ("real Christmas tree", "fake Christmas tree")),
     ("Is a gas or an electric stove better?", ("gas stove", "electric stove")),
