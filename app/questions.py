@@ -533,7 +533,8 @@ class HashedHead:
 
 
 class Tagger:
-    """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities."""
+    """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities
+    (scaled down in training: `app.training.questions.TRANSITION_WEIGHT`)."""
 
     def __init__(self, head: HashedHead, transitions: np.ndarray, start: np.ndarray):
         self.head = head
@@ -556,6 +557,11 @@ class Tagger:
         for pointers in reversed(back):
             path.append(int(pointers[path[-1]]))
         return [TAGS[t] for t in reversed(path)]
+
+    def objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
+        """The compared objects and the aspect of a question, as its tags show them."""
+        tokens = tokenize(question)
+        return objects_from_tags(question, tokens, self.tag([t.lower for t in tokens]))
 
 
 class ModelClassifier(QuestionClassifier):
@@ -601,8 +607,7 @@ class ModelClassifier(QuestionClassifier):
         return QuestionAnalysis(question, kind, confidence, comparative, objects, aspect)
 
     def extract_objects(self, question: str) -> tuple[tuple[str, ...], str | None]:
-        tokens = tokenize(question)
-        return objects_from_tags(question, tokens, self.tagger.tag([t.lower for t in tokens]))
+        return self.tagger.objects(question)
 
 
 def load_classifier(method: str = "model") -> QuestionClassifier:

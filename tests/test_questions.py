@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.errors import ToucheError
-from app.questions import (QuestionAnalysis, RuleClassifier, format_line, load_classifier, objects_from_tags,
-                           read_questions, rule_type, tokenize)
+from app.questions import (MODEL_DIR, SETTINGS_FILE, QuestionAnalysis, RuleClassifier, format_line, load_classifier,
+                           objects_from_tags, read_questions, rule_type, tokenize)
 
 
 @pytest.mark.parametrize("question, expected", [
@@ -300,6 +301,33 @@ def test_model_extracts_most_touche_objects(model, shared_data):
     exact = [tuple(map(normalise_object, model.extract_objects(t.title)[0]))
              == tuple(map(normalise_object, t.objects)) for t in topics]
     assert len(topics) == 50 and sum(exact) >= 40
+
+
+def test_object_pairs_are_measured_on_questions_as_written():
+    """The tagged questions are lowercase words without punctuation; the object rules read capitals and commas, so
+    the pairs are scored on the question as its asker wrote it, found by its words."""
+    from app.training.questions import exact_pairs, written_pairs
+
+    tagged = [("which is better python or java".split(), ["O", "O", "PRED", "OBJ", "O", "OBJ"]),
+              ("is tea better than coffee or cocoa".split(), ["O", "OBJ", "PRED", "O", "OBJ", "O", "OBJ"]),
+              ("is rust safer than go".split(), ["O", "OBJ", "PRED", "O", "OBJ"])]
+    pairs = written_pairs(tagged, ["Which is better, Python or Java?", "Is tea better than coffee or cocoa?"])
+    assert pairs == [("Which is better, Python or Java?", ("python", "java"))]  # three objects, or not written: out
+    assert exact_pairs(lambda question: (("Python", "Java"), None), pairs) == 1.0
+    assert exact_pairs(lambda question: (("Java", "Python"), None), pairs) == 0.0  # in order
+
+
+def test_the_tagger_weighs_tag_transitions_down():
+    """Viterbi over the transitions at full weight cost OBJ F1 (0.802 against 0.833 at 0.25, CV on the training
+    part): the fitted tagger scales them, start and transitions alike."""
+    from app.training.questions import fit_tagger
+
+    tagged = [("is tea better than coffee for breakfast".split(), ["O", "OBJ", "PRED", "O", "OBJ", "O", "ASP"]),
+              ("which is faster c or go".split(), ["O", "O", "PRED", "OBJ", "O", "OBJ"])]
+    full, scaled = fit_tagger(tagged, 13, transition_weight=1.0), fit_tagger(tagged, 13, transition_weight=0.25)
+    np.testing.assert_allclose(scaled.transitions, full.transitions * 0.25, rtol=1e-6)
+    np.testing.assert_allclose(scaled.start, full.start * 0.25, rtol=1e-6)
+    assert json.loads((MODEL_DIR / SETTINGS_FILE).read_text())["transition_weight"] == 0.25
 
 
 def test_a_title_that_drives_a_head_far_gives_no_overflow_warning(recwarn):
