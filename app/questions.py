@@ -234,7 +234,8 @@ TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "a
                               "then", "too", "also", "anyway", "overall", "already", "yet", "still"})
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
-              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any", "vice",
+              | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
+                           "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
                            "versa", "preferred", "preferable", "differ", "differs", "differed", "differently",
                            "distinct", "similar", "same", "opposed"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")

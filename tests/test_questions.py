@@ -253,6 +253,8 @@ def test_model_objects_are_whole_names(model, question, objects):
     # words that intensify or state the comparison are no part of an object
     ("Why is Sri Lanka so much cleaner than India?", ("Sri Lanka", "India")),  # was "Sri Lanka so"
     ("Is tea even healthier than coffee?", ("tea", "coffee")),  # was "tea even"
+    ("Why is a nonstop flight sometimes dearer than two flights?", ("nonstop flight", "two flights")),
+    ("Is there any forum better than Quora?", ("forum", "Quora")),  # was "there any forum"
 ])
 def test_model_objects_around_the_comparison(model, question, objects):
     assert model.analyze(question).objects == objects
