@@ -232,6 +232,13 @@ LEADS = {"from": frozenset({"differ", "differs", "differed", "different", "diffe
 # Adverbs that end a question, never an object ("Should I learn French or Spanish first?").
 TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "again", "anymore", "later", "currently",
                               "then", "too", "also", "anyway", "overall", "already", "yet", "still"})
+# Comparatives that are seldom nouns ("cleaner", "cooler", "lighter" are left out).
+COMPARATIVES = frozenset("""
+cheaper safer faster stronger bigger smaller larger harder quicker slower higher greater wider sharper tougher weaker
+richer poorer denser longer shorter deeper thicker thinner simpler smarter louder quieter warmer colder hotter newer
+younger brighter darker softer smoother nicer fewer lesser fresher kinder healthier easier tastier heavier riskier
+pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier uglier dirtier
+funnier friendlier wealthier crazier""".split())
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
@@ -334,7 +341,7 @@ class ObjectSpans:
         while s < e and (self.edge(s) or self.words[s] == "s"):
             s += 1
         for i in range(s + 1, e):
-            if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS:
+            if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS or self.words[i] in COMPARATIVE_CUES:
                 e = i
                 break
         while e > s and self.edge(e - 1):
@@ -388,9 +395,10 @@ class ObjectSpans:
         return _unique(self.text(s, e) for s, e in pieces)
 
     def untail(self, span: tuple[int, int]) -> tuple[int, int]:
-        """A span without the adverbs that end a question ("French or Spanish first?", "Windows or Linux now?")."""
+        """A span without the adverbs and comparatives that end a question ("French or Spanish first?", "Is butter
+        or margarine healthier?")."""
         s, e = span
-        while e - s > 1 and self.words[e - 1] in TRAILING_ADVERBS:
+        while e - s > 1 and (self.words[e - 1] in TRAILING_ADVERBS or self.tokens[e - 1].text in COMPARATIVES):
             e -= 1
         return s, e
 
