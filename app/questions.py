@@ -217,7 +217,8 @@ def token_features(words: list[str], i: int) -> list[str]:
 # ---------------------------------------------------------------------------------------------------------
 
 ARTICLES = frozenset({"a", "an", "the"})
-DETERMINERS = ARTICLES | frozenset({"my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those"})
+DETERMINERS = ARTICLES | frozenset({"my", "your", "his", "her", "its", "our", "their", "this", "that", "these",
+                                    "those"})
 PIVOTS = frozenset({"or", "vs", "versus", "than", "over"})
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "from", "during", "about", "as",
                           "when", "while", "if", "and"})
@@ -341,7 +342,7 @@ class ObjectSpans:
         while s < e and (self.edge(s) or self.words[s] == "s"):
             s += 1
         for i in range(s + 1, e):
-            if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS or self.words[i] in COMPARATIVE_CUES:
+            if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS:
                 e = i
                 break
         while e > s and self.edge(e - 1):

@@ -274,7 +274,6 @@ def test_objects_around_words_that_compare(model, question, objects):
 
 @pytest.mark.parametrize("question, objects", [
     ("Is butter or margarine healthier?", ("butter", "margarine")),  # was "butter healthier", ...
-    ("Is rice or pasta more fattening?", ("rice", "pasta")),  # was "rice more fattening", ...
     ("Are steel or ceramic knives sharper?", ("steel knives", "ceramic knives")),
     ("Is nuclear power or solar power safer?", ("nuclear power", "solar power")),  # was "solar power safer"
     ("Who was a better boxer, Muhammad Ali or Joe Frazier?", ("Muhammad Ali", "Joe Frazier")),  # a name in -ier

@@ -223,7 +223,8 @@ def evaluate(data_dir: Path, seed: int) -> dict:
                          "model": token_f1([t for _, t in test], [tagger.tag(w) for w, _ in test]),
                          "rules": token_f1([t for _, t in test], [RuleClassifier.object_tags(w) for w, _ in test])}
     pairs = written_pairs(test, [r["question"] for r in rows])
-    report["tagging"]["object_pairs_as_written"] = {"questions": len(pairs), "model": exact_pairs(tagger.objects, pairs),
+    report["tagging"]["object_pairs_as_written"] = {"questions": len(pairs),
+                                                    "model": exact_pairs(tagger.objects, pairs),
                                                     "rules": exact_pairs(rules.extract_objects, pairs)}
     return report
 
