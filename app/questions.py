@@ -449,6 +449,24 @@ def alternative(question: str) -> bool:
             and spans.walk(pivot, -1) is not None and spans.walk(pivot, +1) is not None)
 
 
+def closing_comparison(question: str) -> bool:
+    """A yes/no question between two that a comparative closes, "Is butter or margarine healthier?", "Is rice or
+    pasta more fattening?", or opens, "Is it safer to fly or drive?": the comparative head's data holds few such
+    questions, and it calls most not comparative. One sentence of 4-12 words opening with an auxiliary, one "or" /
+    "vs" / "versus", no commas or colons."""
+    tokens = tokenize(question)
+    if not 4 <= len(tokens) <= 12 or re.search(r"[.?!]\s+\w", question):
+        return False
+    spans = ObjectSpans(question, tokens)
+    pivots = [i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")]
+    words = spans.words
+    return (words[0] in AUXILIARIES and len(pivots) == 1 and not spans.breaks
+            and (tokens[-1].text in COMPARATIVES or words[-1] in ("better", "worse")
+                 or words[-2] in ("more", "less") and len(words) - 2 > pivots[0] + 1
+                 or words[1] == "it" and (tokens[2].text in COMPARATIVES or words[2] in ("better", "worse"))
+                 and words[3] == "to"))
+
+
 def _unique(texts) -> tuple[str, ...]:
     seen, out = set(), []
     for t in texts:
@@ -612,7 +630,7 @@ class ModelClassifier(QuestionClassifier):
             kind, confidence = "argumentative", p_argumentative
         else:
             kind, confidence = "factual", 1.0 - p_argumentative
-        comparative = p_comparative >= self.threshold or alternative(question)
+        comparative = p_comparative >= self.threshold or alternative(question) or closing_comparison(question)
         objects, aspect = self.extract_objects(question) if comparative else ((), None)
         return QuestionAnalysis(question, kind, confidence, comparative, objects, aspect)
 

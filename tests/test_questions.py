@@ -306,6 +306,19 @@ def test_bare_alternative_questions_compare(model, question, comparative):
     assert model.analyze(question).comparative is comparative
 
 
+@pytest.mark.parametrize("question, objects", [
+    ("Is butter or margarine healthier?", ("butter", "margarine")),  # the head alone: not comparative
+    ("Are steel or ceramic knives sharper?", ("steel knives", "ceramic knives")),
+    ("Is it safer to fly or drive?", ("fly", "drive")),
+    ("Is yahoo or google better?", ("yahoo", "google")),
+    ("Is it raining or not?", ()),  # no comparative
+    ("Is butter healthier? Or margarine?", ()),  # two sentences
+    ("Is it healthier, in your view, to eat butter or margarine?", ()),  # commas: the head's to decide
+])
+def test_a_choice_that_a_comparative_closes_or_opens_compares(model, question, objects):
+    assert model.analyze(question).objects == objects
+
+
 @pytest.mark.slow
 def test_model_extracts_most_touche_objects(model, shared_data):
     from app.topics import read_topics
