@@ -34,6 +34,7 @@
     python scripts/stance_experiments.py sided-data               # about 15 min: sided posts and sentences added
     python scripts/stance_experiments.py window-votes             # about 6 min: a long text's windows vote
     python scripts/stance_experiments.py antonym-swaps            # about 1 min: "worse" taught by swapping words
+    python scripts/stance_experiments.py feature-groups           # about 2 min: which columns tell which label
 
 - comparative-cross: the controversial cross-encoder's recipe for comparative stance (FIRST / SECOND / NEUTRAL /
   NO), trained on the Touché 2022 comparative QA pairs and the dev topics' stance judgements (objects' mentions
@@ -797,6 +798,33 @@ def sidedness(qa, dev, embed) -> dict:
         ("side" if only_side else "all", lambda examples, o=only_side: columns(examples, o),
          columns(dev[:1], only_side).shape[1], emphasis)
         for only_side in (False, True) for emphasis in (1.0, SIDE_EMPHASIS)])}
+
+
+def feature_groups(qa, dev, embed) -> dict:
+    """The shipped comparative head's CV over SPLITS fold splits without the passage embedding (its lexical, side
+    and query-cosine columns only) / without the lexical and side columns (the embedding and query cosines only):
+    which columns carry which label."""
+    from unittest import mock
+
+    from app.training import stance as training
+
+    side = _shipped_side()
+    shipped_matrix, shipped_emphasis = training.comparative_matrix, training.side_emphasis
+    width = len(shipped_matrix(dev[:1], embed, side)[0])
+    groups = {"without_embedding": np.arange(EMBEDDING_DIM, width),
+              "embedding_and_query_cosines": np.r_[:EMBEDDING_DIM, width - len(QUERY_NAMES):width]}
+    result = {}
+    for name, kept in groups.items():
+        with mock.patch.object(training, "comparative_matrix", lambda examples, embed_, side_=None, kept=kept:
+                               shipped_matrix(examples, embed_, side_)[:, kept]), \
+                mock.patch.object(training, "side_emphasis", lambda total, kept=kept: shipped_emphasis(width)[kept]):
+            splits = [cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)
+                      for split in range(SPLITS)]
+        result[name] = dict(_mean_sd([float(score) for score, _ in splits]),
+                            per_label={label: round(float(np.mean([labels[label] for _, labels in splits])), 3)
+                                       for label in COMPARATIVE_LABELS})
+        logging.info("%s", json.dumps(result))
+    return result
 
 
 SIDED_VARIANTS = (("ukp", 0.3), ("ukp", 1.0), ("ukp", 3.0), ("compsent", 0.1))
@@ -1963,7 +1991,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "neural-side", "cross-sides", "ukp-finetune", "consensus",
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
                                                "title-route", "object-sentiment", "sidedness", "sided-data",
-                                               "window-votes", "antonym-swaps"))
+                                               "window-votes", "antonym-swaps", "feature-groups"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -2053,6 +2081,8 @@ def main(argv: list[str] | None = None) -> None:
         result = object_sentiment(qa, dev, embed)
     elif args.experiment == "sidedness":
         result = sidedness(qa, dev, embed)
+    elif args.experiment == "feature-groups":
+        result = feature_groups(qa, dev, embed)
     elif args.experiment == "sided-data":
         result = sided_data(qa, dev, embed)
     elif args.experiment == "object-embeddings":
