@@ -802,8 +802,9 @@ def sidedness(qa, dev, embed) -> dict:
 
 def feature_groups(qa, dev, embed) -> dict:
     """The shipped comparative head's CV over SPLITS fold splits without the passage embedding (its lexical, side
-    and query-cosine columns only) / without the lexical and side columns (the embedding and query cosines only):
-    which columns carry which label."""
+    and query-cosine columns only), without the lexical and side columns (the embedding and query cosines only), and
+    the two such heads together (the geometric mean of their out-of-fold probabilities): which columns carry which
+    label, and whether heads of one view each do better than one head of both."""
     from unittest import mock
 
     from app.training import stance as training
@@ -813,18 +814,27 @@ def feature_groups(qa, dev, embed) -> dict:
     width = len(shipped_matrix(dev[:1], embed, side)[0])
     groups = {"without_embedding": np.arange(EMBEDDING_DIM, width),
               "embedding_and_query_cosines": np.r_[:EMBEDDING_DIM, width - len(QUERY_NAMES):width]}
-    result = {}
-    for name, kept in groups.items():
-        with mock.patch.object(training, "comparative_matrix", lambda examples, embed_, side_=None, kept=kept:
+
+    def out_of_fold(kept, seed: int) -> np.ndarray:
+        with mock.patch.object(training, "comparative_matrix", lambda examples, embed_, side_=None:
                                shipped_matrix(examples, embed_, side_)[:, kept]), \
-                mock.patch.object(training, "side_emphasis", lambda total, kept=kept: shipped_emphasis(width)[kept]):
-            splits = [cross_validate_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, SEED + split, side)
-                      for split in range(SPLITS)]
-        result[name] = dict(_mean_sd([float(score) for score, _ in splits]),
-                            per_label={label: round(float(np.mean([labels[label] for _, labels in splits])), 3)
-                                       for label in COMPARATIVE_LABELS})
-        logging.info("%s", json.dumps(result))
-    return result
+                mock.patch.object(training, "side_emphasis", lambda total: shipped_emphasis(width)[kept]):
+            return out_of_fold_dev(qa, dev, embed, COMPARATIVE_C, DEV_WEIGHT, seed, side)
+
+    gold = [e.label for e in dev]
+    found: dict[str, list] = {}
+    for split in range(SPLITS):
+        probabilities = {name: out_of_fold(kept, SEED + split) for name, kept in groups.items()}
+        both = np.sqrt(np.prod(list(probabilities.values()), axis=0))
+        probabilities["both_heads"] = both / both.sum(axis=1, keepdims=True)
+        for name, found_probabilities in probabilities.items():
+            predicted = [p.label for p in decode_comparative(found_probabilities, COMPARATIVE_LABELS)]
+            found.setdefault(name, []).append(label_scores(gold, predicted, list(COMPARATIVE_LABELS)))
+        logging.info("split %d: %s", split, {name: scores[-1]["macro_f1"] for name, scores in found.items()})
+    return {name: dict(_mean_sd([score["macro_f1"] for score in scores]),
+                       per_label={label: round(float(np.mean([score["per_label"][label] for score in scores])), 3)
+                                  for label in COMPARATIVE_LABELS})
+            for name, scores in found.items()}
 
 
 SIDED_VARIANTS = (("ukp", 0.3), ("ukp", 1.0), ("ukp", 3.0), ("compsent", 0.1))
