@@ -237,15 +237,17 @@ TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "a
 COMPARATIVES = frozenset("""
 cheaper safer faster stronger bigger smaller larger harder quicker slower higher greater wider sharper tougher weaker
 richer poorer denser longer shorter deeper thicker thinner simpler smarter louder quieter warmer colder hotter newer
-younger brighter darker softer smoother nicer fewer lesser fresher kinder healthier easier tastier heavier riskier
-pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier uglier dirtier
-funnier friendlier wealthier crazier""".split())
+younger brighter darker softer smoother nicer fewer lesser fresher kinder older taller healthier easier tastier
+heavier riskier
+pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier uglier
+dirtier funnier friendlier wealthier crazier""".split())
+ADJECTIVE_ENDINGS = ("ing", "ive", "ous", "able", "ible", "ful", "ant", "ent", "al", "ic", "less")
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
+              | frozenset().union(*LEADS.values())
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
-                           "versa", "preferred", "preferable", "differ", "differs", "differed", "differently",
-                           "distinct", "similar", "same", "opposed"}))
+                           "versa", "preferred"}))
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?]")
 _OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
@@ -294,14 +296,17 @@ class ObjectSpans:
                        and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
                             or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
 
-    def comparison(self, i: int, within: bool = True) -> bool:
-        """Whether word i reads as (part of) a comparison: a cue ("better"), a word after "more" / "less", a word in
-        -er ("healthier") that no article or "to" opens ("a teacher", "to consider" compare nothing), or a word
-        after one of these ("better pets than")."""
+    def comparison(self, i: int, look_back: bool = True) -> bool:
+        """Whether word i reads as (part of) a comparison: a cue ("better"), a comparative ("healthier"), a word after
+        "more" / "less", another word in -er where no comparison came before it and no determiner or "to" opens it
+        ("a teacher", "to consider", "healthier to eat butter" compare nothing), or a word after one of these
+        ("better pets than")."""
         word, before = self.words[i], self.words[i - 1] if i else ""
-        return (word in COMPARATIVE_CUES or before in ("more", "less")
-                or word.endswith("er") and len(word) > 3 and before not in ARTICLES | {"to"}
-                or within and i > 0 and self.comparison(i - 1, within=False))
+        compared_before = any(w in COMPARATIVE_CUES or w in COMPARATIVES for w in self.words[:i])
+        return (word in COMPARATIVE_CUES or word in COMPARATIVES or word == "rather" or before in ("more", "less")
+                or word.endswith("er") and len(word) > 3 and before not in DETERMINERS | {"to"}
+                and not compared_before
+                or look_back and i > 0 and self.comparison(i - 1, look_back=False))
 
     def edge(self, i: int) -> bool:
         return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
@@ -393,13 +398,16 @@ class ObjectSpans:
             if first and second:
                 return self.restore_head(self.opening(self.word(self.untail(first))),
                                          self.word(self.untail(second)), p)
-        return _unique(self.text(s, e) for s, e in pieces)
+        return _unique(self.text(*self.untail(piece)) for piece in pieces)
 
     def untail(self, span: tuple[int, int]) -> tuple[int, int]:
         """A span without the adverbs and comparatives that end a question ("French or Spanish first?", "Is butter
-        or margarine healthier?")."""
+        or margarine healthier?", "Is rice or pasta more fattening?")."""
         s, e = span
-        while e - s > 1 and (self.words[e - 1] in TRAILING_ADVERBS or self.tokens[e - 1].text in COMPARATIVES):
+        if e == len(self.words) and e - s > 2 and self.words[e - 2] in ("more", "less") \
+                and self.words[e - 1].endswith(ADJECTIVE_ENDINGS):  # "more fattening", not "more courses"
+            e -= 2
+        while e - s > 1 and (self.words[e - 1] in TRAILING_ADVERBS or self.words[e - 1] in COMPARATIVES):
             e -= 1
         return s, e
 
@@ -425,12 +433,12 @@ class ObjectSpans:
         name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
             and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit())
         capitals = sum(t.text != t.lower for t in self.tokens)  # a name has some where most words have none
-        whole = any(self.words[i] in DETERMINERS for i in range(pivot + 1, s2)) and (
+        own_determiner = any(self.words[i] in DETERMINERS for i in range(pivot + 1, s2)) and (
             s1 == 0 or self.words[s1 - 1] not in DETERMINERS
             or self.tokens[s1].text != self.words[s1] and capitals * 2 < len(self.tokens))
         repeated = self.words[s1] == self.words[e2 - 1]
         if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" \
-                and not (name or whole or repeated):
+                and not (name or own_determiner or repeated):
             texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
 
@@ -461,9 +469,9 @@ def closing_comparison(question: str) -> bool:
     pivots = [i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")]
     words = spans.words
     return (words[0] in AUXILIARIES and len(pivots) == 1 and not spans.breaks
-            and (tokens[-1].text in COMPARATIVES or words[-1] in ("better", "worse")
+            and (words[-1] in COMPARATIVES or words[-1] in ("better", "worse")
                  or words[-2] in ("more", "less") and len(words) - 2 > pivots[0] + 1
-                 or words[1] == "it" and (tokens[2].text in COMPARATIVES or words[2] in ("better", "worse"))
+                 or words[1] == "it" and (words[2] in COMPARATIVES or words[2] in ("better", "worse"))
                  and words[3] == "to"))
 
 

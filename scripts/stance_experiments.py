@@ -825,7 +825,7 @@ def feature_groups(qa, dev, embed) -> dict:
     found: dict[str, list] = {}
     for split in range(SPLITS):
         probabilities = {name: out_of_fold(kept, SEED + split) for name, kept in groups.items()}
-        both = np.sqrt(np.prod(list(probabilities.values()), axis=0))
+        both = np.exp(np.mean(np.log(list(probabilities.values())), axis=0))
         probabilities["both_heads"] = both / both.sum(axis=1, keepdims=True)
         for name, found_probabilities in probabilities.items():
             predicted = [p.label for p in decode_comparative(found_probabilities, COMPARATIVE_LABELS)]

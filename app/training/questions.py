@@ -43,7 +43,8 @@ GOLD_OBJECTS = "touche-2022-task2/topics-task2.xml"
 HEAD_C = 1.0
 TAGGER_C = 1.0
 # The tag-transition log-probabilities are scaled by this before Viterbi decoding: at full weight they cost the
-# token measure (3-fold CV on the 80% training part, OBJ F1: 0.802 at 1, 0.829 at 0 (argmax), 0.833 at 0.25).
+# token measure (3-fold CV on the 80% training part, OBJ F1: 0.802 at 1, 0.829 at 0 (argmax), 0.833 at 0.25;
+# `python scripts/question_experiments.py transition-weights`).
 TRANSITION_WEIGHT = 0.25
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/comparative-questions-parsing/full.tsv",
