@@ -238,9 +238,8 @@ COMPARATIVES = frozenset("""
 cheaper safer faster stronger bigger smaller larger harder quicker slower higher greater wider sharper tougher weaker
 richer poorer denser longer shorter deeper thicker thinner simpler smarter louder quieter warmer colder hotter newer
 younger brighter darker softer smoother nicer fewer lesser fresher kinder older taller healthier easier tastier
-heavier riskier
-pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier uglier
-dirtier funnier friendlier wealthier crazier""".split())
+heavier riskier pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier
+uglier dirtier funnier friendlier wealthier crazier""".split())
 ADJECTIVE_ENDINGS = ("ing", "ive", "ous", "able", "ible", "ful", "ant", "ent", "al", "ic", "less")
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
@@ -297,8 +296,8 @@ class ObjectSpans:
                             or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
 
     def comparison(self, i: int, look_back: bool = True) -> bool:
-        """Whether word i reads as (part of) a comparison: a cue ("better"), a comparative ("healthier"), a word after
-        "more" / "less", another word in -er where no comparison came before it and no determiner or "to" opens it
+        """Whether word i reads as (part of) a comparison: a cue ("better"), a comparative ("healthier"), "rather", a
+        word after "more" / "less", another word in -er where no comparison came before it and no determiner or "to" opens it
         ("a teacher", "to consider", "healthier to eat butter" compare nothing), or a word after one of these
         ("better pets than")."""
         word, before = self.words[i], self.words[i - 1] if i else ""
