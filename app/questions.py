@@ -297,9 +297,9 @@ class ObjectSpans:
 
     def comparison(self, i: int, look_back: bool = True) -> bool:
         """Whether word i reads as (part of) a comparison: a cue ("better"), a comparative ("healthier"), "rather", a
-        word after "more" / "less", another word in -er where no comparison came before it and no determiner or "to" opens it
-        ("a teacher", "to consider", "healthier to eat butter" compare nothing), or a word after one of these
-        ("better pets than")."""
+        word after "more" / "less", another word in -er where no comparison came before it and no determiner or "to"
+        opens it ("a teacher", "to consider", "healthier to eat butter" compare nothing), or a word after one of
+        these ("better pets than")."""
         word, before = self.words[i], self.words[i - 1] if i else ""
         compared_before = any(w in COMPARATIVE_CUES or w in COMPARATIVES for w in self.words[:i])
         return (word in COMPARATIVE_CUES or word in COMPARATIVES or word == "rather" or before in ("more", "less")
