@@ -38,7 +38,8 @@ def transition_weights(seed: int = 13) -> dict:
             found[weight].append(token_f1([tags for _, tags in held], [weighed.tag(words) for words, _ in held])
                                  ["OBJ"]["f1"])
         logging.info("fold %d: %s", fold, {weight: scores[-1] for weight, scores in found.items()})
-    return {str(weight): {"folds": scores, "mean": round(float(np.mean(scores)), 4)} for weight, scores in found.items()}
+    return {str(weight): {"folds": scores, "mean": round(float(np.mean(scores)), 4)}
+            for weight, scores in found.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
