@@ -287,8 +287,9 @@ def test_objects_around_words_that_compare(model, question, objects):
     ("Who was a better boxer, Muhammad Ali or Joe Frazier?", ("Muhammad Ali", "Joe Frazier")),  # a name in -ier
 ])
 def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, question, objects):
-    """Restored onto the first object too where its head was elided. (The comparative head calls most of these
-    questions not comparative; a comparative run reads its topics' objects with `extract_objects` all the same.)"""
+    """Where the head was restored, the comparative went onto the first object too ("butter healthier"). (The
+    comparative head calls most of these questions not comparative; a comparative run reads its topics' objects
+    with `extract_objects` all the same.)"""
     assert model.extract_objects(question)[0] == objects
 
 
@@ -334,7 +335,7 @@ def test_a_choice_that_a_comparative_closes_or_opens_compares(model, question, o
     ("Is butter, or margarine, healthier?", False),  # commas
     ("Is tea or coffee or cocoa healthier?", False),  # more than one "or"
     ("Should I eat less or more sugar?", False),  # "more" not after the second
-    ("Is it true that butter or margarine made at home by my grandmother is healthier?", False),  # 13 words
+    ("Is it true that butter or margarine made at home by my grandmother is healthier?", False),  # over 12 words
     ("Butter or margarine: which is healthier?", False),  # no auxiliary opens it
 ])
 def test_closing_comparison(question, fires):
