@@ -442,17 +442,31 @@ class ObjectSpans:
         return _unique(texts)
 
 
+_TWO_SENTENCES = re.compile(r"[.?!]\s+\w")  # "Node.js or Deno?" is one sentence
+_CLOSING_WORDS = COMPARATIVES | {"better", "worse"}
+
+
+def _choice(text: str, shortest: int, longest: int) -> tuple[ObjectSpans, list[int]] | None:
+    """The object spans of a question between two, and where "or" / "vs" / "versus" stand in it: a question of one
+    sentence of `shortest` to `longest` words, without commas or colons (else None)."""
+    tokens = tokenize(text)
+    if not shortest <= len(tokens) <= longest or _TWO_SENTENCES.search(text):
+        return None
+    spans = ObjectSpans(text, tokens)
+    if spans.breaks:
+        return None
+    return spans, [i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")]
+
+
 def alternative(question: str) -> bool:
     """A bare alternative question, "Python or Java?", "Suitcases: hard or soft?": at most six words (after a
     label and colon), one sentence, opening with content words either side of "or" / "vs" / "versus". It compares
     by its form, but the data the comparative head learns from hardly holds such short questions (0.2-0.3)."""
-    text = question.split(":", 1)[1] if question.count(":") == 1 else question
-    tokens = tokenize(text)
-    if not 3 <= len(tokens) <= 6 or re.search(r"[.?!]\s+\w", text):  # "Node.js or Deno?" is one sentence
+    choice = _choice(question.split(":", 1)[1] if question.count(":") == 1 else question, 3, 6)
+    if choice is None or not choice[1]:
         return False
-    spans = ObjectSpans(text, tokens)
-    pivot = next((i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")), None)
-    return (pivot is not None and not spans.breaks and not any(spans.edge(i) for i in range(pivot))
+    spans, (pivot, *_) = choice
+    return (not any(spans.edge(i) for i in range(pivot))
             and spans.walk(pivot, -1) is not None and spans.walk(pivot, +1) is not None)
 
 
@@ -461,17 +475,13 @@ def closing_comparison(question: str) -> bool:
     pasta more fattening?", or opens, "Is it safer to fly or drive?": the comparative head's data holds few such
     questions, and it calls most not comparative. One sentence of 4-12 words opening with an auxiliary, one "or" /
     "vs" / "versus", no commas or colons."""
-    tokens = tokenize(question)
-    if not 4 <= len(tokens) <= 12 or re.search(r"[.?!]\s+\w", question):
+    choice = _choice(question, 4, 12)
+    if choice is None or len(choice[1]) != 1:
         return False
-    spans = ObjectSpans(question, tokens)
-    pivots = [i for i in spans.pivots() if spans.words[i] in ("or", "vs", "versus")]
-    words = spans.words
-    return (words[0] in AUXILIARIES and len(pivots) == 1 and not spans.breaks
-            and (words[-1] in COMPARATIVES or words[-1] in ("better", "worse")
-                 or words[-2] in ("more", "less") and len(words) - 2 > pivots[0] + 1
-                 or words[1] == "it" and (words[2] in COMPARATIVES or words[2] in ("better", "worse"))
-                 and words[3] == "to"))
+    words, pivot = choice[0].words, choice[1][0]
+    return words[0] in AUXILIARIES and (words[-1] in _CLOSING_WORDS
+                                        or words[-2] in ("more", "less") and len(words) - 2 > pivot + 1
+                                        or words[1] == "it" and words[2] in _CLOSING_WORDS and words[3] == "to")
 
 
 def _unique(texts) -> tuple[str, ...]:

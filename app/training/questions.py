@@ -151,8 +151,9 @@ def written_pairs(tagged: list[tuple[list[str], list[str]]], questions: list[str
     pairs = []
     for words, tags in tagged:
         runs = tuple(" ".join(words[s:e]) for s, e in spans_of(tags, "OBJ"))
-        if len(runs) == 2 and _words(" ".join(words)) in written:
-            pairs.append((written[_words(" ".join(words))], runs))
+        question = written.get(_words(" ".join(words)))
+        if len(runs) == 2 and question is not None:
+            pairs.append((question, runs))
     return pairs
 
 
