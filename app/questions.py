@@ -221,7 +221,12 @@ DETERMINERS = ARTICLES | frozenset({"my", "your", "his", "her", "its", "our", "t
                                     "those"})
 PIVOTS = frozenset({"or", "vs", "versus", "than", "over"})
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "of", "on", "with", "by", "from", "during", "about", "as",
-                          "when", "while", "if", "and"})
+                          "when", "while", "if", "and", "until", "till", "among", "amongst", "like"})
+# Prepositions that may join a phrase to its object ("immigration through Ellis Island", "jumping into a project"),
+# but never open a head that two objects share ("specialize or expand into other fields")
+PHRASE_PREPOSITIONS = frozenset({"into", "through", "throughout", "against", "under", "within", "without", "across",
+                                 "toward", "towards", "upon", "via", "per", "after", "before", "since", "near",
+                                 "out", "up", "off", "down", "away", "back"})
 # Verbs of choosing, which begin what is chosen ("buy a Mac or a PC") unless they are the choice ("buy or rent").
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
@@ -246,7 +251,9 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
               | frozenset().union(*LEADS.values())
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
-                           "versa", "preferred"}))
+                           "versa", "preferred", "be", "been", "being", "significantly", "slightly",
+                           "considerably", "substantially", "truly", "definitely", "far"}))
+_MODEL_NUMBER = re.compile(r"[a-z]+\d\w*|\d+[a-z]\w*")  # "G35", "S10", "4K", "i7": a name's, not a shared head
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _SENTENCE_END = re.compile(r"[.!?]")
 _OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
@@ -269,19 +276,32 @@ class ObjectSpans:
 
     OBJ runs are cut at punctuation and at "or"/"vs"/"than"/"over", trimmed of function words and trailing
     prepositional phrases; the runs either side of a comparison pivot are the objects. When the tags miss one
-    side, the content words next to the pivot are taken ("Why is Linux better than Windows?"). An elided head is
-    restored ("steel or ceramic knives" -> "steel knives", "ceramic knives").
+    side, the content words next to the pivot are taken ("Why is Linux better than Windows?"); a phrase that the
+    comparison opens before "than" is the aspect ("Is Python better for data science than R?"). An elided head is
+    restored ("steel or ceramic knives" -> "steel knives", "ceramic knives"); names joined by "of" stay whole
+    ("Bank of America").
     """
 
     def __init__(self, question: str, tokens: list[Token]):
         self.question = question
         self.tokens = tokens
         self.words = [t.lower for t in tokens]
+        for i in range(1, len(tokens)):  # "better then", "more expensive then": "than" mistyped
+            if self.words[i] == "then" and (self.words[i - 1] in COMPARATIVE_CUES or self.words[i - 1] in COMPARATIVES
+                                            or i > 1 and self.words[i - 2] in ("more", "less")):
+                self.words[i] = "than"
         self.breaks = {i for i in range(1, len(tokens))
                        if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
         # the word before "than" is the comparison itself ("healthier than", "more readable than") where it reads as
         # one; where the comparison came before it is the first object ("healthier to drink tea than coffee")
         self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than" and i and self.comparison(i - 1)}
+        # and "fuel" in "more fuel efficient than"
+        self.cues |= {c - 1 for c in self.cues if c > 1 and self.words[c - 2] in ("more", "less")
+                      and self.words[c].endswith(ADJECTIVE_ENDINGS)}
+        # a question whose function words are mostly capitalised is written in title case: its capitals name nothing
+        inner = [i for i in range(1, len(tokens)) if self.words[i] in EDGE_WORDS and self.words[i] != "i"
+                 and not self.opens_sentence(i)]
+        self.titled = sum(tokens[i].text[:1].isupper() for i in inner) * 2 > len(inner)
         # a pronoun written in capitals, where most words are not, is a name ("the US", "IT"); other words in
         # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
@@ -294,6 +314,14 @@ class ObjectSpans:
                        and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
                        and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
                             or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
+        # so do "One" and "I" after a capitalised word ("Xbox One", "World War I"; not "Should I", "Honestly I")
+        self.names |= {i for i, t in enumerate(tokens) if t.text in ("One", "I") and 0 < i and i not in self.breaks
+                       and tokens[i - 1].text[:1].isupper() and self.words[i - 1] not in AUXILIARIES | WH_WORDS
+                       and (t.text == "One" or not self.opens_sentence(i - 1))}
+
+    def opens_sentence(self, i: int) -> bool:
+        return i == 0 or i in self.breaks or bool(
+            _SENTENCE_END.search(self.question[self.tokens[i - 1].end:self.tokens[i].start]))
 
     def comparison(self, i: int, look_back: bool = True) -> bool:
         """Whether word i reads as (part of) a comparison: a cue ("better"), a comparative ("healthier"), "rather", a
@@ -325,13 +353,34 @@ class ObjectSpans:
         between = self.question[self.tokens[i].start - 1]
         return not between.isspace() and not _BREAK.match(between)
 
+    def bridge(self, i: int) -> int:
+        """The words ("of", "of the") from i on that join two capitalised words into one name ("Bank of America",
+        "Lord of the Rings"), or 0: not in a question written in title case."""
+        if self.titled or self.words[i] != "of" or not self.capital(i - 1):
+            return 0
+        n = 2 if i + 2 < len(self.words) and self.words[i + 1] == "the" else 1
+        return n if i + n < len(self.words) and self.capital(i + n) and not any(
+            b in self.breaks for b in range(i, i + n + 1)) else 0
+
+    def capital(self, i: int) -> bool:
+        """Whether word i is a capitalised content word (no function word opening a sentence)."""
+        return 0 <= i < len(self.words) and self.tokens[i].text[:1].isupper() and not self.edge(i)
+
     def word(self, span: tuple[int, int]) -> tuple[int, int]:
-        """A span grown to whole words: "AT&T" where the tags found "T"."""
+        """A span grown to whole words and names: "AT&T" where the tags found "T", "University of Michigan" where
+        they found "Michigan"."""
         s, e = span
         while self.joined(s):
             s -= 1
         while self.joined(e):
             e += 1
+        if e < len(self.words) and self.bridge(e):
+            e += self.bridge(e) + 1
+        grown = next((n for n in (1, 2) if s - n > 0 and self.bridge(s - n) == n), 0)
+        if grown:
+            s -= grown + 1
+            while s > 0 and self.capital(s - 1) and s not in self.breaks:
+                s -= 1
         return s, e
 
     def pivots(self) -> list[int]:
@@ -345,10 +394,15 @@ class ObjectSpans:
     def trim(self, s: int, e: int) -> tuple[int, int]:
         while s < e and (self.edge(s) or self.words[s] == "s"):
             s += 1
-        for i in range(s + 1, e):
+        i = s + 1
+        while i < e:
+            if self.bridge(i):  # "Bank of America"
+                i += self.bridge(i) + 1
+                continue
             if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS:
                 e = i
                 break
+            i += 1
         while e > s and self.edge(e - 1):
             e -= 1
         return s, e
@@ -385,15 +439,39 @@ class ObjectSpans:
         """A verb of choosing next to a pivot where nothing else is: itself the object ("Should I buy or rent?")."""
         return (i, i + 1) if self.words[i] in CHOICE_VERBS else None
 
+    def compared_at(self, pivot: int) -> int | None:
+        """Where a comparison opens a phrase that ends at "than": "better" in "Is Python better for data science
+        than R?" (the first object comes before it, the phrase is the aspect)."""
+        for k in range(pivot - 2, max(0, pivot - 10), -1):
+            if k + 1 in self.breaks or self.words[k + 1] in PIVOTS:
+                return None
+            word = self.words[k]
+            if self.words[k + 1] in PREPOSITIONS - {"to"} and (word in COMPARATIVE_CUES or word in COMPARATIVES
+                                                      or self.words[k - 1] in ("more", "less")):
+                return k
+        return None
+
+    def first_object(self, pieces: list[tuple[int, int]], end: int) -> tuple[int, int] | None:
+        """The object that ends before word `end` (a pivot or a comparison)."""
+        left = [pc for pc in pieces if pc[1] <= end and all(self.edge(i) for i in range(pc[1], end))
+                and not any(pc[1] < b <= end for b in self.breaks)]
+        return left[-1] if left else self.walk(end, -1) or self.choice(end - 1)
+
     def objects(self, tags: list[str]) -> tuple[str, ...]:
         pieces = self.pieces(tags)
         for p in self.pivots():
-            left = [pc for pc in pieces if pc[1] <= p and all(self.edge(i) for i in range(pc[1], p))
-                    and not any(pc[1] < b <= p for b in self.breaks)]
             right = [pc for pc in pieces if pc[0] > p and all(self.edge(i) for i in range(p + 1, pc[0]))
                      and not any(p < b <= pc[0] for b in self.breaks)]
-            first = left[-1] if left else self.walk(p, -1) or self.choice(p - 1)
             second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
+            # "rent or buy a house": the verb chosen opens the second
+            if second and second[0] > p + 1 and self.words[p + 1] in CHOICE_VERBS \
+                    and self.words[p - 1] not in EDGE_WORDS:
+                second = (p + 1, second[1])
+            # the phrase the comparison opens is the aspect, unless it ends in the second's head ("better in a
+            # ceramic vase than a crystal vase")
+            compared = self.compared_at(p) if self.words[p] == "than" and second \
+                and self.words[p - 1] != self.words[second[1] - 1] else None
+            first = compared is not None and self.first_object(pieces, compared) or self.first_object(pieces, p)
             if first and second:
                 return self.restore_head(self.opening(self.word(self.untail(first))),
                                          self.word(self.untail(second)), p)
@@ -423,21 +501,28 @@ class ObjectSpans:
         second object is a name ("Real Madrid", "Windows 10": a capitalised word, then another or a number) or a
         word written with a hyphen or slash ("T-Mobile", "TCP/IP"; then its own head: "non-biodegradable wastes"),
         nor where it has a determiner of its own and the first has none or is a name ("Haskell or a simpler
-        language", "an iPhone or an Android phone"; but "a real or a fake Christmas tree"), nor onto the head itself
-        ("where clause or having clause").
+        language", "an iPhone or an Android phone"; but "a real or a fake Christmas tree"), nor onto a first object
+        that holds the head or the second's opening word ("where clause or having clause", "quicksort or merge sort",
+        "Disneyland or Disney World"), nor where the second holds a model number ("BMW or Infinity G35"), goes on
+        with a preposition or particle ("fall or wait until spring", "cook at home or eat out") or opens with a verb
+        of choosing ("college or learn a trade").
         """
         texts = [self.text(*first), self.text(*second)]
         (s1, e1), (s2, e2) = first, second
         tail = next((i for i in range(s2 + 1, e2) if not self.joined(i)), e2)
         name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
-            and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit())
+            and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit()) \
+            or any(_MODEL_NUMBER.fullmatch(self.words[i]) for i in range(tail, e2))
         capitals = sum(t.text != t.lower for t in self.tokens)  # a name has some where most words have none
         own_determiner = any(self.words[i] in DETERMINERS for i in range(pivot + 1, s2)) and (
             s1 == 0 or self.words[s1 - 1] not in DETERMINERS
             or self.tokens[s1].text != self.words[s1] and capitals * 2 < len(self.tokens))
-        repeated = self.words[s1] == self.words[e2 - 1]
+        repeated = any(len(w) > 2 and f(w) for f, w in ((self.words[s1].endswith, self.words[e2 - 1]),
+                                                         (self.words[s1].startswith, self.words[s2])))
+        phrase = any(self.words[i] in PREPOSITIONS or self.words[i] in PHRASE_PREPOSITIONS for i in range(tail, e2)) \
+            or self.words[s2] in CHOICE_VERBS
         if e1 - s1 == 1 and tail < e2 and e1 == pivot and self.words[pivot] != "than" \
-                and not (name or own_determiner or repeated):
+                and not (name or own_determiner or repeated or phrase):
             texts[0] = f"{texts[0]} {self.text(tail, e2)}"
         return _unique(texts)
 

@@ -293,6 +293,50 @@ def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, quest
     assert model.extract_objects(question)[0] == objects
 
 
+@pytest.mark.parametrize("question, objects", [
+    # a phrase that the comparison opens before "than" is the aspect; the first object comes before it
+    ("Is Python better for data science than R?", ("Python", "R")),  # was "data science"
+    ("Are cats better at hunting than dogs?", ("cats", "dogs")),  # was "hunting"
+    ("Is nuclear power safer for the environment than coal?", ("nuclear power", "coal")),
+    ("Is Python more popular for web development than PHP?", ("Python", "PHP")),
+    ("Is a dethatching rake significantly better for removing thatch than a regular rake?",
+     ("dethatching rake", "regular rake")),
+    ("Are roses better in a ceramic vase than a crystal vase?", ("ceramic vase", "crystal vase")),  # its head
+    ("Is it better for students to learn Python than Java?", ("Python", "Java")),  # nothing before it
+    ("Is it easier to resume torrent downloads than browser downloads?",
+     ("resume torrent downloads", "browser downloads")),  # "to" opens what is compared
+    # an elided head is not restored onto a first object that is whole already, nor from a phrase
+    ("Which algorithm is better, quicksort or merge sort?", ("quicksort", "merge sort")),  # was "quicksort sort"
+    ("what was made first disneyland or disney world", ("disneyland", "disney world")),  # was "disneyland world"
+    ("which one is better ? BMW or infinity G35?", ("BMW", "infinity G35")),  # was "BMW G35"
+    ("Should I buy i5 or i7 laptops?", ("i5 laptops", "i7 laptops")),  # the model number is the first word
+    ("Should I garden in the fall, or wait until spring?", ("fall", "wait")),  # was "fall until spring"
+    ("Should I specialize, or expand into other fields?", ("specialize", "expand into other fields")),
+    # names and words that are no part of an object
+    ("Is the PS4 or the Xbox One better?", ("PS4", "Xbox One")),  # was "Xbox"
+    ("Which one is best among Moto G3 and Moto G4?", ("Moto G3", "Moto G4")),  # was "among Moto G3"
+    ("Can cows be better pets than dogs?", ("cows", "dogs")),  # was "cows be"
+    ("What is city life in India like compared to Nepal?", ("India", "Nepal")),  # was "India like"
+    ("How does World War I differ from World War II?", ("World War I", "World War II")),  # "I" a numeral
+    ("Which should I buy, Mac or PC?", ("Mac", "PC")),
+    ("is ubuntu better then fedora", ("ubuntu", "fedora")),  # "then" mistyped; was "then fedora"
+    ("Is a Honda Accord more fuel efficient than a Nissan Altima?", ("Honda Accord", "Nissan Altima")),  # "fuel"
+    # names joined by "of": the tags find one side
+    ("Lord of the Rings or Harry Potter", ("Lord of the Rings", "Harry Potter")),  # was "Rings"
+    ("University of Michigan or Ohio State University?", ("University of Michigan", "Ohio State University")),
+    ("The Great Wall of China or the Taj Mahal, which is more impressive?", ("Great Wall of China", "Taj Mahal")),
+    ("Is the Statue of Liberty taller than Big Ben?", ("Statue of Liberty", "Big Ben")),  # was "Liberty"
+    ("What Is The Best Type Of Tea Or Coffee?", ("Tea", "Coffee")),  # in title case "of" joins no name
+    ("What is the best type of tea or coffee?", ("tea", "coffee")),
+    # a verb chosen opens the second object; what it takes is no head the first shares
+    ("Is it better to rent or buy a house?", ("rent", "buy a house")),  # was ("rent", "house")
+    ("Should I go to college or learn a trade?", ("college", "learn a trade")),
+    ("Is it cheaper to cook at home or eat out?", ("home", "eat out")),  # was "home out": a particle
+])
+def test_objects_beside_phrases_and_shared_heads(model, question, objects):
+    assert model.extract_objects(question)[0] == objects
+
+
 def test_a_preference_stated_is_no_part_of_an_object(model):
     assert model.extract_objects("Why is bronze preferred over copper for statues?")[0] == ("bronze", "copper")
 
