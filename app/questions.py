@@ -252,9 +252,10 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
                            "versa", "preferred", "be", "been", "being", "significantly", "slightly",
-                           "considerably", "substantially", "truly", "definitely", "far"}))
+                           "considerably", "substantially", "truly", "definitely", "far", "then"}))
 _MODEL_NUMBER = re.compile(r"[a-z]+\d\w*|\d+[a-z]\w*")  # "G35", "S10", "4K", "i7": a name's, not a shared head
 _BREAK = re.compile(r"[,:;?!()\[\]]")
+_DASH = re.compile(r"\s[-\u2013\u2014]|[-\u2013\u2014]\s")  # a dash between words ("RAM - Windows 7"), not "Coca-Cola"
 _SENTENCE_END = re.compile(r"[.!?]")
 _OPENING_SIGNS = frozenset(".$€£#@")  # signs that open a name but no word (\w) holds
 
@@ -286,12 +287,14 @@ class ObjectSpans:
         self.question = question
         self.tokens = tokens
         self.words = [t.lower for t in tokens]
-        for i in range(1, len(tokens)):  # "better then", "more expensive then": "than" mistyped
-            if self.words[i] == "then" and (self.words[i - 1] in COMPARATIVE_CUES or self.words[i - 1] in COMPARATIVES
-                                            or i > 1 and self.words[i - 2] in ("more", "less")):
-                self.words[i] = "than"
-        self.breaks = {i for i in range(1, len(tokens))
-                       if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])}
+        self.breaks = {i for i in range(1, len(tokens)) if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])
+                       or _DASH.search(question[tokens[i - 1].end:tokens[i].start])}
+        if "than" not in self.words:  # "better then", "better for beginners then": "than" mistyped
+            for i in range(2, len(tokens)):
+                if self.words[i] == "then" and self.words[i - 1] not in ("more", "less") and any(
+                        w in COMPARATIVE_CUES or w in COMPARATIVES for w in self.words[max(0, i - 6):i]) \
+                        and not any(max(1, i - 6) <= b <= i for b in self.breaks):
+                    self.words[i] = "than"
         # the word before "than" is the comparison itself ("healthier than", "more readable than") where it reads as
         # one; where the comparison came before it is the first object ("healthier to drink tea than coffee")
         self.cues = {i - 1 for i, w in enumerate(self.words) if w == "than" and i and self.comparison(i - 1)}
@@ -305,6 +308,7 @@ class ObjectSpans:
         # a pronoun written in capitals, where most words are not, is a name ("the US", "IT"); other words in
         # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
+        self.plain = not (shouted or self.titled)  # capitals that may mark names
         self.names = set() if shouted else {i for i, t in enumerate(tokens)
                                             if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
         # a capital "A" after a lowercase head word ("plan A", "vitamin A") or before the comparison ("Is A better
@@ -314,10 +318,13 @@ class ObjectSpans:
                        and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
                        and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
                             or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
-        # so do "One" and "I" after a capitalised word ("Xbox One", "World War I"; not "Should I", "Honestly I")
+        # so do "One" after a capitalised word ("Xbox One") and "I" closing a name ("Napoleon I or Napoleon III",
+        # "World War I"; not "Should I", "Honestly I think", "Python or Java I think")
         self.names |= {i for i, t in enumerate(tokens) if t.text in ("One", "I") and 0 < i and i not in self.breaks
                        and tokens[i - 1].text[:1].isupper() and self.words[i - 1] not in AUXILIARIES | WH_WORDS
-                       and (t.text == "One" or not self.opens_sentence(i - 1))}
+                       and (t.text == "One" or i + 1 == len(tokens) or i + 1 in self.breaks
+                            or self.words[i + 1] in PIVOTS or not self.opens_sentence(i - 1)
+                            and tokens[i - 2].text[:1].isupper() and self.words[i - 2] not in EDGE_WORDS)}
 
     def opens_sentence(self, i: int) -> bool:
         return i == 0 or i in self.breaks or bool(
@@ -363,12 +370,13 @@ class ObjectSpans:
             b in self.breaks for b in range(i, i + n + 1)) else 0
 
     def capital(self, i: int) -> bool:
-        """Whether word i is a capitalised content word (no function word opening a sentence)."""
+        """Whether word i is a capitalised word and no function word ("Bank", not "The")."""
         return 0 <= i < len(self.words) and self.tokens[i].text[:1].isupper() and not self.edge(i)
 
     def word(self, span: tuple[int, int]) -> tuple[int, int]:
         """A span grown to whole words and names: "AT&T" where the tags found "T", "University of Michigan" where
-        they found "Michigan"."""
+        they found "Michigan", "Star Wars" where they found "Wars" (up to three capitalised words either side of a
+        capitalised span, where capitals may mark names)."""
         s, e = span
         while self.joined(s):
             s -= 1
@@ -376,11 +384,13 @@ class ObjectSpans:
             e += 1
         if e < len(self.words) and self.bridge(e):
             e += self.bridge(e) + 1
-        grown = next((n for n in (1, 2) if s - n > 0 and self.bridge(s - n) == n), 0)
-        if grown:
-            s -= grown + 1
-            while s > 0 and self.capital(s - 1) and s not in self.breaks:
-                s -= 1
+        s -= next((n + 1 for n in (1, 2) if s - n > 0 and self.bridge(s - n) == n), 0)
+        if any(self.bridge(i) for i in range(s, e)) or self.plain and self.capital(s):
+            for _ in range(3):
+                if s > 0 and self.capital(s - 1) and s not in self.breaks:
+                    s -= 1
+                if e < len(self.words) and self.capital(e) and e not in self.breaks:
+                    e += 1
         return s, e
 
     def pivots(self) -> list[int]:
@@ -446,9 +456,10 @@ class ObjectSpans:
             if k + 1 in self.breaks or self.words[k + 1] in PIVOTS:
                 return None
             word = self.words[k]
-            if self.words[k + 1] in PREPOSITIONS - {"to"} and (word in COMPARATIVE_CUES or word in COMPARATIVES
+            if self.words[k + 1] in PREPOSITIONS and (word in COMPARATIVE_CUES or word in COMPARATIVES
                                                       or self.words[k - 1] in ("more", "less")):
-                return k
+                # "is it better for the economy to raise taxes than ...": nothing compared comes before it
+                return None if {"it", "there"} & set(self.words[max(0, k - 3):k]) else k
         return None
 
     def first_object(self, pieces: list[tuple[int, int]], end: int) -> tuple[int, int] | None:
@@ -463,9 +474,9 @@ class ObjectSpans:
             right = [pc for pc in pieces if pc[0] > p and all(self.edge(i) for i in range(p + 1, pc[0]))
                      and not any(p < b <= pc[0] for b in self.breaks)]
             second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
-            # "rent or buy a house": the verb chosen opens the second
-            if second and second[0] > p + 1 and self.words[p + 1] in CHOICE_VERBS \
-                    and self.words[p - 1] not in EDGE_WORDS:
+            # "to rent or buy a house", "should I lease or buy a car": the verb chosen opens the second
+            if second and second[0] > p + 1 and self.words[p + 1] in CHOICE_VERBS and p > 1 \
+                    and self.words[p - 1] not in EDGE_WORDS and self.words[p - 2] in PERSONAL | {"to"}:
                 second = (p + 1, second[1])
             # the phrase the comparison opens is the aspect, unless it ends in the second's head ("better in a
             # ceramic vase than a crystal vase")
