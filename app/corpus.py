@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import ToucheError, counted, listed
 from .files import bom_encoding, given_file, not_a_file
-from .records import (DECIMAL, Candidate, Document, bounded_text, query_id, record_id, record_score, scores_or_order,
-                      visible)
+from .records import (DECIMAL, Candidate, Document, bounded_text, content_words, query_id, record_id, record_score,
+                      scores_or_order, visible)
 
 log = logging.getLogger(__name__)
 
@@ -371,6 +371,10 @@ class _Utf8Reader(io.RawIOBase):
             if self._decoder is None:
                 if chunk[:2] == b"\x1f\x8b" and isinstance(self._raw, gzip.GzipFile):  # was "no line holds JSON"
                     raise ToucheError(f"{self.path}: gzip inside gzip (compressed twice): unpack it once")
+                packed = next((name for magic, name in _ARCHIVES if chunk.startswith(magic)), None)
+                if packed:  # was "no line holds JSON" after thousands of undecodable bytes; a zip -0 lost a record
+                    raise ToucheError(f"{self.path}: packed with {packed}, which is not read here: unpack it, or "
+                                      f"pack it with gzip")
                 self._encoding = _bom_encoding(chunk)
                 self._decoder = codecs.getincrementaldecoder(self._encoding)("replace")
             text = self._decoder.decode(chunk, final=self._done)
@@ -399,6 +403,11 @@ class _Utf8Reader(io.RawIOBase):
             self._raw.fileobj.close()  # a GzipFile given a file object leaves it open
         self._raw.close()
         super().close()
+
+
+# What other packers write first: no JSON or text file opens so.
+_ARCHIVES = ((b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"), (b"PK\x03\x04", "zip"), (b"(\xb5/\xfd", "zstd"),
+             (b"7z\xbc\xaf\x27\x1c", "7z"), (b"\x04\x22\x4d\x18", "lz4"))
 
 
 def _bom_encoding(start: bytes) -> str:
@@ -788,26 +797,36 @@ def _premise_text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def rerank_candidates(source: CorpusSource, topics: list[str], per_query: int) -> dict[str, list[Candidate]]:
-    """The candidates of a re-rank file (`read_rerank`) for the given topic numbers. Said before any work: a file
-    holding none of them is an error (its topics file belongs to other queries), and its queries that are no topic
-    ("011" beside topic 11) are named in a warning rather than found missing after the run."""
-    candidates, wanted = read_rerank(source, per_query), set(topics)
+def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: int) -> dict[str, list[Candidate]]:
+    """The candidates of a re-rank file (`read_rerank`) for the topics whose titles are given by number. Said before
+    any work: a file holding none of them is an error (its topics file belongs to other queries), and its queries that
+    are no topic ("011" beside topic 11), or whose text shares no word with their topic's title (a topics file of
+    other numbers: the candidates of one question ranked for another), are named in a warning rather than found
+    after the run."""
+    queries: dict[str, str] = {}
+    candidates, wanted = read_rerank(source, per_query, queries), set(titles)
     if not wanted & set(candidates):
-        raise ToucheError(f"{source.name} holds none of the {len(topics)} topics' numbers (its queries: "
+        raise ToucheError(f"{source.name} holds none of the {len(titles)} topics' numbers (its queries: "
                           f"{listed(sorted(candidates))})")
     foreign = sorted(set(candidates) - wanted)
     if foreign:
         log.warning("%s: ignoring the candidates of %d queries that are no topic (%s)", source.name, len(foreign),
                     listed(foreign))
+    unlike = [qid for qid in sorted(wanted & set(queries)) if content_words(queries[qid])
+              and content_words(titles[qid]) and not content_words(queries[qid]) & content_words(titles[qid])]
+    if unlike:
+        log.warning("%s: %d of its queries share no word with their topic's title, so their candidates are ranked "
+                    "for another question (%s: %.80r, the topic %.80r); do the topics file and it belong together?",
+                    source.name, len(unlike), unlike[0], queries[unlike[0]], titles[unlike[0]])
     return {qid: found for qid, found in candidates.items() if qid in wanted}
 
 
-def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str, list[Candidate]]:
+def read_rerank(source: CorpusSource, per_query: int | None = None,
+                queries: dict[str, str] | None = None) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates in the first stage's order (`FirstStageOrder`), at most
     `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
-    memory); app/topics.py reads its queries. A document may have another text under another query: each query's is
-    read (`passages.read_passages`)."""
+    memory); app/topics.py reads its queries as topics, and `queries`, where given, gets each query's first text. A
+    document may have another text under another query: each query's is read (`passages.read_passages`)."""
     defects, best, first = Defects(source.name), {}, None  # first: the fields of the first object
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
@@ -835,6 +854,8 @@ def read_rerank(source: CorpusSource, per_query: int | None = None) -> dict[str,
             defects.add("duplicate id")
             continue
         seen.add((qid, doc_id))
+        if queries is not None and qid not in queries and isinstance(record.get("query"), str):
+            queries[qid] = record["query"]
         best.setdefault(qid, FirstStageOrder(per_query)).add(Document(doc_id, bounded_text(text)),
                                                               first_stage_number(record.get("score")),
                                                               first_stage_number(record.get("rank")))

@@ -164,7 +164,8 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
                           f"ChatNoir's index {chatnoir.index} at {chatnoir.address}")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
-            candidates = rerank_candidates(source, [topic.number for topic in topics], settings.candidates)
+            candidates = rerank_candidates(source, {topic.number: topic.title for topic in topics},
+                                           settings.candidates)
         return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source),
                           f"the re-rank file {source.name}")
     return bm25_first_stage(settings, topics, source, timer)

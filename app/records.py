@@ -41,6 +41,15 @@ _SPACES = re.compile(f"[ {_OTHER_SPACES}]+")
 _TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|[{_OTHER_SPACES}\u2028\u2029]")
 
 
+FUNCTION_WORDS = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
+                            "as", "is", "are", "vs", "versus", "than", "it", "this", "that"})
+
+
+def content_words(text: str) -> set[str]:
+    """A text's words, lowercased, but for FUNCTION_WORDS."""
+    return set(re.findall(r"\w+", text.lower())) - FUNCTION_WORDS
+
+
 def encodable(text: str) -> str:
     """The text with lone surrogates (valid JSON escapes, but not encodable as UTF-8 by any tokenizer, cache or run
     file) replaced by U+FFFD."""

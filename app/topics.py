@@ -21,7 +21,7 @@ from lxml import etree
 from .corpus import Defects, json_lines
 from .errors import ToucheError, listed
 from .files import given_file, not_a_file
-from .records import Topic, clean_text, encodable, query_id, visible
+from .records import FUNCTION_WORDS, Topic, clean_text, encodable, query_id, visible
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +34,6 @@ MAX_TOPICS_BYTES = 64 << 20  # of a topics.xml, read whole to be parsed
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
 MAX_OBJECT_CHARS = 200
 # Words that name no object alone: objects "the, a" had passages labelled for or against "the".
-FUNCTION_WORDS = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
-                            "as", "is", "are", "vs", "versus", "than", "it", "this", "that"})
-
 
 def find_topics_file(input_dir: Path) -> Path:
     """The first of TOPIC_FILES present in the input directory: a re-rank file only when no topics file is there."""
@@ -92,7 +89,25 @@ def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
         if topic.number in seen:
             raise ToucheError(f"{path}: duplicate topic number {topic.number}")
         seen.add(topic.number)
+    _say_odd_numbers(path, topics)
     return topics
+
+
+def _say_odd_numbers(path: Path, topics: list[Topic]) -> None:
+    """Warn of topic numbers that qrels in digits 0-9 cannot judge ("１", written with a CJK input method) and of
+    topics that are one number as integers ("01" beside "1"): both were run as written, without a word."""
+    odd = [topic.number for topic in topics if topic.number.isdecimal() and not topic.number.isascii()]
+    if odd:
+        log.warning("%s: %d of its topic numbers are written in other digits than 0-9, which qrels will not match "
+                    "(%s)", path.name, len(odd), listed(odd))
+    first: dict[int, str] = {}
+    twins = []
+    for number in (topic.number for topic in topics if topic.number.isdecimal()):
+        if first.setdefault(int(number), number) != number:
+            twins.append(f"{first[int(number)]} and {number}")
+    if twins:
+        log.warning("%s: %d of its topics are numbered as another is, read as integers; qrels judge at most one of "
+                    "each (%s)", path.name, len(twins), listed(twins))
 
 
 def _say_other_topics(chosen: Path, topics: list[Topic], directory: Path) -> None:

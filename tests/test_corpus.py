@@ -394,6 +394,25 @@ def test_rerank_qids_are_read_as_topic_numbers_and_queries_cut_or_untitled_are_s
             "are ranked (--candidates)") in caplog.text
 
 
+def test_rerank_queries_unlike_their_topics_titles_are_said_before_the_work(fixtures, caplog):
+    """A topics file numbering other questions than the re-rank file's (11 and 12 swapped) ranked the candidates of
+    one question for another without a word."""
+    from app.corpus import rerank_candidates
+    from app.topics import read_topics
+
+    source, topics = detect_corpus(fixtures / "rerank"), read_topics(fixtures / "rerank" / "topics.xml")
+    titles = {topic.number: topic.title for topic in topics}
+    with caplog.at_level(logging.WARNING):
+        rerank_candidates(source, titles, 10)
+    assert not caplog.messages
+    with caplog.at_level(logging.WARNING):
+        rerank_candidates(source, {**titles, "11": titles["12"], "12": titles["11"]}, 10)
+    assert caplog.messages == ["rerank.jsonl: 2 of its queries share no word with their topic's title, so their "
+                               "candidates are ranked for another question (11: 'Which is better for a first pet, a "
+                               "cat or a dog?', the topic 'Should I travel by train or by plane in Europe?'); do the "
+                               "topics file and it belong together?"]
+
+
 def test_rerank_candidates_come_best_first_whatever_the_file_order(fixtures, tmp_path):
     lines = (fixtures / "rerank" / "rerank.jsonl").read_text().splitlines()
     (tmp_path / "rerank.jsonl").write_text("\n".join(reversed(lines)) + "\n")
@@ -747,6 +766,27 @@ def test_a_corpus_compressed_twice_is_said_so(tmp_path):
     packed = gzip.compress(json.dumps({"id": "a", "contents": "tea"}).encode() + b"\n")
     (tmp_path / "passages.jsonl.gz").write_bytes(gzip.compress(packed))
     with pytest.raises(ToucheError, match=r"passages.jsonl.gz: gzip inside gzip \(compressed twice\): unpack it once$"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
+@pytest.mark.parametrize("packer, name", [("xz", "passages.jsonl.gz"), ("bzip2", "passages.jsonl"),
+                                          ("zip", "passages.jsonl"), ("xz", "args-me.json")])
+def test_a_corpus_packed_otherwise_than_gzip_is_said_so(tmp_path, packer, name):
+    """xz, bzip2 or zip were read as text: "no line holds a JSON object" after thousands of undecodable bytes, and
+    a zip stored without compression lost its first record (on the line of the zip header) with exit 0."""
+    import bz2
+    import lzma
+    import zipfile
+
+    text = (json.dumps({"arguments": [{"id": "a", "conclusion": "tea", "premises": [{"text": "tea is good"}]}]})
+            if name.endswith(".json") else json.dumps({"id": "a", "contents": "tea"})).encode() + b"\n"
+    if packer == "zip":
+        with zipfile.ZipFile(tmp_path / name, "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("passages.jsonl", text)
+    else:
+        (tmp_path / name).write_bytes(lzma.compress(text) if packer == "xz" else bz2.compress(text))
+    with pytest.raises(ToucheError, match=rf"{name}: packed with {packer}, which is not read here: unpack it, "
+                                          "or pack it with gzip$"):
         list(read_documents(detect_corpus(tmp_path)))
 
 

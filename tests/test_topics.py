@@ -1,5 +1,6 @@
 import gzip
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -221,6 +222,19 @@ def test_topic_numbers_are_read_as_qrels_write_them(tmp_path, caplog):
                                          "</topics>")
     with pytest.raises(ToucheError, match=r"topic number 1{20}\.\.\. is 101 characters long \(at most 100\)"):
         read_topics(tmp_path)
+
+
+def test_topic_numbers_no_qrels_tell_apart_or_match_are_said(tmp_path, caplog):
+    """A number in fullwidth digits and "01" beside "1" were run as written, without a word."""
+    numbers = ("1", "01", "\uff12", "3")
+    (tmp_path / "topics.xml").write_text("<topics>" + "".join(
+        f"<topic><number>{number}</number><title>Tea {number}?</title></topic>" for number in numbers) + "</topics>")
+    with caplog.at_level(logging.WARNING):
+        assert [topic.number for topic in read_topics(tmp_path)] == ["1", "01", "\uff12", "3"]
+    assert caplog.messages == [
+        "topics.xml: 1 of its topic numbers are written in other digits than 0-9, which qrels will not match (\uff12)",
+        "topics.xml: 1 of its topics are numbered as another is, read as integers; qrels judge at most one of each "
+        "(1 and 01)"]
 
 
 def test_malformed_xml_is_said_without_the_parsers_own_terms(tmp_path):
