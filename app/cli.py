@@ -485,6 +485,8 @@ def classify(
     with _errors(debug):
         from .questions import format_line, given_questions, load_classifier
 
+        if method == "model":  # it embeds the questions
+            check_interpreter()
         results = load_classifier(method).analyze_many(given_questions(questions or [], file))
     for result in results:
         say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))

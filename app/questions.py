@@ -3,9 +3,10 @@
 Two classifiers share one interface. `rules` is the rule-based baseline of Ajjour et al. (SIGIR 2022,
 "Identifying Argumentative Questions in Web Search Logs") plus cue-word rules for comparisons and objects.
 `model` (the default) is learned from Webis-CompQuestions-22 and the Touché topic titles
-(`python -m app.training.questions`): two logistic regressions over hashed n-grams and the paper's cue
-features (comparative? argumentative or factual?) and a per-token logistic regression with Viterbi decoding
-that tags objects, aspects and predicates. Everything runs on numpy; the artefacts are
+(`python -m app.training.questions`): each decision (comparative? argumentative or factual?) is the mean of two
+logistic regressions, one over hashed n-grams and the paper's cue features, one over the question's
+all-MiniLM-L6-v2 embedding (`app.encoder`: it reads paraphrases that no n-gram of the training questions holds),
+and a per-token logistic regression with Viterbi decoding tags objects, aspects and predicates. The artefacts are
 `app/models/questions.npz` (weights) and `app/models/questions.json` (settings and measured scores).
 
 There is no labelled English data for the `method` type, so the learned heads never saw one: a question asking
@@ -25,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 from scipy.special import expit
+from tqdm import tqdm
 
+from app.encoder import encode
 from app.errors import ToucheError
 from app.files import decoded
 from app.records import visible
@@ -39,6 +42,7 @@ SETTINGS_FILE = "questions.json"
 
 TAGS = ("O", "OBJ", "ASP", "PRED")
 HASH_BITS = 18
+EMBEDDED_AT_ONCE = 4096  # questions a classifier embeds at a time
 
 _TOKEN = re.compile(r"\w+(?:\+\+|#)?")
 WH_WORDS = frozenset({"what", "which", "who", "whom", "whose", "when", "where", "why", "how"})
@@ -673,6 +677,27 @@ class HashedHead:
         return float(expit(self.scores(indices)[0]))
 
 
+class DenseHead:
+    """A binary logistic regression over sentence embeddings: `weights` (one per dimension) and `bias`."""
+
+    def __init__(self, weights: np.ndarray, bias: float):
+        self.weights = weights
+        self.bias = bias
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """P(positive class) of each row of `vectors`."""
+        return expit(vectors @ self.weights + self.bias)
+
+
+def head_probabilities(head: tuple[HashedHead, DenseHead], questions: list[str],
+                       vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P(positive) of each question by a decision's n-gram head and by its embedding head (`vectors`: the
+    questions' embeddings)."""
+    hashed, dense = head
+    return (np.array([hashed.probability(hash_features(question_features(q))) for q in questions]),
+            dense.probabilities(vectors))
+
+
 class Tagger:
     """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities
     (scaled down in training: `app.training.questions.TRANSITION_WEIGHT`)."""
@@ -706,19 +731,21 @@ class Tagger:
 
 
 class ModelClassifier(QuestionClassifier):
-    """The learned classifier: comparative and argumentative heads plus the object tagger."""
+    """The learned classifier: comparative and argumentative heads, each over n-grams and over the embedding (their
+    probabilities averaged), plus the object tagger. Questions are embedded on `device`."""
 
     name = "model"
 
-    def __init__(self, comparative: HashedHead, argumentative: HashedHead, tagger: Tagger,
-                 threshold: float = 0.5):
+    def __init__(self, comparative: tuple[HashedHead, DenseHead], argumentative: tuple[HashedHead, DenseHead],
+                 tagger: Tagger, threshold: float = 0.5, device: str = "auto"):
         self.comparative = comparative
         self.argumentative = argumentative
         self.tagger = tagger
         self.threshold = threshold
+        self.device = device
 
     @classmethod
-    def load(cls, model_dir: Path = MODEL_DIR) -> "ModelClassifier":
+    def load(cls, model_dir: Path = MODEL_DIR, device: str = "auto") -> "ModelClassifier":
         weights_path, settings_path = model_dir / WEIGHTS_FILE, model_dir / SETTINGS_FILE
         if not weights_path.is_file() or not settings_path.is_file():
             raise ToucheError(f"question model missing in {model_dir}; train it with `touche train questions`")
@@ -727,16 +754,39 @@ class ModelClassifier(QuestionClassifier):
             raise ToucheError(f"{settings_path} was trained with other features; retrain it")
         with np.load(weights_path) as z:
             arrays = {k: z[k].astype(np.float32) for k in z.files}
-        return cls(HashedHead(arrays["comparative_w"], arrays["comparative_b"]),
-                   HashedHead(arrays["argumentative_w"], arrays["argumentative_b"]),
+        if "comparative_dense_w" not in arrays:
+            raise ToucheError(f"{weights_path} has no embedding heads; retrain it with `touche train questions`")
+        heads = {name: (HashedHead(arrays[f"{name}_w"], arrays[f"{name}_b"]),
+                        DenseHead(arrays[f"{name}_dense_w"], float(arrays[f"{name}_dense_b"])))
+                 for name in ("comparative", "argumentative")}
+        return cls(heads["comparative"], heads["argumentative"],
                    Tagger(HashedHead(arrays["tagger_w"], arrays["tagger_b"]), arrays["transitions"],
                           arrays["start"]),
-                   threshold=float(settings.get("comparative_threshold", 0.5)))
+                   threshold=float(settings.get("comparative_threshold", 0.5)), device=device)
 
     def analyze(self, question: str) -> QuestionAnalysis:
-        indices = hash_features(question_features(question))
-        p_comparative = self.comparative.probability(indices)
-        p_argumentative = self.argumentative.probability(indices)
+        return self.analyze_many([question])[0]
+
+    def analyze_many(self, questions: list[str]) -> list[QuestionAnalysis]:
+        """The questions embedded in batches of EMBEDDED_AT_ONCE (a topics file's titles in one; a file of a million
+        questions in bounded memory, with a progress bar)."""
+        analyses = []
+        starts = range(0, len(questions), EMBEDDED_AT_ONCE)
+        for start in tqdm(starts, desc="questions", unit="batch", disable=len(starts) < 2 or None):
+            batch = questions[start:start + EMBEDDED_AT_ONCE]
+            vectors = encode(batch, device=self.device)
+            p_comparative = self.probabilities(self.comparative, batch, vectors)
+            p_argumentative = self.probabilities(self.argumentative, batch, vectors)
+            analyses += [self._analysis(*args) for args in zip(batch, p_comparative, p_argumentative)]
+        return analyses
+
+    @staticmethod
+    def probabilities(head: tuple[HashedHead, DenseHead], questions: list[str], vectors: np.ndarray) -> np.ndarray:
+        """The mean of the n-gram head's and the embedding head's probabilities, per question."""
+        return np.mean(head_probabilities(head, questions, vectors), axis=0)
+
+    def _analysis(self, question: str, p_comparative: float, p_argumentative: float) -> QuestionAnalysis:
+        p_comparative, p_argumentative = float(p_comparative), float(p_argumentative)
         if _METHOD.match(question):
             kind, confidence = "method", 1.0  # a rule decision, as in RuleClassifier: no probability to give
         elif p_argumentative >= 0.5:
@@ -751,10 +801,10 @@ class ModelClassifier(QuestionClassifier):
         return self.tagger.objects(question)
 
 
-def load_classifier(method: str = "model") -> QuestionClassifier:
-    """`model` (learned, the default) or `rules` (the paper's baseline)."""
+def load_classifier(method: str = "model", device: str = "auto") -> QuestionClassifier:
+    """`model` (learned, the default; questions embedded on `device`) or `rules` (the paper's baseline)."""
     if method == "rules":
         return RuleClassifier()
     if method == "model":
-        return ModelClassifier.load()
+        return ModelClassifier.load(device=device)
     raise ToucheError(f"unknown question classifier {method!r}; choose 'model' or 'rules'")

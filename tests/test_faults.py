@@ -335,8 +335,10 @@ def test_python_dash_oo_is_one_line_before_the_work(tmp_path):
     done = touche("run", "-i", str(passages_input(tmp_path, [])), "-o", str(output), env={"PYTHONOPTIMIZE": "2"})
     assert_one_line_error(done, output, "python -OO (PYTHONOPTIMIZE=2)", "unset PYTHONOPTIMIZE or set it to 1")
     assert not output.exists()
-    done = touche("classify", "Is tea better than coffee?", env={"PYTHONOPTIMIZE": "2"})  # no transformers there
-    assert done.returncode == 0 and "comparative: tea | coffee" in done.stdout
+    done = touche("classify", "Is tea better than coffee?", env={"PYTHONOPTIMIZE": "2"})  # it embeds questions
+    assert done.returncode == 1 and done.stderr.strip().endswith("unset PYTHONOPTIMIZE or set it to 1")
+    done = touche("classify", "--method", "rules", "Is tea better than coffee?", env={"PYTHONOPTIMIZE": "2"})
+    assert done.returncode == 0 and "comparative: tea | coffee" in done.stdout  # no transformers there
 
 
 @pytest.mark.parametrize("stop, status, said", [(signal.SIGTERM, 143, "terminated"), (signal.SIGHUP, 129, "hung up")])

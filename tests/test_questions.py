@@ -175,10 +175,46 @@ def test_model_comparative_and_objects(model):
     assert model.analyze("Is Kenya or Tanzania better for a safari?").objects == ("Kenya", "Tanzania")
 
 
-def test_model_analyzes_many_questions_at_once(model):
+def test_model_analyzes_many_questions_at_once(model, monkeypatch):
     questions = [f"Which is better for topic {i}, coffee or tea?" for i in range(50)]
     analyses = model.analyze_many(questions)
     assert len(analyses) == 50 and all(a.objects == ("coffee", "tea") for a in analyses)
+    monkeypatch.setattr("app.questions.EMBEDDED_AT_ONCE", 7)  # in batches, the same analyses in the same order
+    batched = model.analyze_many(questions)
+    assert [(a.question, a.type, a.comparative) for a in batched] == [(a.question, a.type, a.comparative)
+                                                                       for a in analyses]
+    assert [a.confidence for a in batched] == pytest.approx([a.confidence for a in analyses], abs=1e-4)
+    assert model.analyze_many([]) == []
+
+
+def test_a_question_model_missing_or_of_older_heads_is_a_one_line_error(tmp_path):
+    """One without the embedding heads (trained before them) must not fail with a KeyError inside a run."""
+    import numpy as np
+
+    from app.questions import MODEL_DIR, ModelClassifier
+
+    with pytest.raises(ToucheError, match="question model missing in .*; train it with `touche train questions`$"):
+        ModelClassifier.load(tmp_path)
+    (tmp_path / "questions.json").write_bytes((MODEL_DIR / "questions.json").read_bytes())
+    with np.load(MODEL_DIR / "questions.npz") as shipped:
+        np.savez(tmp_path / "questions.npz", **{k: shipped[k] for k in shipped.files if "dense" not in k})
+    with pytest.raises(ToucheError, match="questions.npz has no embedding heads; retrain it with `touche train "
+                                          "questions`$"):
+        ModelClassifier.load(tmp_path)
+
+
+def test_model_decides_by_both_heads(model):
+    """Each decision is the mean of the n-gram head's and the embedding head's probabilities; the embedding reads
+    factual comparisons that the n-grams of opinion questions hid ("Is Mount Everest taller than K2?" was
+    argumentative 0.74)."""
+    from app.encoder import encode
+    from app.questions import head_probabilities
+
+    question = "Is Mount Everest taller than K2?"
+    ngrams, embedded = head_probabilities(model.argumentative, [question], encode([question]))
+    analysis = model.analyze(question)
+    assert analysis.type == "factual" and analysis.confidence == pytest.approx(1 - (ngrams[0] + embedded[0]) / 2)
+    assert ngrams[0] > 0.5 > embedded[0]
 
 
 @pytest.mark.parametrize("question, objects", [
@@ -377,8 +413,10 @@ def test_bare_alternative_questions_compare(model, question, comparative):
     ("Is it safer to fly or drive?", ("fly", "drive")),
     ("Is yahoo or google better?", ("yahoo", "google")),
     ("Is it raining or not?", ()),  # no comparative
-    ("Is butter healthier? Or margarine?", ()),  # two sentences
-    ("Is it healthier, in your view, to eat butter or margarine?", ()),  # commas: the head's to decide
+    # two sentences, commas: not the rule's, the head's to decide (with the embedding head it calls them comparative;
+    # the n-gram head alone did not)
+    ("Is butter healthier? Or margarine?", ("butter", "margarine")),
+    ("Is it healthier, in your view, to eat butter or margarine?", ("eat butter", "margarine")),
 ])
 def test_a_choice_that_a_comparative_closes_or_opens_compares(model, question, objects):
     assert model.analyze(question).objects == objects

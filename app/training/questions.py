@@ -3,9 +3,11 @@
     python -m app.training.questions [DATA_DIR] [--out-dir app/models] [--seed 13]
 
 Data (Webis-CompQuestions-22 and the Touché topic files):
-- comparative head: all 33,511 questions of `comparative-opinion-fact-questions/full.tsv` (label `comp`);
-- argumentative head: the 1,590 comparative questions labelled either `opinion` (argumentative) or `factual`,
+- comparative heads: all 33,511 questions of `comparative-opinion-fact-questions/full.tsv` (label `comp`);
+- argumentative heads: the 1,590 comparative questions labelled either `opinion` (argumentative) or `factual`,
   and the titles of every Touché topics file (argumentative by construction);
+  each decision has a head over hashed n-grams and one over the questions' all-MiniLM-L6-v2 embeddings (`encode`;
+  about 3 minutes for all questions on 2 cores), their probabilities averaged;
 - object tagger: the 3,530 questions with OBJ/ASP/PRED/O token tags of `comparative-questions-parsing/full.tsv`.
 
 Each part is first evaluated on a seeded, stratified random 20% held out from the labelled data (the rule
@@ -26,9 +28,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_recall_fscore_support
 from sklearn.model_selection import train_test_split
 
+from app.encoder import encode
 from app.files import atomic_file
-from app.questions import (HASH_BITS, TAGS, HashedHead, ModelClassifier, RuleClassifier, Tagger, spans_of,
-                           hash_features, question_features, rule_type, token_features)
+from app.questions import (HASH_BITS, TAGS, DenseHead, HashedHead, ModelClassifier, RuleClassifier, Tagger,
+                           hash_features, head_probabilities, question_features, rule_type, spans_of, token_features)
 from app.records import Topic
 from app.topics import read_topics
 from app.training import common
@@ -91,6 +94,34 @@ def fit_head(questions: list[str], labels: list[int], seed: int, c: float = HEAD
     model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced", random_state=seed)
     model.fit(feature_matrix([question_features(q) for q in questions]), labels)
     return HashedHead(model.coef_.astype(np.float32), model.intercept_.astype(np.float32))
+
+
+class Embedded:
+    """The questions' sentence embeddings, each question encoded once: evaluation and training read the same."""
+
+    def __init__(self):
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, questions: list[str]) -> np.ndarray:
+        missing = [q for q in dict.fromkeys(questions) if q not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, encode(missing)))
+        return np.stack([self.vectors[q] for q in questions])
+
+
+def fit_heads(questions: list[str], labels: list[int], seed: int, embed: Embedded,
+              c: float = HEAD_C) -> tuple[HashedHead, DenseHead]:
+    """A decision's two heads: over hashed n-grams and over embeddings (the same C and class weights)."""
+    model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced", random_state=seed)
+    model.fit(embed(questions), labels)
+    return fit_head(questions, labels, seed, c), DenseHead(model.coef_[0].astype(np.float32),
+                                                           float(model.intercept_[0]))
+
+
+def decide(head: tuple[HashedHead, DenseHead], questions: list[str], embed: Embedded, part: str = "both") -> np.ndarray:
+    """P(positive) of each question by `part` of the head: "both" (as runs decide), "ngrams" or "embedding"."""
+    ngrams, embedded = head_probabilities(head, questions, embed(questions))
+    return {"both": (ngrams + embedded) / 2, "ngrams": ngrams, "embedding": embedded}[part]
 
 
 def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float = TAGGER_C,
@@ -174,19 +205,21 @@ def exact_objects(classifier, topics: list[Topic]) -> dict:
             "exact_extract": round(extracted / len(topics), 4)}
 
 
-def evaluate(data_dir: Path, seed: int) -> dict:
-    """Held-out scores of the learned parts and of the rule baseline on the same rows."""
+def evaluate(data_dir: Path, seed: int, embed: Embedded) -> dict:
+    """Held-out scores of the learned parts and of the rule baseline on the same rows; each decision's two heads
+    also alone."""
     rows = read_labelled_questions(data_dir)
     rules = RuleClassifier()
     report: dict = {"split": f"random stratified 20% held out, seed {seed}"}
 
     train, test = train_test_split(rows, test_size=0.2, random_state=seed, stratify=[r["comp"] for r in rows])
-    head = fit_head([r["question"] for r in train], [int(r["comp"]) for r in train], seed)
-    gold = [int(r["comp"]) for r in test]
-    predicted = [int(head.probability(hash_features(question_features(r["question"]))) >= 0.5) for r in test]
+    head = fit_heads([r["question"] for r in train], [int(r["comp"]) for r in train], seed, embed)
+    gold, questions = [int(r["comp"]) for r in test], [r["question"] for r in test]
     baseline = [int(rules.analyze(r["question"]).comparative) for r in test]
-    report["comparative"] = {"test_questions": len(test), "model_macro_f1": macro_f1(gold, predicted, [0, 1]),
-                             "rules_macro_f1": macro_f1(gold, baseline, [0, 1])}
+    report["comparative"] = {"test_questions": len(test), "rules_macro_f1": macro_f1(gold, baseline, [0, 1])}
+    for name, part in (("model_macro_f1", "both"), ("ngrams_macro_f1", "ngrams"), ("embedding_macro_f1", "embedding")):
+        predicted = list((decide(head, questions, embed, part) >= 0.5).astype(int))
+        report["comparative"][name] = macro_f1(gold, predicted, [0, 1])
 
     opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
     train, test = train_test_split(opinion, test_size=0.2, random_state=seed, stratify=[r["opinion"] for r in opinion])
@@ -195,12 +228,13 @@ def evaluate(data_dir: Path, seed: int) -> dict:
     report["factual_vs_opinion"] = {"test_questions": len(test),
                                     "rules_macro_f1": macro_f1(gold, [rule_type(r["question"]) for r in test],
                                                                ["argumentative", "factual"])}
-    for name, extra_q, extra_y in (("model_macro_f1", topics, [1] * len(topics)),
-                                   ("model_without_touche_titles_macro_f1", [], [])):
-        head = fit_head([r["question"] for r in train] + extra_q,
-                        [int(r["opinion"]) for r in train] + extra_y, seed)
-        predicted = ["argumentative" if head.probability(hash_features(question_features(r["question"]))) >= 0.5
-                     else "factual" for r in test]
+    questions = [r["question"] for r in test]
+    for name, extra, part in (("model_macro_f1", topics, "both"), ("ngrams_macro_f1", topics, "ngrams"),
+                              ("embedding_macro_f1", topics, "embedding"),
+                              ("model_without_touche_titles_macro_f1", [], "both")):
+        head = fit_heads([r["question"] for r in train] + extra, [int(r["opinion"]) for r in train] + [1] * len(extra),
+                         seed, embed)
+        predicted = ["argumentative" if p >= 0.5 else "factual" for p in decide(head, questions, embed, part)]
         report["factual_vs_opinion"][name] = macro_f1(gold, predicted, ["argumentative", "factual"])
     report["factual_vs_opinion"]["note"] = ("rules predict 'method' for how-questions; those count as wrong "
                                             "since the test rows are labelled argumentative or factual")
@@ -210,10 +244,9 @@ def evaluate(data_dir: Path, seed: int) -> dict:
     for path in TOPIC_FILES:
         held = {t.title for t in read_topics(data_dir / path)}
         others = [t for t in topics if t not in held]
-        head = fit_head([r["question"] for r in opinion] + others,
-                        [int(r["opinion"]) for r in opinion] + [1] * len(others), seed)
-        recalls[path] = round(float(np.mean([head.probability(hash_features(question_features(t))) >= 0.5
-                                             for t in held])), 4)
+        head = fit_heads([r["question"] for r in opinion] + others,
+                         [int(r["opinion"]) for r in opinion] + [1] * len(others), seed, embed)
+        recalls[path] = round(float(np.mean(decide(head, sorted(held), embed) >= 0.5)), 4)
     report["touche_titles_argumentative_leave_one_file_out"] = recalls
     report["touche_titles_argumentative_rules"] = round(float(np.mean(
         [rule_type(t) == "argumentative" for t in topics])), 4)
@@ -239,13 +272,13 @@ def argumentative_titles(data_dir: Path) -> list[str]:
 # Training the shipped model
 # ---------------------------------------------------------------------------------------------------------
 
-def train(data_dir: Path, seed: int) -> ModelClassifier:
+def train(data_dir: Path, seed: int, embed: Embedded) -> ModelClassifier:
     rows = read_labelled_questions(data_dir)
-    comparative = fit_head([r["question"] for r in rows], [int(r["comp"]) for r in rows], seed)
+    comparative = fit_heads([r["question"] for r in rows], [int(r["comp"]) for r in rows], seed, embed)
     opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
     topics = argumentative_titles(data_dir)
-    argumentative = fit_head([r["question"] for r in opinion] + topics,
-                             [int(r["opinion"]) for r in opinion] + [1] * len(topics), seed)
+    argumentative = fit_heads([r["question"] for r in opinion] + topics,
+                              [int(r["opinion"]) for r in opinion] + [1] * len(topics), seed, embed)
     return ModelClassifier(comparative, argumentative, fit_tagger(read_tagged_questions(data_dir), seed))
 
 
@@ -260,10 +293,13 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
     # weights are placed first, their settings last.
     with atomic_file(out_dir / "questions.json") as text, \
             atomic_file(out_dir / "questions.npz", binary=True) as weights:
-        np.savez_compressed(weights, comparative_w=model.comparative.weights.astype(np.float16),
-                            comparative_b=model.comparative.bias,
-                            argumentative_w=model.argumentative.weights.astype(np.float16),
-                            argumentative_b=model.argumentative.bias,
+        (comparative, comparative_dense), (argumentative, argumentative_dense) = model.comparative, model.argumentative
+        np.savez_compressed(weights, comparative_w=comparative.weights.astype(np.float16),
+                            comparative_b=comparative.bias, comparative_dense_w=comparative_dense.weights,
+                            comparative_dense_b=np.float32(comparative_dense.bias),
+                            argumentative_w=argumentative.weights.astype(np.float16),
+                            argumentative_b=argumentative.bias, argumentative_dense_w=argumentative_dense.weights,
+                            argumentative_dense_b=np.float32(argumentative_dense.bias),
                             tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
                             transitions=model.tagger.transitions, start=model.tagger.start)
         text.write(json.dumps(settings, indent=2) + "\n")
@@ -273,10 +309,11 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
          seed: int = 13) -> dict:
     """Evaluate on held-out splits, retrain on everything, write the artefacts; returns the scores."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
+    embed = Embedded()
     log.info("evaluating on held-out splits")
-    report = evaluate(data_dir, seed)
+    report = evaluate(data_dir, seed, embed)
     log.info("training on all data")
-    model = train(data_dir, seed)
+    model = train(data_dir, seed, embed)
     gold = [t for t in read_topics(data_dir / GOLD_OBJECTS) if t.objects]
     dev = set(common.dev_topic_numbers(data_dir))
     report["touche_objects"] = {"file": GOLD_OBJECTS}
