@@ -485,11 +485,13 @@ def classify(
     with _errors(debug):
         from .questions import format_line, given_questions, load_classifier
 
-        if method == "model":  # it embeds the questions
+        if method == "model":  # it embeds the questions; the encoder's loading bar would be said for each call
             check_interpreter()
-        results = load_classifier(method).analyze_many(given_questions(questions or [], file))
-    for result in results:
-        say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            _disable_imported_bars()
+        classifier, asked = load_classifier(method), given_questions(questions or [], file)
+        for result in classifier.analyses(asked):  # each batch said when done: a file of thousands takes minutes
+            say(json.dumps(result.to_json(), ensure_ascii=False) if as_json else format_line(result))
 
 
 train_app = typer.Typer(no_args_is_help=True, help="Retrain a shipped model from a data folder (fixed seeds; "

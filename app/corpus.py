@@ -28,8 +28,8 @@ import numpy as np
 
 from .errors import ToucheError, counted, listed
 from .files import bom_encoding, given_file, not_a_file
-from .records import (DECIMAL, Candidate, Document, bounded_text, content_words, query_id, record_id, record_score,
-                      scores_or_order, visible)
+from .records import (DECIMAL, Candidate, Document, bounded_text, query_id, record_id, record_score,
+                      scores_or_order, visible, word_stems)
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ class _Utf8Reader(io.RawIOBase):
             if self._decoder is None:
                 if chunk[:2] == b"\x1f\x8b" and isinstance(self._raw, gzip.GzipFile):  # was "no line holds JSON"
                     raise ToucheError(f"{self.path}: gzip inside gzip (compressed twice): unpack it once")
-                packed = next((name for magic, name in _ARCHIVES if chunk.startswith(magic)), None)
+                packed = next((name for magic, name in _ARCHIVES if magic.match(chunk)), None)
                 if packed:  # was "no line holds JSON" after thousands of undecodable bytes; a zip -0 lost a record
                     raise ToucheError(f"{self.path}: packed with {packed}, which is not read here: unpack it, or "
                                       f"pack it with gzip")
@@ -405,9 +405,10 @@ class _Utf8Reader(io.RawIOBase):
         super().close()
 
 
-# What other packers write first: no JSON or text file opens so.
-_ARCHIVES = ((b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"), (b"PK\x03\x04", "zip"), (b"(\xb5/\xfd", "zstd"),
-             (b"7z\xbc\xaf\x27\x1c", "7z"), (b"\x04\x22\x4d\x18", "lz4"))
+# What other packers write first (bzip2: its block size, then a block's or the end's signature): no text opens so.
+_ARCHIVES = tuple((re.compile(magic, re.S), name) for magic, name in (
+    (rb"\xfd7zXZ\x00", "xz"), (rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)", "bzip2"), (rb"PK\x03\x04", "zip"),
+    (rb"\(\xb5/\xfd", "zstd"), (rb"7z\xbc\xaf\x27\x1c", "7z"), (rb"\x04\x22\x4d\x18", "lz4")))
 
 
 def _bom_encoding(start: bytes) -> str:
@@ -800,9 +801,9 @@ def _premise_text(value) -> str:
 def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: int) -> dict[str, list[Candidate]]:
     """The candidates of a re-rank file (`read_rerank`) for the topics whose titles are given by number. Said before
     any work: a file holding none of them is an error (its topics file belongs to other queries), and its queries that
-    are no topic ("011" beside topic 11), or whose text shares no word with their topic's title (a topics file of
-    other numbers: the candidates of one question ranked for another), are named in a warning rather than found
-    after the run."""
+    are no topic ("011" beside topic 11), or whose text shares no word (`word_stems`) with their topic's title (a
+    topics file of other numbers: the candidates of one question ranked for another), are named in a warning rather
+    than found after the run."""
     queries: dict[str, str] = {}
     candidates, wanted = read_rerank(source, per_query, queries), set(titles)
     if not wanted & set(candidates):
@@ -812,10 +813,10 @@ def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: i
     if foreign:
         log.warning("%s: ignoring the candidates of %d queries that are no topic (%s)", source.name, len(foreign),
                     listed(foreign))
-    unlike = [qid for qid in sorted(wanted & set(queries)) if content_words(queries[qid])
-              and content_words(titles[qid]) and not content_words(queries[qid]) & content_words(titles[qid])]
+    unlike = [qid for qid in sorted(wanted & set(queries)) if word_stems(queries[qid])
+              and word_stems(titles[qid]) and not word_stems(queries[qid]) & word_stems(titles[qid])]
     if unlike:
-        log.warning("%s: %d of its queries share no word with their topic's title, so their candidates are ranked "
+        log.warning("%s: %d of its queries share no word with their topic's title, so their candidates may be ranked "
                     "for another question (%s: %.80r, the topic %.80r); do the topics file and it belong together?",
                     source.name, len(unlike), unlike[0], queries[unlike[0]], titles[unlike[0]])
     return {qid: found for qid, found in candidates.items() if qid in wanted}

@@ -45,9 +45,16 @@ FUNCTION_WORDS = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on
                             "as", "is", "are", "vs", "versus", "than", "it", "this", "that"})
 
 
-def content_words(text: str) -> set[str]:
-    """A text's words, lowercased, but for FUNCTION_WORDS."""
-    return set(re.findall(r"\w+", text.lower())) - FUNCTION_WORDS
+# Words that most questions hold, whatever they ask.
+QUESTION_WORDS = frozenset({"should", "would", "could", "can", "will", "do", "does", "did", "be", "been", "was", "were",
+                            "has", "have", "had", "what", "which", "who", "why", "how", "when", "where", "i", "we",
+                            "you", "my", "our", "your", "better", "best", "worse", "more", "less", "not", "no"})
+
+
+def word_stems(text: str) -> set[str]:
+    """A text's words but for function and question words, each by its first four letters ("laptops", "laptop";
+    "safety", "safe"): what a keyword query and its question share."""
+    return {word[:4] for word in re.findall(r"\w+", text.lower()) if word not in FUNCTION_WORDS | QUESTION_WORDS}
 
 
 def encodable(text: str) -> str:
