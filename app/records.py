@@ -50,11 +50,13 @@ QUESTION_WORDS = frozenset({"should", "would", "could", "can", "will", "do", "do
                             "has", "have", "had", "what", "which", "who", "why", "how", "when", "where", "i", "we",
                             "you", "my", "our", "your", "better", "best", "worse", "more", "less", "not", "no"})
 
+_ASKING_WORDS = FUNCTION_WORDS | QUESTION_WORDS
+
 
 def word_stems(text: str) -> set[str]:
     """A text's words but for function and question words, each by its first four letters ("laptops", "laptop";
     "safety", "safe"): what a keyword query and its question share."""
-    return {word[:4] for word in re.findall(r"\w+", text.lower()) if word not in FUNCTION_WORDS | QUESTION_WORDS}
+    return {word[:4] for word in re.findall(r"\w+", text.lower()) if word not in _ASKING_WORDS}
 
 
 def encodable(text: str) -> str:
