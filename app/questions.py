@@ -774,7 +774,7 @@ class ModelClassifier(QuestionClassifier):
 
     def analyses(self, questions: list[str]) -> Iterator[QuestionAnalysis]:
         """The questions embedded in batches of EMBEDDED_AT_ONCE, each batch's analyses given when it is done (a
-        topics file's titles in one; a file of a million questions in bounded memory, with a progress bar: about 3 ms
+        topics file's titles in one; a file of a million questions in bounded memory, with a progress bar: about 4 ms
         a question on 2 cores)."""
         starts = range(0, len(questions), EMBEDDED_AT_ONCE)
         for start in tqdm(starts, desc="questions", unit="batch", disable=len(starts) < 2 or None):
