@@ -225,6 +225,8 @@ def _errors(debug: bool):
                 if _main_thread() and signal.getsignal(stop) != signal.SIG_IGN}
     try:
         yield
+    except OutputLost:  # results printed within (classify's, batch by batch): `main` says what was lost
+        raise
     except ToucheError as error:
         if debug:
             raise
