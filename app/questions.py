@@ -292,8 +292,8 @@ class ObjectSpans:
         self.question = question
         self.tokens = tokens
         self.words = [t.lower for t in tokens]
-        self.breaks = {i for i in range(1, len(tokens)) if _BREAK.search(question[tokens[i - 1].end:tokens[i].start])
-                       or _DASH.search(question[tokens[i - 1].end:tokens[i].start])}
+        self.breaks = {i for i in range(1, len(tokens)) if _BREAK.search(
+            between := question[tokens[i - 1].end:tokens[i].start]) or _DASH.search(between)}
         if "than" not in self.words:  # "better then", "better for beginners then": "than" mistyped
             for i in range(2, len(tokens)):
                 if self.words[i] == "then" and self.words[i - 1] not in ("more", "less") and any(
@@ -387,8 +387,8 @@ class ObjectSpans:
             s -= 1
         while self.joined(e):
             e += 1
-        if e < len(self.words) and self.bridge(e):
-            e += self.bridge(e) + 1
+        if e < len(self.words) and (joining := self.bridge(e)):
+            e += joining + 1
         s -= next((n + 1 for n in (1, 2) if s - n > 0 and self.bridge(s - n) == n), 0)
         if any(self.bridge(i) for i in range(s, e)) or self.plain and self.capital(s):
             for _ in range(3):
@@ -411,8 +411,8 @@ class ObjectSpans:
             s += 1
         i = s + 1
         while i < e:
-            if self.bridge(i):  # "Bank of America"
-                i += self.bridge(i) + 1
+            if joining := self.bridge(i):  # "Bank of America"
+                i += joining + 1
                 continue
             if self.words[i] in PREPOSITIONS or self.words[i] in PIVOTS:
                 e = i
@@ -694,13 +694,12 @@ class DenseHead:
         return expit(vectors @ self.weights + self.bias)
 
 
-def head_probabilities(head: tuple[HashedHead, DenseHead], questions: list[str],
+def head_probabilities(head: tuple[HashedHead, DenseHead], indices: list[np.ndarray],
                        vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """P(positive) of each question by a decision's n-gram head and by its embedding head (`vectors`: the
-    questions' embeddings)."""
+    """P(positive) of each question by a decision's n-gram head and by its embedding head (`indices`: the
+    questions' hashed features, `vectors`: their embeddings)."""
     hashed, dense = head
-    return (np.array([hashed.probability(hash_features(question_features(q))) for q in questions]),
-            dense.probabilities(vectors))
+    return np.array([hashed.probability(found) for found in indices]), dense.probabilities(vectors)
 
 
 class Tagger:
@@ -779,15 +778,16 @@ class ModelClassifier(QuestionClassifier):
         starts = range(0, len(questions), EMBEDDED_AT_ONCE)
         for start in tqdm(starts, desc="questions", unit="batch", disable=len(starts) < 2 or None):
             batch = questions[start:start + EMBEDDED_AT_ONCE]
-            vectors = encode(batch, device=self.device)
-            p_comparative = self.probabilities(self.comparative, batch, vectors)
-            p_argumentative = self.probabilities(self.argumentative, batch, vectors)
+            indices, vectors = [hash_features(question_features(q)) for q in batch], encode(batch, device=self.device)
+            p_comparative = self.probabilities(self.comparative, indices, vectors)
+            p_argumentative = self.probabilities(self.argumentative, indices, vectors)
             yield from (self._analysis(*args) for args in zip(batch, p_comparative, p_argumentative))
 
     @staticmethod
-    def probabilities(head: tuple[HashedHead, DenseHead], questions: list[str], vectors: np.ndarray) -> np.ndarray:
+    def probabilities(head: tuple[HashedHead, DenseHead], indices: list[np.ndarray],
+                      vectors: np.ndarray) -> np.ndarray:
         """The mean of the n-gram head's and the embedding head's probabilities, per question."""
-        return np.mean(head_probabilities(head, questions, vectors), axis=0)
+        return np.mean(head_probabilities(head, indices, vectors), axis=0)
 
     def _analysis(self, question: str, p_comparative: float, p_argumentative: float) -> QuestionAnalysis:
         p_comparative, p_argumentative = float(p_comparative), float(p_argumentative)

@@ -8,9 +8,10 @@
   that `touche train questions` reports on stays out), each fold's tagger fitted once and decoded at every weight.
   Measured: 0 (per-token argmax) 0.8285, 0.1 0.8318, 0.25 0.8332 (shipped), 0.5 0.8267, 1 0.8017.
 - embedding-heads: each decision's probability as `share` x the embedding head's + (1 - share) x the n-gram head's
-  (shipped: 0.5, the plain mean; 0.75 scored higher on factual vs opinion but lower on the Touché titles), macro-F1 over random stratified 20% splits of several
-  seeds (comparative: 3, factual vs opinion: 5, Touché titles in its training as shipped), and of the argumentative
-  head the share of each Touché topics file's titles called argumentative, that file left out of its training.
+  (shipped: 0.5, the plain mean; 0.75 scored higher on factual vs opinion but lower on the Touché titles),
+  macro-F1 over random stratified 20% splits of several seeds (comparative: 3, factual vs opinion: 5, Touché titles
+  in its training as shipped), and of the argumentative head the share of each Touché topics file's titles called
+  argumentative, that file left out of its training.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def embedding_heads(seed: int = 13) -> dict:
             head = fit_heads([r["question"] for r in train] + extra, [int(r[label]) for r in train] + [1] * len(extra),
                              seed, embed)
             questions, gold = [r["question"] for r in test], [int(r[label]) for r in test]
-            ngrams, embedded = (decide(head, questions, embed, part) for part in ("ngrams", "embedding"))
+            found_by = decide(head, questions, embed)
+            ngrams, embedded = found_by["ngrams"], found_by["embedding"]
             for share in SHARES:
                 predicted = list(((1 - share) * ngrams + share * embedded >= 0.5).astype(int))
                 scores[share].append(macro_f1(gold, predicted, [0, 1]))
@@ -77,7 +79,8 @@ def embedding_heads(seed: int = 13) -> dict:
         others = [t for t in titles if t not in set(held)]
         head = fit_heads([r["question"] for r in opinion] + others, [int(r["opinion"]) for r in opinion]
                          + [1] * len(others), seed, embed)
-        ngrams, embedded = (decide(head, held, embed, part) for part in ("ngrams", "embedding"))
+        found_by = decide(head, held, embed)
+        ngrams, embedded = found_by["ngrams"], found_by["embedding"]
         for share in SHARES:
             recalls[str(share)][path] = round(float(np.mean((1 - share) * ngrams + share * embedded >= 0.5)), 4)
     found["touche_titles_argumentative_leave_one_file_out"] = recalls

@@ -208,10 +208,11 @@ def test_model_decides_by_both_heads(model):
     factual comparisons that the n-grams of opinion questions hid ("Is Mount Everest taller than K2?" was
     argumentative 0.74)."""
     from app.encoder import encode
-    from app.questions import head_probabilities
+    from app.questions import hash_features, head_probabilities, question_features
 
     question = "Is Mount Everest taller than K2?"
-    ngrams, embedded = head_probabilities(model.argumentative, [question], encode([question]))
+    ngrams, embedded = head_probabilities(model.argumentative, [hash_features(question_features(question))],
+                                          encode([question]))
     analysis = model.analyze(question)
     assert analysis.type == "factual" and analysis.confidence == pytest.approx(1 - (ngrams[0] + embedded[0]) / 2)
     assert ngrams[0] > 0.5 > embedded[0]

@@ -118,10 +118,11 @@ def fit_heads(questions: list[str], labels: list[int], seed: int, embed: Embedde
                                                            float(model.intercept_[0]))
 
 
-def decide(head: tuple[HashedHead, DenseHead], questions: list[str], embed: Embedded, part: str = "both") -> np.ndarray:
-    """P(positive) of each question by `part` of the head: "both" (as runs decide), "ngrams" or "embedding"."""
-    ngrams, embedded = head_probabilities(head, questions, embed(questions))
-    return {"both": (ngrams + embedded) / 2, "ngrams": ngrams, "embedding": embedded}[part]
+def decide(head: tuple[HashedHead, DenseHead], questions: list[str], embed: Embedded) -> dict[str, np.ndarray]:
+    """P(positive) of each question by the head as runs decide ("both") and by each of its parts alone ("ngrams",
+    "embedding")."""
+    parts = head_probabilities(head, [hash_features(question_features(q)) for q in questions], embed(questions))
+    return {"both": np.mean(parts, axis=0), "ngrams": parts[0], "embedding": parts[1]}
 
 
 def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float = TAGGER_C,
@@ -205,6 +206,9 @@ def exact_objects(classifier, topics: list[Topic]) -> dict:
             "exact_extract": round(extracted / len(topics), 4)}
 
 
+_PART_SCORES = {"both": "model_macro_f1", "ngrams": "ngrams_macro_f1", "embedding": "embedding_macro_f1"}
+
+
 def evaluate(data_dir: Path, seed: int, embed: Embedded) -> dict:
     """Held-out scores of the learned parts and of the rule baseline on the same rows; each decision's two heads
     also alone."""
@@ -217,9 +221,8 @@ def evaluate(data_dir: Path, seed: int, embed: Embedded) -> dict:
     gold, questions = [int(r["comp"]) for r in test], [r["question"] for r in test]
     baseline = [int(rules.analyze(r["question"]).comparative) for r in test]
     report["comparative"] = {"test_questions": len(test), "rules_macro_f1": macro_f1(gold, baseline, [0, 1])}
-    for name, part in (("model_macro_f1", "both"), ("ngrams_macro_f1", "ngrams"), ("embedding_macro_f1", "embedding")):
-        predicted = list((decide(head, questions, embed, part) >= 0.5).astype(int))
-        report["comparative"][name] = macro_f1(gold, predicted, [0, 1])
+    for part, probabilities in decide(head, questions, embed).items():
+        report["comparative"][_PART_SCORES[part]] = macro_f1(gold, list((probabilities >= 0.5).astype(int)), [0, 1])
 
     opinion = [r for r in rows if {r["factual"], r["opinion"]} == {"0", "1"}]
     train, test = train_test_split(opinion, test_size=0.2, random_state=seed, stratify=[r["opinion"] for r in opinion])
@@ -229,13 +232,13 @@ def evaluate(data_dir: Path, seed: int, embed: Embedded) -> dict:
                                     "rules_macro_f1": macro_f1(gold, [rule_type(r["question"]) for r in test],
                                                                ["argumentative", "factual"])}
     questions = [r["question"] for r in test]
-    for name, extra, part in (("model_macro_f1", topics, "both"), ("ngrams_macro_f1", topics, "ngrams"),
-                              ("embedding_macro_f1", topics, "embedding"),
-                              ("model_without_touche_titles_macro_f1", [], "both")):
+    for extra, scores in ((topics, _PART_SCORES), ([], {"both": "model_without_touche_titles_macro_f1"})):
         head = fit_heads([r["question"] for r in train] + extra, [int(r["opinion"]) for r in train] + [1] * len(extra),
                          seed, embed)
-        predicted = ["argumentative" if p >= 0.5 else "factual" for p in decide(head, questions, embed, part)]
-        report["factual_vs_opinion"][name] = macro_f1(gold, predicted, ["argumentative", "factual"])
+        for part, probabilities in decide(head, questions, embed).items():
+            if part in scores:
+                predicted = ["argumentative" if p >= 0.5 else "factual" for p in probabilities]
+                report["factual_vs_opinion"][scores[part]] = macro_f1(gold, predicted, ["argumentative", "factual"])
     report["factual_vs_opinion"]["note"] = ("rules predict 'method' for how-questions; those count as wrong "
                                             "since the test rows are labelled argumentative or factual")
 
@@ -246,7 +249,7 @@ def evaluate(data_dir: Path, seed: int, embed: Embedded) -> dict:
         others = [t for t in topics if t not in held]
         head = fit_heads([r["question"] for r in opinion] + others,
                          [int(r["opinion"]) for r in opinion] + [1] * len(others), seed, embed)
-        recalls[path] = round(float(np.mean(decide(head, sorted(held), embed) >= 0.5)), 4)
+        recalls[path] = round(float(np.mean(decide(head, sorted(held), embed)["both"] >= 0.5)), 4)
     report["touche_titles_argumentative_leave_one_file_out"] = recalls
     report["touche_titles_argumentative_rules"] = round(float(np.mean(
         [rule_type(t) == "argumentative" for t in topics])), 4)
