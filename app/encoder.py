@@ -43,14 +43,15 @@ def check_interpreter() -> None:
                           "PYTHONOPTIMIZE or set it to 1")
 
 
-def check_cuda() -> None:
-    """Before any work: `--device cuda` needs a torch that sees a CUDA device."""
+def check_cuda(setting: str = "--device cuda", instead: str = "--device auto or cpu") -> None:
+    """Before any work: device cuda needs a torch that sees a CUDA device (`setting` and `instead` as the caller
+    names them)."""
     import torch
 
     from .errors import ToucheError
 
     if not torch.cuda.is_available():
-        raise ToucheError(f"--device cuda: torch {torch.__version__} sees no CUDA device; use --device auto or cpu")
+        raise ToucheError(f"{setting}: torch {torch.__version__} sees no CUDA device; use {instead}")
 
 
 def resolve_precision(precision: str = "auto", device: str = "auto") -> str:

@@ -24,7 +24,7 @@ import pyterrier as pt
 from . import fusion, stance
 from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
 from .corpus import Defects, FirstStageOrder, first_stage_number
-from .encoder import DEVICES, PRECISIONS
+from .encoder import DEVICES, PRECISIONS, check_cuda
 from .errors import ToucheError
 from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, visible
 from .runfile import falling_scores
@@ -63,6 +63,8 @@ class ToucheOptions:
         for name, (value, allowed) in choices.items():
             if value not in allowed:
                 raise ToucheError(f"ToucheOptions: {name} must be one of {', '.join(allowed)}, got {value!r}")
+        if self.device == "cuda":  # a CPU torch failed at the first encode, an AssertionError from torch
+            check_cuda("ToucheOptions: device='cuda'", "device='auto' or 'cpu'")
 
     def run_settings(self) -> RunSettings:
         # The stage functions read only these fields; the directories belong to `touche run`.

@@ -156,6 +156,15 @@ def test_options_touche_run_would_refuse_are_errors(options, message):
     assert type(ToucheOptions(rerank_depth=np.int64(50)).rerank_depth) is int
 
 
+def test_a_cuda_device_torch_cannot_see_is_an_error_before_the_work(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ToucheError, match=r"^ToucheOptions: device='cuda': torch .* sees no CUDA device; use "
+                                          r"device='auto' or 'cpu'$"):
+        ToucheOptions(device="cuda")
+
+
 def test_transformers_declare_their_columns_and_reject_frames_without_text(candidates):
     columns = list(candidates.columns)
     reranked = pt.inspect.transformer_outputs(ToucheReranker(), columns)
