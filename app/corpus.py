@@ -89,9 +89,9 @@ TEXT_FIELDS = ("text", "contents", "body")
 # A re-rank line's document id: TIREx's `docno`, else ir_datasets' and BEIR tools' names for it.
 RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
-# (2: the fields above, a BEIR title; 3: docid; 4: any record's title), so that a kept cache never serves an index of
-# the old reading.
-JSONL_READING = 4
+# (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text), so that a kept
+# cache never serves an index of the old reading.
+JSONL_READING = 5
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -508,8 +508,9 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """The documents of JSONL files: each record's id and text under the fields its file's name asks for, else under
     another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a record's `title` opens its text (BEIR's, and
-    ir_datasets' export of args.me and other corpora with titles), unless the text opens with it already. A file
-    none of whose records has an id and a text field is an error naming the fields its first record has."""
+    ir_datasets' export of args.me and other corpora with titles), unless the text opens with it already; a title
+    without a text field is the text, as a title with an empty text is. A file none of whose records has an id and
+    a text field is an error naming the fields its first record has."""
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
@@ -521,12 +522,12 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             objects += 1
             id_field = next((name for name in ids if name in record), None)
             text_field = next((name for name in texts if name in record), None)
-            if id_field is None or text_field is None:
+            if id_field is None or text_field is None and not isinstance(record.get("title"), str):
                 if first is None:
                     first = list(record)  # its names only: a record's text may be megabytes
                 defects.add("line without an id or a text field")
                 continue
-            doc_id, text = record_id(record[id_field]), record[text_field]
+            doc_id, text = record_id(record[id_field]), record[text_field] if text_field else ""  # a title alone
             if doc_id is None or not isinstance(text, str):
                 defects.add("bad line")
                 continue

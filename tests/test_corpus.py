@@ -517,18 +517,21 @@ def test_a_jsonl_corpus_without_an_id_or_a_text_field_names_its_fields(tmp_path,
 def test_other_exporters_fields_are_read_whatever_the_files_name(tmp_path, name):
     """An ir_datasets export (doc_id, text), Pyserini's (id, contents), a body, and BEIR's corpus (_id, title, text)
     under a Touché file name were refused, or lost the records written otherwise than the first. A title opens the
-    text whatever the id is called (ir_datasets' export of args.me has doc_id, title, text: the titles were lost)."""
+    text whatever the id is called (ir_datasets' export of args.me has doc_id, title, text: the titles were lost),
+    and a title without a text field is read as one with an empty text is (it was skipped)."""
     records = [{"doc_id": "a", "text": "ir datasets"}, {"id": "b", "contents": "pyserini"},
                {"docno": "c", "body": "a body"}, {"_id": "d", "title": "A title", "text": "and its text"},
                {"_id": "e", "title": "", "text": "no title"}, {"doc": "f", "text": "no id"},
                {"doc_id": "g", "title": " Conclusion ", "text": "premise"},
                {"docno": "h", "title": "Title", "text": " title and body"},
-               {"docno": "i", "title": "Gun", "text": "Guns kill"}]
+               {"docno": "i", "title": "Gun", "text": "Guns kill"}, {"_id": "j", "title": "A title alone"},
+               {"_id": "k", "title": "An empty text", "text": ""}]
     (tmp_path / name).write_text("".join(json.dumps(record) + "\n" for record in records))
     documents = list(read_documents(detect_corpus(tmp_path)))
     assert [(d.doc_id, d.text) for d in documents] == [
         ("a", "ir datasets"), ("b", "pyserini"), ("c", "a body"), ("d", "A title and its text"), ("e", "no title"),
-        ("g", "Conclusion premise"), ("h", "title and body"), ("i", "Gun Guns kill")]
+        ("g", "Conclusion premise"), ("h", "title and body"), ("i", "Gun Guns kill"), ("j", "A title alone"),
+        ("k", "An empty text")]
 
 
 def test_a_corpus_of_another_name_keeps_its_fields_reading(tmp_path):
