@@ -806,7 +806,8 @@ def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: i
     topics file of other numbers: the candidates of one question ranked for another), are named in a warning rather
     than found after the run."""
     queries: dict[str, str] = {}
-    candidates, wanted = read_rerank(source, per_query, queries), set(titles)
+    wanted = set(titles)
+    candidates = read_rerank(source, per_query, queries, wanted)
     if not wanted & set(candidates):
         raise ToucheError(f"{source.name} holds none of the {len(titles)} topics' numbers (its queries: "
                           f"{listed(sorted(candidates))})")
@@ -823,12 +824,13 @@ def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: i
     return {qid: found for qid, found in candidates.items() if qid in wanted}
 
 
-def read_rerank(source: CorpusSource, per_query: int | None = None,
-                queries: dict[str, str] | None = None) -> dict[str, list[Candidate]]:
+def read_rerank(source: CorpusSource, per_query: int | None = None, queries: dict[str, str] | None = None,
+                wanted: set[str] | None = None) -> dict[str, list[Candidate]]:
     """A TIREx re-rank file: each query's candidates in the first stage's order (`FirstStageOrder`), at most
     `per_query` of them (the others are never held: a re-rank file of gigabytes, a few MB gzipped, must not fill the
     memory); app/topics.py reads its queries as topics, and `queries`, where given, gets each query's first text. A
-    document may have another text under another query: each query's is read (`passages.read_passages`)."""
+    document may have another text under another query: each query's is read (`passages.read_passages`). The
+    warnings on how queries are ordered count the `wanted` ones only, where given (the others are not ranked)."""
     defects, best, first = Defects(source.name), {}, None  # first: the fields of the first object
     seen: set[tuple[str, str]] = set()
     for _, record in json_lines(source.paths[0], defects):
@@ -868,11 +870,12 @@ def read_rerank(source: CorpusSource, per_query: int | None = None,
     if not best:
         raise ToucheError(f"{source.name}: no usable candidates")
     candidates = {qid: found.candidates(qid) for qid, found in best.items()}
-    if beyond := [qid for qid, found in best.items() if found.lines > found.limit]:
+    ranked = {qid: found for qid, found in best.items() if wanted is None or qid in wanted}
+    if beyond := [qid for qid, found in ranked.items() if found.lines > found.limit]:
         log.warning("%s: %d of its queries hold more than %d candidates (e.g. %s: %d); the first stage's best %d of "
                     "each are ranked (--candidates)", source.name, len(beyond), per_query, beyond[0],
                     best[beyond[0]].lines, per_query)
-    orders = Counter(found.order for found in best.values())
+    orders = Counter(found.order for found in ranked.values())
     if orders["file"]:
         log.warning("%s: %d of its queries ranked in the file's order: a score and a rank missing or no finite "
                     "number", source.name, orders["file"])

@@ -495,6 +495,20 @@ def test_rerank_scores_rising_with_the_rank_give_way_to_it(tmp_path, caplog, ran
     assert [c.doc.doc_id for c in read_rerank(detect_corpus(tmp_path), 2)["1"]] == ["d1", "d2"]
 
 
+def test_rerank_order_warnings_count_only_the_queries_ranked(tmp_path, caplog):
+    """Queries that are no topic are ignored: their order and size were counted in the warnings all the same."""
+    from app.corpus import rerank_candidates
+
+    _shuffled_rerank(tmp_path, lambda i: {})  # query 1: no score nor rank, 30 candidates
+    with open(tmp_path / "rerank.jsonl", "a") as out:
+        out.writelines(json.dumps({"qid": "2", "query": "q", "docno": f"e{i}", "text": "t", "rank": i}) + "\n"
+                       for i in range(1, 4))
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert list(rerank_candidates(detect_corpus(tmp_path), {"2": "q"}, 5)) == ["2"]
+    assert [record.getMessage() for record in caplog.records] == [
+        "rerank.jsonl: ignoring the candidates of 1 queries that are no topic (1)"]
+
+
 def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(tmp_path, caplog):
     _shuffled_rerank(tmp_path, lambda i: {"score": "high" if i == 3 else 1.0 / i})
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
