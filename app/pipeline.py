@@ -77,7 +77,7 @@ def run(settings: RunSettings) -> RunReport:
     with timer.stage("topics"):
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics
                 else read_topics(settings.input_dir))
-        task, topics, analyses = topic_task(read, settings.task, settings.device)
+        task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
     log.info("%d %s topics from %s", len(topics), task, settings.topics or settings.input_dir)
     foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
     for problem in foreseen.values():
@@ -110,12 +110,12 @@ def run(settings: RunSettings) -> RunReport:
                      origin=origin)
 
 
-def topic_task(topics: list[Topic], override: str | None = None,
-               device: str = "auto") -> tuple[str, list[Topic], dict]:
+def topic_task(topics: list[Topic], override: str | None = None, device: str = "auto",
+               precision: str = "auto") -> tuple[str, list[Topic], dict]:
     """The run's stance label set (`stance.task_kind`), its topics (comparative ones with their objects) and each
     topic's question analysis, by topic number; the question classifier reads all titles at once (embedded on
-    `device`, as the run's texts are)."""
-    questions = load_classifier(device=device)
+    `device` at `precision`, as the run's texts are)."""
+    questions = load_classifier(device=device, precision=precision)
     analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
     task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
     if task == "comparative":

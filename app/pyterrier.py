@@ -138,7 +138,7 @@ class ToucheStance(pt.Transformer):
         (`pipeline.topic_task`), without the question classifier when every topic names its objects."""
         if all(topic.objects is not None for topic in topics):
             return stance.task_kind(topics, self.task), topics
-        task, topics, _ = topic_task(topics, self.task, self.options.device)
+        task, topics, _ = topic_task(topics, self.task, self.options.device, self.options.precision)
         return task, topics
 
     def _head(self, topics: list[Topic], frames: list[pd.DataFrame], candidates: dict[str, list[Candidate]],

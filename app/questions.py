@@ -736,20 +736,20 @@ class Tagger:
 
 class ModelClassifier(QuestionClassifier):
     """The learned classifier: comparative and argumentative heads, each over n-grams and over the embedding (their
-    probabilities averaged), plus the object tagger. Questions are embedded on `device`."""
+    probabilities averaged), plus the object tagger. Questions are embedded on `device` at `precision`."""
 
     name = "model"
 
     def __init__(self, comparative: tuple[HashedHead, DenseHead], argumentative: tuple[HashedHead, DenseHead],
-                 tagger: Tagger, threshold: float = 0.5, device: str = "auto"):
+                 tagger: Tagger, threshold: float = 0.5, device: str = "auto", precision: str = "auto"):
         self.comparative = comparative
         self.argumentative = argumentative
         self.tagger = tagger
         self.threshold = threshold
-        self.device = device
+        self.device, self.precision = device, precision
 
     @classmethod
-    def load(cls, model_dir: Path = MODEL_DIR, device: str = "auto") -> "ModelClassifier":
+    def load(cls, model_dir: Path = MODEL_DIR, device: str = "auto", precision: str = "auto") -> "ModelClassifier":
         weights_path, settings_path = model_dir / WEIGHTS_FILE, model_dir / SETTINGS_FILE
         if not weights_path.is_file() or not settings_path.is_file():
             raise ToucheError(f"question model missing in {model_dir}; train it with `touche train questions`")
@@ -766,7 +766,7 @@ class ModelClassifier(QuestionClassifier):
         return cls(heads["comparative"], heads["argumentative"],
                    Tagger(HashedHead(arrays["tagger_w"], arrays["tagger_b"]), arrays["transitions"],
                           arrays["start"]),
-                   threshold=float(settings.get("comparative_threshold", 0.5)), device=device)
+                   threshold=float(settings.get("comparative_threshold", 0.5)), device=device, precision=precision)
 
     def analyze(self, question: str) -> QuestionAnalysis:
         return self.analyze_many([question])[0]
@@ -778,7 +778,8 @@ class ModelClassifier(QuestionClassifier):
         starts = range(0, len(questions), EMBEDDED_AT_ONCE)
         for start in tqdm(starts, desc="questions", unit="batch", disable=len(starts) < 2 or None):
             batch = questions[start:start + EMBEDDED_AT_ONCE]
-            indices, vectors = [hash_features(question_features(q)) for q in batch], encode(batch, device=self.device)
+            indices = [hash_features(question_features(q)) for q in batch]
+            vectors = encode(batch, device=self.device, precision=self.precision)
             p_comparative = self.probabilities(self.comparative, indices, vectors)
             p_argumentative = self.probabilities(self.argumentative, indices, vectors)
             yield from (self._analysis(*args) for args in zip(batch, p_comparative, p_argumentative))
@@ -805,10 +806,11 @@ class ModelClassifier(QuestionClassifier):
         return self.tagger.objects(question)
 
 
-def load_classifier(method: str = "model", device: str = "auto") -> QuestionClassifier:
-    """`model` (learned, the default; questions embedded on `device`) or `rules` (the paper's baseline)."""
+def load_classifier(method: str = "model", device: str = "auto", precision: str = "auto") -> QuestionClassifier:
+    """`model` (learned, the default; questions embedded on `device` at `precision`) or `rules` (the paper's
+    baseline)."""
     if method == "rules":
         return RuleClassifier()
     if method == "model":
-        return ModelClassifier.load(device=device)
+        return ModelClassifier.load(device=device, precision=precision)
     raise ToucheError(f"unknown question classifier {method!r}; choose 'model' or 'rules'")

@@ -495,6 +495,18 @@ def test_comparative_topics_without_objects_get_their_questions_in_question_orde
     assert [topic.objects for topic in topics] == [("cat", "dog"), ("hard", "soft"), ("PC", "Mac")]
 
 
+def test_the_question_classifier_embeds_titles_on_the_runs_device_and_precision(monkeypatch):
+    """`--precision fp32` left the titles embedded at bf16 where the CPU has it."""
+    import app.questions
+    from app.pipeline import topic_task
+    from app.records import Topic
+
+    asked, shipped = [], app.questions.encode
+    monkeypatch.setattr(app.questions, "encode", lambda texts, **kwargs: asked.append(kwargs) or shipped(texts, **kwargs))
+    topic_task([Topic("1", "Which is better, a cat or a dog?")], device="cpu", precision="fp32")
+    assert asked == [{"device": "cpu", "precision": "fp32"}]
+
+
 def test_balance_stance_reorders_argumentative_topics_only():
     from app.pipeline import balance
 
