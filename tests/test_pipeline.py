@@ -502,7 +502,8 @@ def test_the_question_classifier_embeds_titles_on_the_runs_device_and_precision(
     from app.records import Topic
 
     asked, shipped = [], app.questions.encode
-    monkeypatch.setattr(app.questions, "encode", lambda texts, **kwargs: asked.append(kwargs) or shipped(texts, **kwargs))
+    monkeypatch.setattr(app.questions, "encode",
+                        lambda texts, **kwargs: asked.append(kwargs) or shipped(texts, **kwargs))
     topic_task([Topic("1", "Which is better, a cat or a dog?")], device="cpu", precision="fp32")
     assert asked == [{"device": "cpu", "precision": "fp32"}]
 
