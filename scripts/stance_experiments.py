@@ -247,7 +247,8 @@ from app.records import COMPARATIVE_LABELS, Document, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
 from app.stance import (StanceModel, _with_side, average_orders, comparative_lexical, controversial_features,
-                        decode_comparative, find_mentions, subject_sentiment, topic_polarity)
+                        decode_comparative, find_mentions, subject_sentiment, symmetric_probabilities,
+                        topic_polarity)
 from app.stance_cross import StanceCrossEncoder
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
 from app.stance_side import SideModel, within
@@ -835,6 +836,66 @@ def feature_groups(qa, dev, embed) -> dict:
                        per_label={label: round(float(np.mean([score["per_label"][label] for score in scores])), 3)
                                   for label in COMPARATIVE_LABELS})
             for name, scores in found.items()}
+
+
+NONLINEAR_VARIANTS = {"trees": 0, "trees_and_16_embedding_components": 16}  # principal components of the embedding
+
+
+def nonlinear_head(qa, dev, embed) -> dict:
+    """The shipped linear comparative head's CV over SPLITS fold splits against gradient-boosted trees
+    (`HistGradientBoostingClassifier`, class-balanced, dev passages at DEV_WEIGHT, on object-swapped copies as the
+    head) over its columns after the embedding, without or with the embedding's first principal components (fitted
+    per fold), each text read in both object orders; and the geometric mean of the linear head's and the trees'
+    probabilities at the trees' weight 0.25: whether interactions a linear head cannot form (a side's mentions
+    with its sentiment) tell the labels apart."""
+    from sklearn.decomposition import PCA
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    side, labels = _shipped_side(), list(COMPARATIVE_LABELS)
+    examples = qa + dev
+    features = comparative_matrix(examples, embed, side)
+    swapped = comparative_matrix([swap(example) for example in examples], embed, side)
+    gold = np.array([labels.index(example.label) for example in examples])
+    gold_swapped = np.array([labels.index(SWAPPED[example.label]) for example in examples])
+
+    def trees(train: list[int], test: list[int], components: int) -> np.ndarray:
+        rows = np.vstack([features[train], swapped[train]])
+        y = np.r_[gold[train], gold_swapped[train]]
+        weights = np.tile([DEV_WEIGHT if i >= len(qa) else 1.0 for i in train], 2)
+        weights = weights * (weights.sum() / (len(labels) * np.bincount(y, weights, len(labels))))[y]
+        pca = PCA(components, random_state=SEED).fit(rows[:, :EMBEDDING_DIM]) if components else None
+
+        def view(matrix: np.ndarray) -> np.ndarray:
+            rest = matrix[:, EMBEDDING_DIM:]
+            return np.hstack([rest, pca.transform(matrix[:, :EMBEDDING_DIM])]) if pca else rest
+
+        model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15,
+                                               l2_regularization=1.0, random_state=SEED)
+        model.fit(view(rows), y, sample_weight=weights)
+        return average_orders(model.predict_proba(view(features[test])), model.predict_proba(view(swapped[test])),
+                              labels)
+
+    found: dict[str, list[float]] = {}
+    for split in range(SPLITS):
+        seed = SEED + split
+        probabilities = {name: np.zeros((len(dev), len(labels))) for name in ("linear", *NONLINEAR_VARIANTS)}
+        for fold in common.topic_folds([example.group for example in dev], FOLDS, seed):
+            held = [i for i, example in enumerate(dev) if example.group in fold]
+            test = [len(qa) + i for i in held]
+            train = list(range(len(qa))) + [len(qa) + i for i, example in enumerate(dev) if example.group not in fold]
+            head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, COMPARATIVE_C, DEV_WEIGHT,
+                                     seed, side)
+            probabilities["linear"][held] = symmetric_probabilities(head, features[test], swapped[test])
+            for name, components in NONLINEAR_VARIANTS.items():
+                probabilities[name][held] = trees(train, test, components)
+        blend = np.exp(0.75 * np.log(probabilities["linear"] + 1e-9) + 0.25 * np.log(probabilities["trees"] + 1e-9))
+        probabilities["linear_and_trees"] = blend / blend.sum(axis=1, keepdims=True)
+        for name, found_probabilities in probabilities.items():
+            predicted = [p.label for p in decode_comparative(found_probabilities, COMPARATIVE_LABELS)]
+            found.setdefault(name, []).append(f1_score([e.label for e in dev], predicted, labels=labels,
+                                                       average="macro"))
+        logging.info("split %d: %s", split, {name: round(scores[-1], 3) for name, scores in found.items()})
+    return {name: _mean_sd(scores) for name, scores in found.items()}
 
 
 SIDED_VARIANTS = (("ukp", 0.3), ("ukp", 1.0), ("ukp", 3.0), ("compsent", 0.1))
@@ -2001,7 +2062,8 @@ def main(argv: list[str] | None = None) -> None:
                                                "neural-side", "cross-sides", "ukp-finetune", "consensus",
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
                                                "title-route", "object-sentiment", "sidedness", "sided-data",
-                                               "window-votes", "antonym-swaps", "feature-groups"))
+                                               "window-votes", "antonym-swaps", "feature-groups",
+                                               "nonlinear-head"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -2093,6 +2155,8 @@ def main(argv: list[str] | None = None) -> None:
         result = sidedness(qa, dev, embed)
     elif args.experiment == "feature-groups":
         result = feature_groups(qa, dev, embed)
+    elif args.experiment == "nonlinear-head":
+        result = nonlinear_head(qa, dev, embed)
     elif args.experiment == "sided-data":
         result = sided_data(qa, dev, embed)
     elif args.experiment == "object-embeddings":
