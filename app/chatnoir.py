@@ -56,6 +56,7 @@ DEFAULT_BASE_URL = "https://chatnoir.eu/"
 DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one request, paged where answered short)
 MAX_PAGE_CHARS = 50 * MAX_TEXT_CHARS
+MAX_CACHED_BYTES = 4 * MAX_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8
 _MARKUP_START = re.compile(r"\s*<")
 # An answer that names no Content-Type is a page where a tag of a page's elements shows in its first characters,
 # though text comes first ("Some text <p>more</p>" kept its tags as words); "If a <b and b <c" is no tag.
@@ -876,9 +877,20 @@ class TextCache:
         self._lock = threading.Lock()
 
     def get(self, doc_id: str) -> str | None:
-        """The cached text, or None when there is none or its file is damaged."""
+        """The cached text, or None when there is none or its file is damaged: no regular file (a FIFO held the run
+        for ever, a link to /dev/zero filled the memory), longer than a text with its digest can be, or not its
+        text's."""
+        path = self._path(doc_id)
         try:
-            header, _, text = self._path(doc_id).read_bytes().decode("utf-8").partition("\n")
+            if not path.is_file():
+                if not os.path.lexists(path):
+                    return None
+                raise OSError("no regular file")
+            with path.open("rb") as handle:
+                data = handle.read(MAX_CACHED_BYTES + 1)
+            if len(data) > MAX_CACHED_BYTES:
+                raise OSError("longer than a cached text")
+            header, _, text = data.decode("utf-8").partition("\n")
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, UnicodeDecodeError):

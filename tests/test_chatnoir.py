@@ -459,6 +459,22 @@ def test_a_damaged_cached_text_is_fetched_again_never_read(stub, settings, caplo
     assert "ChatNoir: 3 cached texts in" in caplog.text and "were damaged and fetched again" in caplog.text
 
 
+def test_a_cached_text_that_is_no_regular_file_or_too_long_is_fetched_again(stub, settings, caplog):
+    """A FIFO held the run for ever; a link to /dev/zero took 6 GB, then lost the page to a MemoryError."""
+    first = ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
+    files = sorted(settings.cache_dir.rglob("*.txt"))
+    files[0].unlink()
+    os.mkfifo(files[0])
+    files[1].unlink()
+    files[1].symlink_to("/dev/zero")
+    files[2].write_bytes(files[2].read_bytes() + b" " * 100_000)
+    stub.requests.clear()
+    again = ChatNoirBackend(settings)
+    assert again.retrieve(TOPICS, depth=5) == first
+    assert again.stats.cache_hits == 4 and stub.count("cache") == 4
+    assert "ChatNoir: 3 cached texts in" in caplog.text and "were damaged and fetched again" in caplog.text
+
+
 def test_a_cache_that_cannot_take_a_text_costs_the_caching_not_the_text(stub, settings, caplog):
     expected = ChatNoirBackend(replace(settings, cache_dir=None)).retrieve(TOPICS, depth=5)
     settings.cache_dir.parent.mkdir(parents=True, exist_ok=True)
