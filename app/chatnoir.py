@@ -401,8 +401,8 @@ class _Retry(Retry):
         when absent or malformed."""
         try:
             seconds = super().get_retry_after(response)
-        except InvalidHeader:  # neither seconds nor an HTTP date: back off instead
-            return None
+        except (InvalidHeader, ValueError):  # neither seconds nor an HTTP date, or seconds past 4,300 digits (int()
+            return None                      # refuses them, and the run ended "redirected to an unreadable address")
         most = MAX_RETRY_AFTER_S if self.what == "search" else MAX_PAGE_RETRY_AFTER_S
         return None if seconds is None else min(seconds, most)
 

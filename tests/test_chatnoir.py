@@ -817,6 +817,10 @@ def test_a_page_waits_at_most_10_s_for_a_retry_after_a_search_60(settings):
     waits = {what: _Retry.policy(what, settings, ChatNoirStats()).get_retry_after(answer)
              for what in ("search", "document")}
     assert waits == {"search": 60.0, "document": 10.0}
+    # Past Python's 4,300 digits int() refuses the seconds: a ValueError the run took for an unreadable redirect.
+    for malformed in ("9" * 5000, "soon"):
+        answer = HTTPResponse(headers={"Retry-After": malformed}, status=503)
+        assert _Retry.policy("search", settings, ChatNoirStats()).get_retry_after(answer) is None
 
 
 def test_https_to_a_plain_http_server_says_tls(stub):
