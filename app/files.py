@@ -266,7 +266,8 @@ def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
     """Remove `atomic_file`'s temporaries of `prefix` in `directory` that no process is writing (their lock free): a
     run killed while writing leaves its own; one writing into the same directory now keeps its. Where the lock
     cannot tell (a file this user cannot open, a file system without locks), one no write has touched for
-    STALE_AFTER_S goes."""
+    STALE_AFTER_S goes. A directory of that name is no temporary and stays (it failed the run after its work: "is a
+    directory")."""
     for path in directory.glob(prefix + "*" + TEMPORARY_SUFFIX):
         try:
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -276,6 +277,8 @@ def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
             _remove_if_stale(path)
             continue
         try:
+            if stat.S_ISDIR(os.fstat(descriptor).st_mode):
+                continue
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # held: being written
             continue
@@ -289,7 +292,8 @@ def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
 
 def _remove_if_stale(path: Path) -> None:
     with suppress(FileNotFoundError):
-        if time.time() - path.lstat().st_mtime > STALE_AFTER_S:
+        found = path.lstat()
+        if not stat.S_ISDIR(found.st_mode) and time.time() - found.st_mtime > STALE_AFTER_S:
             path.unlink(missing_ok=True)
 
 

@@ -224,3 +224,18 @@ def test_temporaries_no_lock_can_judge_go_by_their_age(tmp_path):
         os.utime(link, (time.time() - age, time.time() - age), follow_symlinks=False)
     remove_abandoned_temporaries(tmp_path, ".run.")
     assert sorted(path.name for path in tmp_path.iterdir()) == [fresh.name, recent.name]
+
+
+def test_a_directory_under_a_temporary_name_is_no_temporary(tmp_path):
+    """Taken for one, it failed `touche run` after all its work: "cannot write run.txt to OUT: is a directory"."""
+    import os
+    import time
+
+    from app.files import remove_abandoned_temporaries
+
+    kept, old = tmp_path / ".run.kept.tmp", tmp_path / ".run.old.tmp"
+    kept.mkdir()
+    old.mkdir()
+    os.utime(old, (time.time() - 3660, time.time() - 3660))
+    remove_abandoned_temporaries(tmp_path, ".run.")
+    assert kept.is_dir() and old.is_dir()
