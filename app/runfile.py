@@ -149,6 +149,8 @@ def locate_run(path: Path) -> Path:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
     if found[0].is_dir():
         raise ToucheError(f"{found[0]} is a directory, not a run file")
+    if not found[0].is_file():  # a FIFO held `touche validate DIR` for ever; a pipe named itself is read
+        raise ToucheError(f"{found[0]} is no regular file (a pipe or a device), not a run file")
     return found[0]
 
 

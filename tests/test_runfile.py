@@ -115,6 +115,16 @@ def test_a_pipe_is_read_as_a_run_file(tmp_path):
     assert validate_run(tmp_path / "absent").errors == [f"{tmp_path / 'absent'}: no such file or directory"]
 
 
+def test_a_pipe_an_output_directory_holds_as_its_run_is_an_error(tmp_path):
+    """`touche validate DIR` opened DIR/run.txt, a FIFO no one writes, and waited for ever; one named itself is
+    read (above)."""
+    import os
+
+    os.mkfifo(tmp_path / "run.txt")
+    assert validate_run(tmp_path).errors == [
+        f"{tmp_path / 'run.txt'} is no regular file (a pipe or a device), not a run file"]
+
+
 def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
     (tmp_path / "run.txt").mkdir()
     with pytest.raises(ToucheError, match="is a directory"):
