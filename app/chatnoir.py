@@ -847,6 +847,8 @@ def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str
     # These errors' messages can quote the URL and with it the key: report the class only.
     if isinstance(error, ProtocolError):  # reached, then the connection broke off (before or during the answer)
         return f"the connection to {settings.address} broke off ({type(error).__name__})", "broken"
+    if isinstance(error, InvalidHeader):  # reached: two Content-Lengths that differ (it read "cannot reach")
+        return f"{settings.address} answered with malformed headers ({type(error).__name__})", "broken"
     return f"cannot reach {settings.address} ({type(error).__name__})", "unreachable"
 
 

@@ -15,7 +15,8 @@ body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sen
 status line at once, then the headers so), "redirect" (307 to the same path on
 "localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad";
 "redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order
-mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark); "pass" answers
+mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark), "two-lengths"
+(two Content-Length headers that differ); "pass" answers
 as without a fault (a fault for the requests after the next).
 
 Not a package module (tests/ is not a package): load it with importlib from its path.
@@ -39,7 +40,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 FAULTS = ("401", "403", "429", "500", "502", "503", "504", "hang", "malformed", "gateway-html", "pdf", "binary",
           "missing-fields", "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status",
           "trickle-headers", "redirect", "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom",
-          "binary-latin1", "binary-utf16", "bogus-header", "no-results", "json-page", "pass")
+          "binary-latin1", "binary-utf16", "bogus-header", "no-results", "json-page", "two-lengths", "pass")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -321,6 +322,9 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                 parts = urlsplit(self.path)
                 query = "&".join(pair for pair in parts.query.split("&") if not pair.startswith("apikey="))
                 self._send(302, b"", "text/plain", {"Location": f"{parts.path}?{query}{stub.redirect_suffix}"})
+            elif fault == "two-lengths":  # two Content-Length headers that differ: malformed headers
+                body = b'{"meta": {}, "results": []}'
+                self._send(200, body, "application/json", raw_header=f"Content-Length: {len(body) + 1}\r\n".encode())
             elif fault == "cut":
                 self._send(200, b'{"meta": {}, "resu', "application/json", {"Content-Length": "36"})
                 self.close_connection = True

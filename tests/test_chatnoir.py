@@ -636,6 +636,15 @@ def test_retries_of_one_search_are_shared_by_the_loops_that_retry_it(stub, setti
     assert stub.count("search") == 3
 
 
+def test_an_answer_with_malformed_headers_is_said_so_not_unreachable(stub, settings):
+    """Two Content-Length headers that differ: ChatNoir answered, yet the run said it "cannot reach" it."""
+    stub.fail("search", "two-lengths")
+    client = ChatNoirClient(replace(settings, retries=0), ChatNoirStats())
+    with pytest.raises(ChatNoirRequestError, match=r"search request failed: http://127\.0\.0\.1:\d+/ answered "
+                                                   r"with malformed headers \(InvalidHeader\)$"):
+        client.search("teachers tenure", 5)
+
+
 def test_a_search_answered_without_a_results_list_is_asked_again(stub, settings):
     """JSON without "results" (null, a dict) was an error at once, though the README lists it among the failures
     retried."""
