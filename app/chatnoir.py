@@ -401,8 +401,10 @@ class _Retry(Retry):
         when absent or malformed."""
         try:
             seconds = super().get_retry_after(response)
-        except (InvalidHeader, ValueError):  # neither seconds nor an HTTP date, or seconds past 4,300 digits (int()
-            return None                      # refuses them, and the run ended "redirected to an unreadable address")
+        # Neither seconds nor an HTTP date, or seconds past int()'s 4,300 digits (a ValueError the run took for a
+        # redirect to an unreadable address, and ended on): back off instead.
+        except (InvalidHeader, ValueError):
+            return None
         most = MAX_RETRY_AFTER_S if self.what == "search" else MAX_PAGE_RETRY_AFTER_S
         return None if seconds is None else min(seconds, most)
 
