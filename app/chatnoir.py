@@ -97,6 +97,7 @@ MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 # page after it (20 failures in a row stop the asking). Their failures are the outage's: the endpoint's own (time-outs,
 # a 500 or 504 of one page) keep counting toward giving up, so a half-dead endpoint costs no more than before.
 OUTAGE_FAILURES = frozenset(["unreachable", "broken", "HTTP 502", "HTTP 503"])
+MALFORMED_HEADERS = "malformed headers"  # an answer's, retried as a body that breaks off is
 NOT_ASKED = "not asked, the cache endpoint kept failing"
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
@@ -115,8 +116,9 @@ OUTAGE_PAUSE_S = 10.0
 MAX_PREVIEW_CHARS = 10_000
 # A result's document id at most: ClueWeb's are 25 characters, uuids 36. One of 30 MB a topic made a 90 MB run.
 MAX_ID_CHARS = 256
-# Failures that no other topic's search would escape: the key, the address, the service itself.
-_SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected"])
+# Failures that no other topic's search would escape: the key, the address, the service itself (headers malformed
+# at every retry: before they were said so, "cannot reach" it ended the run as at once).
+_SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected", MALFORMED_HEADERS])
 # A title's or snippet's "<" that opens none of the few tags of highlighting and line breaks (<em>, <br>, <p>), each
 # with attributes that have values, is the page's own text: read as markup, "Why x<y and ..." lost all after "x",
 # and "Is a <b and c> d" all between.
@@ -701,10 +703,22 @@ class ChatNoirClient:
         return response
 
     def _answer(self, what: str, method: str, url: str, attempts: "_Attempts", **kwargs) -> requests.Response:
-        """One request's answer with its body read, retried while the body breaks off or trickles in."""
+        """One request's answer with its body read, retried while the body breaks off or trickles in, or the headers
+        are malformed."""
         settings = self.settings
         while True:
-            response = self._request(what, method, url, **kwargs)
+            try:
+                response = self._request(what, method, url, **kwargs)
+            except ChatNoirRequestError as error:  # urllib3 retries no malformed headers: one cost the search
+                if error.reason != MALFORMED_HEADERS:
+                    raise
+                problem = str(error).removeprefix(f"ChatNoir {what} request failed: ")
+                if not attempts.left:
+                    made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
+                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}",
+                                               MALFORMED_HEADERS) from None
+                self._pause(what, problem, attempts)
+                continue
             try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
                 _read_body(response, time.monotonic() + settings.timeout_s)
                 return response
@@ -850,7 +864,7 @@ def _failure(error: BaseException, settings: ChatNoirSettings) -> tuple[str, str
     if isinstance(error, ProtocolError):  # reached, then the connection broke off (before or during the answer)
         return f"the connection to {settings.address} broke off ({type(error).__name__})", "broken"
     if isinstance(error, InvalidHeader):  # reached: two Content-Lengths that differ (it read "cannot reach")
-        return f"{settings.address} answered with malformed headers ({type(error).__name__})", "broken"
+        return f"{settings.address} answered with malformed headers ({type(error).__name__})", MALFORMED_HEADERS
     return f"cannot reach {settings.address} ({type(error).__name__})", "unreachable"
 
 
