@@ -116,8 +116,8 @@ OUTAGE_PAUSE_S = 10.0
 MAX_PREVIEW_CHARS = 10_000
 # A result's document id at most: ClueWeb's are 25 characters, uuids 36. One of 30 MB a topic made a 90 MB run.
 MAX_ID_CHARS = 256
-# Failures that no other topic's search would escape: the key, the address, the service itself (headers malformed
-# at every retry: before they were said so, "cannot reach" it ended the run as at once).
+# Failures that no other topic's search would escape: the key, the address, the service itself (its headers malformed
+# at every retry: they ended the run at once before too, read as an address that cannot be reached).
 _SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirected", MALFORMED_HEADERS])
 # A title's or snippet's "<" that opens none of the few tags of highlighting and line breaks (<em>, <br>, <p>), each
 # with attributes that have values, is the page's own text: read as markup, "Why x<y and ..." lost all after "x",
