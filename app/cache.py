@@ -20,7 +20,7 @@ import numpy as np
 
 from .corpus import JSONL_READING, CorpusSource
 from .encoder import EMBEDDING_DIM
-from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_temporaries
+from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_temporaries, small_file
 from .records import TEXT_READING
 
 log = logging.getLogger(__name__)
@@ -58,18 +58,6 @@ def _digests(directory: Path) -> dict[str, str]:
     return digests
 
 
-def _small_file(path: Path, most: int = 1 << 20) -> bytes:
-    """A small cache file's bytes (a `complete` mark); a FIFO, a device or a file of over `most` bytes is damage,
-    a ValueError: one linked to /dev/zero was read until the memory ran out."""
-    if not path.is_file():
-        raise ValueError(f"{path.name} is no regular file")
-    with path.open("rb") as stream:
-        data = stream.read(most + 1)
-    if len(data) > most:
-        raise ValueError(f"{path.name} is over {most} bytes")
-    return data
-
-
 # The index's document ids, one a line (no id holds whitespace: the corpus readers skip such ids). Not a numpy
 # array of str, whose every row is as wide as the longest id: one id of 100,000 characters among 5,000 made a file
 # of 2 GB, one of 1,000,000 characters an allocation of 18.6 GB.
@@ -92,7 +80,7 @@ class CorpusCache:
         try:
             if not (path / "complete").exists():  # on an entry that cannot be searched (mode 000): an OSError
                 return None
-            written = json.loads(_small_file(path / "complete").decode("utf-8"))
+            written = json.loads(small_file(path / "complete").decode("utf-8"))
             if not isinstance(written, dict):
                 raise ValueError("its complete mark is no JSON object")
             if not isinstance(written.get("files"), dict):  # {name: digest}, before the corpus was named

@@ -43,7 +43,7 @@ from urllib3.util.retry import Retry
 
 from app.charset import not_text, page_encoding
 from app.errors import ToucheError, counted
-from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason
+from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason, small_file
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bulk
 from app.metadata import without_credentials
 from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, clean_text, record_id,
@@ -899,19 +899,13 @@ class TextCache:
         for ever, a link to /dev/zero filled the memory), longer than a text with its digest can be, or not its
         text's."""
         path = self._path(doc_id)
+        if not os.path.lexists(path):
+            return None
         try:
-            if not path.is_file():
-                if not os.path.lexists(path):
-                    return None
-                raise OSError("no regular file")
-            with path.open("rb") as handle:
-                data = handle.read(MAX_CACHED_BYTES + 1)
-            if len(data) > MAX_CACHED_BYTES:
-                raise OSError("longer than a cached text")
-            header, _, text = data.decode("utf-8").partition("\n")
+            header, _, text = small_file(path, MAX_CACHED_BYTES).decode("utf-8").partition("\n")
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except (OSError, UnicodeDecodeError):
+        except (OSError, ValueError):  # ValueError: no regular file, too long, no UTF-8
             header, text = "", ""
         if header != _digest(text):
             with self._lock:

@@ -79,6 +79,19 @@ def decoded(data: bytes) -> str:
     return data.decode(bom_encoding(data) or "utf-8")
 
 
+def small_file(path: Path, most: int = 1 << 20) -> bytes:
+    """A small cache file's bytes (a `complete` mark, a cached page text); a FIFO, a device or a file of over `most`
+    bytes is damage, a ValueError: one linked to /dev/zero was read until the memory ran out, a FIFO waited for
+    ever."""
+    if not path.is_file():
+        raise ValueError(f"{path.name} is no regular file")
+    with path.open("rb") as stream:
+        data = stream.read(most + 1)
+    if len(data) > most:
+        raise ValueError(f"{path.name} is over {most} bytes")
+    return data
+
+
 def not_a_file(path: Path) -> str | None:
     """What an input path that should be a file is instead, in words; None for a file or for nothing there."""
     if path.is_symlink() and not path.exists():
