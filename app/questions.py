@@ -702,6 +702,11 @@ def head_probabilities(head: tuple[HashedHead, DenseHead], indices: list[np.ndar
     return np.array([hashed.probability(found) for found in indices]), dense.probabilities(vectors)
 
 
+def decision(parts: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """A decision's P(positive) from its two heads' (`head_probabilities`): their mean, as runs decide."""
+    return np.mean(parts, axis=0)
+
+
 class Tagger:
     """Per-token multinomial logistic regression, decoded with Viterbi over tag-transition log-probabilities
     (scaled down in training: `app.training.questions.TRANSITION_WEIGHT`)."""
@@ -787,8 +792,8 @@ class ModelClassifier(QuestionClassifier):
     @staticmethod
     def probabilities(head: tuple[HashedHead, DenseHead], indices: list[np.ndarray],
                       vectors: np.ndarray) -> np.ndarray:
-        """The mean of the n-gram head's and the embedding head's probabilities, per question."""
-        return np.mean(head_probabilities(head, indices, vectors), axis=0)
+        """The mean of the n-gram head's and the embedding head's probabilities, per question (`decision`)."""
+        return decision(head_probabilities(head, indices, vectors))
 
     def _analysis(self, question: str, p_comparative: float, p_argumentative: float) -> QuestionAnalysis:
         p_comparative, p_argumentative = float(p_comparative), float(p_argumentative)

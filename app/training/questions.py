@@ -31,7 +31,8 @@ from sklearn.model_selection import train_test_split
 from app.encoder import encode
 from app.files import atomic_file
 from app.questions import (HASH_BITS, TAGS, DenseHead, HashedHead, ModelClassifier, RuleClassifier, Tagger,
-                           hash_features, head_probabilities, question_features, rule_type, spans_of, token_features)
+                           decision, hash_features, head_probabilities, question_features, rule_type, spans_of,
+                           token_features)
 from app.records import Topic
 from app.topics import read_topics
 from app.training import common
@@ -122,7 +123,7 @@ def decide(head: tuple[HashedHead, DenseHead], questions: list[str], embed: Embe
     """P(positive) of each question by the head as runs decide ("both") and by each of its parts alone ("ngrams",
     "embedding")."""
     parts = head_probabilities(head, [hash_features(question_features(q)) for q in questions], embed(questions))
-    return {"both": np.mean(parts, axis=0), "ngrams": parts[0], "embedding": parts[1]}
+    return {"both": decision(parts), "ngrams": parts[0], "embedding": parts[1]}
 
 
 def fit_tagger(sentences: list[tuple[list[str], list[str]]], seed: int, c: float = TAGGER_C,
