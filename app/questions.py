@@ -257,7 +257,11 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
                            "versa", "preferred", "be", "been", "being", "significantly", "slightly",
-                           "considerably", "substantially", "truly", "definitely", "far", "then"}))
+                           "considerably", "substantially", "truly", "definitely", "far", "then",
+                           # a sentence adverb opening the question ("Honestly, Bank of America or Chase?")
+                           "honestly", "seriously", "frankly", "personally", "basically", "ultimately",
+                           "realistically", "objectively", "truthfully", "hypothetically", "theoretically",
+                           "probably", "maybe", "perhaps"}))
 _MODEL_NUMBER = re.compile(r"[a-z]+\d\w*|\d+[a-z]\w*")  # "G35", "S10", "4K", "i7": a name's, not a shared head
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _DASH = re.compile(r"\s[-\u2013\u2014]|[-\u2013\u2014]\s")  # a dash between words ("RAM - Windows 7"), not "Coca-Cola"

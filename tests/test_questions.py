@@ -360,6 +360,9 @@ def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, quest
     ("Napoleon I or Napoleon III?", ("Napoleon I", "Napoleon III")),
     ("Python or Java I think", ("Python", "Java")),  # the pronoun
     ("Mac or PC? Honestly I think Mac", ("Mac", "PC")),
+    ("Honestly Bank of America or Chase?", ("Bank of America", "Chase")),  # was "Honestly Bank of America"
+    ("Seriously, Coke or Pepsi?", ("Coke", "Pepsi")),
+    ("Personally Red Bull or Monster?", ("Red Bull", "Monster")),
     ("is ubuntu better then fedora", ("ubuntu", "fedora")),  # "then" mistyped; was "then fedora"
     ("Is Python better for data science then R?", ("Python", "R")),
     ("Should I learn Python first and then Java?", ("Python", "Java")),  # no comparison: "then" the adverb
