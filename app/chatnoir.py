@@ -274,11 +274,12 @@ def _env_number(name: str, default, kind, most: float, positive: bool = False):
 
 
 class ChatNoirRequestError(ToucheError):
-    """A ChatNoir request that failed for good; `reason` is a short label ("HTTP 404", "time-out")."""
+    """A ChatNoir request that failed for good; `reason` is a short label ("HTTP 404", "time-out"), `problem` what
+    went wrong in words, without the request it befell (for a retry to say again)."""
 
-    def __init__(self, message: str, reason: str):
+    def __init__(self, message: str, reason: str, problem: str = ""):
         super().__init__(message)
-        self.reason = reason
+        self.reason, self.problem = reason, problem or message
 
 
 @dataclass
@@ -712,7 +713,7 @@ class ChatNoirClient:
             except ChatNoirRequestError as error:  # urllib3 retries no malformed headers: one cost the search
                 if error.reason != MALFORMED_HEADERS:
                     raise
-                problem = str(error).removeprefix(f"ChatNoir {what} request failed: ")
+                problem = error.problem
                 if not attempts.left:
                     made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
                     raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}",
@@ -747,7 +748,8 @@ class ChatNoirClient:
             made = getattr(cause, "attempts", settings.retries + 1)  # `_Retry.increment` counts them
             attempts = f" after {counted(made, 'attempt')}" if retried else ""
             # from None: the chained errors quote the URL, and with it the key, in a --debug traceback.
-            raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason) from None
+            raise ChatNoirRequestError(f"ChatNoir {what} request failed{attempts}: {problem}", reason,
+                                       problem) from None
         except ValueError:  # requests reads a redirect's address even when not following it: "http://[bad/"
             raise ChatNoirRequestError("ChatNoir's address redirects to an unreadable address", "redirected") from None
 
