@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import atomic_file, discard_output, os_reason, prepare_output, remove_abandoned_temporaries
+from .files import (atomic_file, discard_output, not_a_file, os_reason, prepare_output,
+                    remove_abandoned_temporaries)
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
 
@@ -147,10 +148,8 @@ def locate_run(path: Path) -> Path:
     found = [path / name for name in RUN_FILES if (path / name).exists()]
     if len(found) != 1:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
-    if found[0].is_dir():
-        raise ToucheError(f"{found[0]} is a directory, not a run file")
-    if not found[0].is_file():  # a FIFO held `touche validate DIR` for ever; a pipe named itself is read
-        raise ToucheError(f"{found[0]} is no regular file (a pipe or a device), not a run file")
+    if problem := not_a_file(found[0]):  # a FIFO held `touche validate DIR` for ever; a pipe named itself is read
+        raise ToucheError(f"{found[0]}: {problem}")
     return found[0]
 
 

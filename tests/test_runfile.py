@@ -122,7 +122,7 @@ def test_a_pipe_an_output_directory_holds_as_its_run_is_an_error(tmp_path):
 
     os.mkfifo(tmp_path / "run.txt")
     assert validate_run(tmp_path).errors == [
-        f"{tmp_path / 'run.txt'} is no regular file (a pipe or a device), not a run file"]
+        f"{tmp_path / 'run.txt'}: not a regular file (a pipe or a device)"]
 
 
 def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
