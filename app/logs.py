@@ -9,9 +9,22 @@ import sys
 NOISY = ("sentence_transformers", "transformers", "httpx", "urllib3", "bm25s")
 
 
+class AboveBars(logging.StreamHandler):
+    """Each record on a line of its own above the progress bars (`tqdm.write`), not run into a bar's line
+    ("BM25 index: 0doc [00:00]08:33:20 WARNING ...")."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm  # here, not at import: tqdm reads TQDM_DISABLE (--quiet) when first imported
+
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except Exception:
+            self.handleError(record)
+
+
 def log_to_stderr(level: int = logging.INFO, debug: bool = False) -> None:
     """Send log records of `level` and above to stderr, the noisy libraries' from WARNING (DEBUG with `debug`)."""
-    logging.basicConfig(level=logging.DEBUG if debug else level, stream=sys.stderr,
+    logging.basicConfig(level=logging.DEBUG if debug else level, handlers=[AboveBars(sys.stderr)],
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S", force=True)
     for noisy in NOISY:
         logging.getLogger(noisy).setLevel(logging.DEBUG if debug else logging.WARNING)

@@ -32,3 +32,18 @@ def test_debug_shows_the_libraries_too(capsys):
     log_to_stderr(logging.WARNING, debug=True)
     logging.getLogger("urllib3").debug("GET /api/v1/_search")
     assert "GET /api/v1/_search" in capsys.readouterr().err
+
+
+def test_a_record_logged_while_a_bar_is_drawn_gets_a_line_of_its_own(capsys):
+    """It was written after the bar's text on the bar's line ("BM25 index: 0doc [00:00]08:33:20 WARNING ...")."""
+    import sys
+
+    from tqdm import tqdm
+
+    log_to_stderr()
+    with tqdm(total=3, desc="BM25 index", file=sys.stderr, disable=False) as bar:
+        bar.update(1)
+        logging.getLogger("app.test").warning("skipped 3 records")
+    err = capsys.readouterr().err
+    line = next(line for line in err.replace("\r", "\n").splitlines() if "skipped 3 records" in line)
+    assert line.split(" WARNING ")[0].count(":") == 2 and "BM25 index" not in line, repr(err)
