@@ -12,9 +12,8 @@ from .html import PAGE_TEXT
 # Documents per topic whose stance the cross-encoder reads (see RunSettings.stance_model): the whole reranked head at
 # the default rerank depth. Stance is judged over every judged document a run ranks, most of them below a run's top
 # 10, where the heads alone read PRO / CON far worse than the cross-encoder (ArgKP-2021 held-out arguments 0.646 vs
-# 0.859, UKPConvArg1 debate posts 0.520 vs 0.666; `scripts/stance_experiments.py stated`, `ukp-sides`). On
-# tira-input as controversial topics the stance stage takes 22.8 s for 50 topics instead of 3.5 s at 10 (README,
-# Benchmarks).
+# 0.859, UKPConvArg1 debate posts 0.520 vs 0.666; `scripts/stance_experiments.py stated`, `ukp-sides`). What it
+# costs on tira-input as controversial topics, against a depth of 10: README, Benchmarks.
 STANCE_DEPTH = 100
 # What reads controversial stance (RunSettings.stance_model): the cross-encoder with the heads, or the heads alone.
 STANCE_MODELS = ("cross", "head")
