@@ -248,7 +248,8 @@ def measure(input_dir: Path, name: str, output_dir: Path, device: str, progress:
     from . import encoder
     from .corpus import detect_corpus, read_documents
     from .lexical import make_tokenizer
-    from .pipeline import RunSettings, run
+    from .pipeline import run
+    from .settings import RunSettings
 
     shutil.rmtree(output_dir, ignore_errors=True)
     settings = RunSettings(input_dir=input_dir, output_dir=output_dir, overwrite=True, device=device,
@@ -306,7 +307,8 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import RunSettings, first_stage, rank, score_candidates
+    from .pipeline import first_stage, rank, score_candidates
+    from .settings import RunSettings
     from .runfile import ranked_rows
     from .training.common import TASK, read_dev_topics
 

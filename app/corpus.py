@@ -426,6 +426,14 @@ def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> i
     return io.BufferedReader(_Utf8Reader(path, defects, guard), _CHUNK_BYTES)
 
 
+def check_opens(source: CorpusSource) -> None:
+    """Each of the corpus's files read to its first bytes, as `open_text` reads them: a file packed otherwise than
+    with gzip, or a damaged gzip header, is a ToucheError before the work, not after the models load."""
+    for path in source.paths:
+        with open_text(path, Defects(path.name)) as stream:
+            stream.read(1)
+
+
 def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | None]]:
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text` (of each value on
     it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than

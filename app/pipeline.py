@@ -19,13 +19,13 @@ from . import debates, encoder, fusion, runfile, stance
 from .cache import CorpusCache, fingerprint, text_digest
 from .chatnoir import MAX_DEPTH as CHATNOIR_MAX_DEPTH
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
-from .corpus import CorpusSource, choose_source, read_documents, rerank_candidates
+from .corpus import CorpusSource, check_opens, choose_source, read_documents, rerank_candidates
 from .errors import ToucheError
 from .files import run_scratch
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
-from .questions import load_classifier
+from .questions import QuestionAnalysis, QuestionClassifier, load_classifier
 from .records import Candidate, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .settings import RunSettings
@@ -77,13 +77,14 @@ def run(settings: RunSettings) -> RunReport:
     with timer.stage("topics"):
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics
                 else read_topics(settings.input_dir))
+        source = candidate_source(settings)  # a wrong corpus or ChatNoir setting is said before any model loads
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
     log.info("%d %s topics from %s", len(topics), task, settings.topics or settings.input_dir)
     foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
     for problem in foreseen.values():
         log.warning("TIRA will reject this run: %s", problem)
 
-    candidates, corpus_size, cache, origin = first_stage(settings, topics, timer)
+    candidates, corpus_size, cache, origin = first_stage(settings, topics, timer, source)
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)
@@ -110,8 +111,16 @@ def run(settings: RunSettings) -> RunReport:
                      origin=origin)
 
 
+class TopicTask(NamedTuple):
+    """The run's stance label set (controversial or comparative), its topics and each topic's question analysis."""
+
+    task: str
+    topics: list[Topic]
+    analyses: dict[str, QuestionAnalysis]
+
+
 def topic_task(topics: list[Topic], override: str | None = None, device: str = "auto",
-               precision: str = "auto") -> tuple[str, list[Topic], dict]:
+               precision: str = "auto") -> TopicTask:
     """The run's stance label set (`stance.task_kind`), its topics (comparative ones with their objects) and each
     topic's question analysis, by topic number; the question classifier reads all titles at once (embedded on
     `device` at `precision`, as the run's texts are)."""
@@ -120,10 +129,10 @@ def topic_task(topics: list[Topic], override: str | None = None, device: str = "
     task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
     if task == "comparative":
         topics = [with_objects(topic, questions) for topic in topics]
-    return task, topics, analyses
+    return TopicTask(task, topics, analyses)
 
 
-def with_objects(topic: Topic, questions) -> Topic:
+def with_objects(topic: Topic, questions: QuestionClassifier) -> Topic:
     """A comparative topic without <objects> (2020/21 Task 2) gets the objects its question names."""
     if topic.objects is not None:
         return topic
@@ -145,16 +154,28 @@ class FirstStage(NamedTuple):
     origin: str
 
 
-def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | None = None) -> FirstStage:
-    """Candidates per topic: from ChatNoir, a re-rank file as given, or BM25 over the local corpus."""
-    timer = timer or StageTimer()
+def candidate_source(settings: RunSettings) -> CorpusSource | ChatNoirSettings:
+    """Where the candidates come from: the local corpus (its first bytes read: a file packed otherwise than with
+    gzip is an error here) or ChatNoir's settings (key, index, client limits), each checked before the work."""
     source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
-    if source is not None and settings.index is not None:
-        log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
     if source is None:
+        return ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
+                                        page_text=settings.page_text)
+    if settings.index is not None:
+        log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
+    check_opens(source)
+    return source
+
+
+def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | None = None,
+                source: CorpusSource | ChatNoirSettings | None = None) -> FirstStage:
+    """Candidates per topic: from ChatNoir, a re-rank file as given, or BM25 over the local corpus (`source`, else
+    `candidate_source`)."""
+    timer = timer or StageTimer()
+    source = candidate_source(settings) if source is None else source
+    if isinstance(source, ChatNoirSettings):
+        chatnoir = source
         with timer.stage("first-stage retrieval"):
-            chatnoir = ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
-                                                page_text=settings.page_text)
             searched = min(settings.candidates, CHATNOIR_MAX_DEPTH)
             if searched < settings.candidates:  # the run holds at most 1,000 a topic (--depth) anyway
                 log.info("ChatNoir gives at most %d results a search: --candidates %d searches %d", searched,
@@ -362,17 +383,24 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
     return scored
 
 
-def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
+class Ranking(NamedTuple):
+    """A topic's document ids and their fused scores, best first."""
+
+    doc_ids: list[str]
+    scores: list[float]
+
+
+def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> Ranking:
     """A topic's document ids and fused scores, best first, cut at `depth`.
 
     Ties keep the first-stage order: the tail below the rerank depth shares one fused score and so stays in the
     first stage's order (BM25's, ChatNoir's or the re-rank file's).
     """
     order = sorted(range(len(found)), key=lambda i: -scores[i])[:depth]
-    return [found[i].doc.doc_id for i in order], [float(scores[i]) for i in order]
+    return Ranking([found[i].doc.doc_id for i in order], [float(scores[i]) for i in order])
 
 
-def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[float]]],
+def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
                    best_passages: dict[str, dict[str, int]], encoded: Encoded, queries: dict[str, np.ndarray],
                    task: str, settings: RunSettings,
                    candidates: dict[str, list[Candidate]] | None = None) -> dict[str, list[str]]:
@@ -391,7 +419,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, tuple[list[str], list[
     for topic in topics:
         if topic.number not in ranked:
             continue
-        doc_ids = ranked[topic.number][0]
+        doc_ids, _ = ranked[topic.number]
         best = best_passages[topic.number]
         head = reranked_head(doc_ids, best, settings.rerank_depth)
         passages = [best[doc_id] for doc_id in head]
@@ -412,13 +440,13 @@ def reranked_head(doc_ids: list[str], best_passages: dict[str, int], rerank_dept
     return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in best_passages]
 
 
-def balance(ranked: dict[str, tuple[list[str], list[float]]], stances: dict[str, list[str]],
-            argumentative: set[str]) -> tuple[dict, dict]:
+def balance(ranked: dict[str, Ranking], stances: dict[str, list[str]],
+            argumentative: set[str]) -> tuple[dict[str, Ranking], dict[str, list[str]]]:
     """--balance-stance: alternate pro and con near the top of argumentative topics; scores stay decreasing."""
     balanced_ranked, balanced_stances = dict(ranked), dict(stances)
     for qid in argumentative & set(stances):
         (doc_ids, scores), labels = ranked[qid], stances[qid]
         order = stance.balance_stance(labels)
-        balanced_ranked[qid] = ([doc_ids[i] for i in order], scores)
+        balanced_ranked[qid] = Ranking([doc_ids[i] for i in order], scores)
         balanced_stances[qid] = [labels[i] for i in order]
     return balanced_ranked, balanced_stances

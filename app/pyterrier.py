@@ -22,7 +22,7 @@ import pandas as pd
 import pyterrier as pt
 
 from . import fusion, stance
-from .pipeline import Encoded, detect_stances, encode_queries, rank, score_candidates, topic_task
+from .pipeline import Encoded, Ranking, detect_stances, encode_queries, rank, score_candidates, topic_task
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS, check_cuda
 from .errors import ToucheError
@@ -125,7 +125,7 @@ class ToucheStance(pt.Transformer):
             return inp.iloc[:0].assign(stance=pd.Series(dtype=str))
         settings = self.options.run_settings()
         task, topics = self._task(topics)
-        ranked = {topic.number: (frame["docno"].tolist(), frame["score"].tolist())
+        ranked = {topic.number: Ranking(frame["docno"].tolist(), frame["score"].tolist())
                   for topic, frame in zip(topics, frames)}
         encoded, best = self._head(topics, frames, candidates, settings)
         labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings,

@@ -212,6 +212,38 @@ def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures,
     assert "TIRA will reject this run: 3 topics of at most 1 document each: at most 3 lines" in caplog.text
 
 
+@pytest.mark.parametrize("layout, error", [
+    ("xz", "packed with xz, which is not read here"),
+    ("two corpora", "two corpora in"),
+    ("chatnoir retries", "CHATNOIR_RETRIES"),
+])
+def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtures, tmp_path, monkeypatch, layout,
+                                                                           error):
+    """They were said after the question classifier and the encoder had loaded (13 s), in the first stage."""
+    import lzma
+    import shutil
+
+    import app.pipeline as pipeline
+
+    def load_classifier(*args, **kwargs):
+        raise AssertionError("a model loaded")
+
+    monkeypatch.setattr(pipeline, "load_classifier", load_classifier)
+    shutil.copy(fixtures / "passages" / "topics.xml", tmp_path)
+    passages = (fixtures / "passages" / "passages.jsonl").read_bytes()
+    if layout == "xz":
+        (tmp_path / "passages.jsonl").write_bytes(lzma.compress(passages))
+    elif layout == "two corpora":
+        (tmp_path / "passages.jsonl").write_bytes(passages)
+        shutil.copy(fixtures / "argsme" / "args-me.json", tmp_path)
+    else:
+        (tmp_path / "chatnoir-credentials.json").write_text('{"apikey": "KEY"}')
+        monkeypatch.setenv("CHATNOIR_RETRIES", "99")
+    with pytest.raises(ToucheError, match=error):
+        run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        progress=False))
+
+
 def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
     """--candidates cuts a re-rank file's candidates too, whatever --depth."""
     settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
