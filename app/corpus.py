@@ -89,9 +89,9 @@ TEXT_FIELDS = ("text", "contents", "body")
 # A re-rank line's document id: TIREx's `docno`, else ir_datasets' and BEIR tools' names for it.
 RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
-# (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text), so that a kept
-# cache never serves an index of the old reading.
-JSONL_READING = 5
+# (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
+# with a byte order mark), so that a kept cache never serves an index of the old reading.
+JSONL_READING = 6
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -464,7 +464,7 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
 
 
 _JSON = json.JSONDecoder(strict=False)  # strict=False: a raw control character in a string (a tab) costs no record
-_SPACE = re.compile(r"[ \t\r\n]*")
+_SPACE = re.compile(r"[ \t\r\n\ufeff]*")  # and the byte order marks `cat` of files saved with one leaves
 
 
 def _json_values(line: bytes) -> list:
@@ -472,7 +472,7 @@ def _json_values(line: bytes) -> list:
     newline joins two records; at most MAX_LINE_CONTAINERS of them); [None] for a line that is neither. Values
     other than objects back to back are no records: 64 MB of "1 1 1 ..." would have been 32 million of them."""
     try:
-        text = line.decode()
+        text = line.decode().lstrip(" \t\ufeff")  # a line opening with a BOM: a file saved with one, joined by `cat`
         return [_JSON.decode(text)]
     except (ValueError, RecursionError) as error:  # not JSON, an integer past 4,300 digits, nested too deep
         if not str(error).startswith("Extra data"):

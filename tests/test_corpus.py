@@ -639,6 +639,23 @@ def test_records_written_back_to_back_on_one_line_are_each_read(tmp_path, caplog
     assert "skipped 2 records (2 bad lines)" in caplog.text
 
 
+@pytest.mark.parametrize("name", ["passages.jsonl", "rerank.jsonl"])
+def test_files_saved_with_a_byte_order_mark_and_joined_by_cat_are_read_whole(tmp_path, caplog, name):
+    """The BOM that opened the second file opened a line, or sat between two records on one: a bad line each."""
+    def record(doc_id: str) -> str:
+        return json.dumps({"qid": "1", "query": "tea", "docno": doc_id, "text": "tea", "rank": 1, "score": 1.0}
+                          if name == "rerank.jsonl" else {"id": doc_id, "contents": "tea"})
+
+    bom = "\ufeff"
+    (tmp_path / name).write_text(f"{bom}{record('a')}\n{bom}{record('b')}\n{bom} {record('c')}{bom}{record('d')}\n",
+                                 encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        source = detect_corpus(tmp_path)
+        read = ([c.doc.doc_id for c in read_rerank(source)["1"]] if name == "rerank.jsonl"
+                else [d.doc_id for d in read_documents(source)])
+    assert read == ["a", "b", "c", "d"] and not caplog.records, caplog.text
+
+
 def test_a_line_nested_too_deep_to_parse_is_a_bad_line(tmp_path, caplog):
     deep = "[" * 100_000 + "]" * 100_000
     (tmp_path / "passages.jsonl").write_text(f'{{"id": "a", "contents": "kept", "meta": {deep}}}\n'
