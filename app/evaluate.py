@@ -55,8 +55,8 @@ class Evaluation:
 
 
 def open_qrels(path: Path) -> "_BoundedLines":
-    """A qrels file's lines, read through gzip where its name ends in .gz; a BOM is skipped (it would make the
-    first topic "\ufeff1", unjudged)."""
+    """A qrels file's lines, read through gzip where its name ends in .gz; a BOM opening the file or a line (a file
+    saved with one, joined by `cat`) is skipped: it would make its topic "\ufeff1", and take its judgements away."""
     return _BoundedLines(gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz"
                          else open(path, encoding="utf-8-sig"))
 
@@ -76,7 +76,7 @@ class _BoundedLines:
             read += len(line)
             if read > MAX_QRELS_CHARS:
                 raise ValueError(f"more than {MAX_QRELS_CHARS >> 20} MB of judgements (Touché's hold kilobytes)")
-            yield line
+            yield line.removeprefix("\ufeff")
 
     def __enter__(self) -> "_BoundedLines":
         return self
@@ -171,9 +171,10 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                     path, counted(len(set(twice)), "document"), doc_id, qid)
     scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _, _) in best.items()]
     _say_ties(path, scored)
-    if scored[0].query_id.startswith("\ufeff"):  # as `touche validate` warns: the official evaluation reads it so
+    if marked := next((doc.query_id for doc in scored if doc.query_id.startswith("\ufeff")), None):
+        # as `touche validate` warns: the official evaluation reads it so (at the file's start or a line's)
         log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
-                    "as trec_eval reads it; scored so", path, scored[0].query_id[1:])
+                    "as trec_eval reads it; scored so", path, marked[1:])
     return scored, {key: stance for key, (_, _, stance) in best.items()}
 
 

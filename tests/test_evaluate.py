@@ -173,6 +173,18 @@ def test_qrels_with_a_bom_judge_their_first_topic(tmp_path):
     assert evaluate_run(tmp_path / "run.txt", tmp_path / "qb", stance_qrels=tmp_path / "sb").mean == plain.mean
 
 
+def test_qrels_joined_by_cat_of_files_saved_with_a_bom_judge_every_topic(tmp_path):
+    """The BOM that opened the second file made its first topic "\ufeff2" and took the judgement away from topic 2
+    (nDCG 1.0 -> 0.5, unsaid)."""
+    plain = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS),
+                         stance_qrels=write(tmp_path, "s", STANCE))
+    marked = [line if line[0] == "1" or i % 2 else "\ufeff" + line for i, line in enumerate(QRELS)]
+    stances = [line if line[0] == "1" else "\ufeff" + line for line in STANCE]
+    joined = evaluate_run(tmp_path / "run.txt", write(tmp_path, "qb", marked),
+                          stance_qrels=write(tmp_path, "sb", stances))
+    assert joined.mean == plain.mean and joined.stance_truth == plain.stance_truth
+
+
 def test_a_gzipped_run_in_an_output_directory_is_read(tmp_path):
     import gzip
 
@@ -211,6 +223,9 @@ def test_a_run_with_a_bom_is_scored_as_trec_eval_scores_it_and_said(tmp_path, ca
     (tmp_path / "run.txt").write_bytes(b"\xef\xbb\xbf" + "\n".join(RUN).encode() + b"\n")
     evaluate_run(tmp_path / "run.txt", write(tmp_path, "q", QRELS))
     assert "a byte order mark (U+FEFF) before topic '1' makes it another topic" in caplog.text
+    caplog.clear()  # one opening a line further down (runs joined by `cat`), which was scored so unsaid
+    evaluate_run(write(tmp_path, "run2.txt", [*RUN[:4], "\ufeff" + RUN[4], RUN[5]]), tmp_path / "q")
+    assert "a byte order mark (U+FEFF) before topic '2' makes it another topic" in caplog.text
 
 
 def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):
