@@ -249,7 +249,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             mean[key] = statistics.fmean(values.values()) if values else 0.0
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
-        _check_stance_labels(stance_qrels, set(truth.values()))
+        _check_stance_labels(stance_qrels, truth)
         kept = _relevance_topics({qid for qid, _ in truth}, judged_topics, stance_qrels, qrels)
         if truth and not kept:
             raise ToucheError(f"{stance_qrels}: judges none of the topics {qrels} judges")
@@ -307,9 +307,16 @@ def topic_order(qid: str) -> tuple[int, str]:
     return len(qid), qid
 
 
-def _check_stance_labels(stance_qrels: Path, judged: set[str]) -> None:
-    """Stance qrels none of whose labels is a stance label (relevance grades 0, 1, 2) are an error naming them."""
-    if judged and not judged & set().union(*STANCE_LABELS.values()):
+def _check_stance_labels(stance_qrels: Path, truth: dict[tuple[str, str], str]) -> None:
+    """Stance qrels none of whose labels is a stance label (relevance grades 0, 1, 2) are an error naming them; a
+    few that are none ("second", "NO" and a zero-width space) a warning: each is a class of the macro-F1."""
+    judged, known = set(truth.values()), set().union(*STANCE_LABELS.values())
+    if odd := sorted(key for key, label in truth.items() if label not in known) if judged & known else []:
+        qid, doc_id = min(odd)
+        log.warning("%s: %s of no stance label (e.g. %r for %s in topic %s), each label counted as a class of its "
+                    "own in the stance macro-F1", stance_qrels, counted(len(odd), "judgement"), truth[qid, doc_id],
+                    doc_id, qid)
+    if judged and not judged & known:
         raise ToucheError(f"{stance_qrels}: its labels ({', '.join(sorted(judged)[:10])}) are no stance labels "
                           f"({' | '.join(', '.join(labels) for labels in STANCE_ORDER)}): relevance qrels?")
 
