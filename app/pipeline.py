@@ -25,7 +25,7 @@ from .files import run_scratch
 from .lexical import LexicalIndex
 from .passages import Passage, read_passages
 from .quality import QualityModel
-from .questions import QuestionAnalysis, QuestionClassifier, load_classifier
+from .questions import QuestionAnalysis, load_classifier
 from .records import Candidate, Topic
 from .relevance import EMBEDDING_DIM, QUERY_NAMES, RelevanceModel, topic_queries
 from .settings import RunSettings
@@ -128,15 +128,17 @@ def topic_task(topics: list[Topic], override: str | None = None, device: str = "
     analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
     task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
     if task == "comparative":
-        topics = [with_objects(topic, questions) for topic in topics]
+        topics = [with_objects(topic, analyses[topic.number]) for topic in topics]
     return TopicTask(task, topics, analyses)
 
 
-def with_objects(topic: Topic, questions: QuestionClassifier) -> Topic:
-    """A comparative topic without <objects> (2020/21 Task 2) gets the objects its question names."""
+def with_objects(topic: Topic, analysis: QuestionAnalysis) -> Topic:
+    """A topic without <objects> (2020/21 Task 2) in a comparative run gets the objects its question names, where
+    the classifier reads it as a comparison ("Should school uniforms be mandatory?" named "school uniforms" and
+    "mandatory")."""
     if topic.objects is not None:
         return topic
-    objects, _ = questions.extract_objects(topic.title)
+    objects = analysis.objects if analysis.comparative else ()
     if len(objects) < 2:
         log.warning("topic %s: no two compared objects found in %s", topic.number, topic.quoted)
         return topic

@@ -450,8 +450,8 @@ def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
     from app.records import Topic
 
     topic = Topic("1", "tea " * 1250)
-    assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: ([], None))) is topic
-    assert with_objects(topic, SimpleNamespace(extract_objects=lambda title: (["tea"], None))) is topic  # one
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=())) is topic
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea",))) is topic  # one
     assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
     assert max(len(line) for line in caplog.text.splitlines()) < 200
 
@@ -525,6 +525,18 @@ def test_comparative_topics_without_objects_get_their_questions_in_question_orde
     _, topics, _ = topic_task([Topic("1", "Which is better, a cat or a dog?"), Topic("2", "Suitcases: hard or soft?"),
                                Topic("3", "Should I buy a Mac or a PC?", objects=("PC", "Mac"))])
     assert [topic.objects for topic in topics] == [("cat", "dog"), ("hard", "soft"), ("PC", "Mac")]
+
+
+def test_a_topic_the_classifier_reads_as_no_comparison_gets_no_objects_in_a_comparative_run(caplog):
+    """Its objects were extracted anyway ("school uniforms" and "mandatory") and its documents labelled FIRST or
+    SECOND of them."""
+    from app.pipeline import topic_task
+    from app.records import Topic
+
+    task, topics, _ = topic_task([Topic("1", "Which is better, a cat or a dog?"), Topic("2", "Tea or coffee?"),
+                                  Topic("3", "Should school uniforms be mandatory?")])
+    assert task == "comparative" and [topic.objects for topic in topics] == [("cat", "dog"), ("Tea", "coffee"), None]
+    assert "topic 3: no two compared objects found in 'Should school uniforms be mandatory?'" in caplog.text
 
 
 def test_the_question_classifier_embeds_titles_on_the_runs_device_and_precision(monkeypatch):
