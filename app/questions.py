@@ -103,6 +103,7 @@ def format_line(a: QuestionAnalysis) -> str:
 
 
 MAX_QUESTIONS_BYTES = 64 << 20
+_LINE_END = re.compile(r"\r\n|\r|\n")  # of a questions file's lines (not U+2028, U+0085, a form feed)
 # What a topics.xml opens with: a declaration, a comment or doctype, or a tag (not "<3 Is tea ...").
 _MARKUP = re.compile(rb"(?:\xef\xbb\xbf)?\s*<[?!A-Za-z_]")
 
@@ -149,7 +150,7 @@ def read_questions(path: Path) -> list[str]:
         text = decoded(raw)
     except UnicodeDecodeError as e:
         raise ToucheError(f"{path} is not UTF-8 text") from e
-    return [line.strip() for line in text.splitlines() if visible(line)]
+    return [line.strip() for line in _LINE_END.split(text) if visible(line)]
 
 
 # ---------------------------------------------------------------------------------------------------------

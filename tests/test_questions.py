@@ -134,6 +134,14 @@ def test_read_questions_reads_lines_that_open_with_a_less_than_sign_as_questions
     assert read_questions(tmp_path / "topics") == ["Is tea good?"]
 
 
+def test_read_questions_ends_a_line_at_a_newline_or_carriage_return_only(tmp_path):
+    """splitlines() cut "Is tea better\u2028than coffee?" into two questions, each read as a comparison."""
+    (tmp_path / "questions.txt").write_text("Is tea better\u2028than coffee?\r\nCats\x85or dogs?\rMac or PC?\n",
+                                            newline="")
+    assert read_questions(tmp_path / "questions.txt") == ["Is tea better\u2028than coffee?", "Cats\x85or dogs?",
+                                                          "Mac or PC?"]
+
+
 def test_read_questions_passes_over_lines_of_nothing_visible(tmp_path):
     (tmp_path / "questions.txt").write_text("Is tea good?\n\u200b\n \ufeff \nIs coffee good?\n", encoding="utf-8")
     assert read_questions(tmp_path / "questions.txt") == ["Is tea good?", "Is coffee good?"]
