@@ -1343,3 +1343,12 @@ def test_megabytes_of_bulk_before_a_page_text_are_cut_out_before_the_bound(bulk,
     body = f"<html><head><title>T</title></head><body>{bulk}<p>Uniforms lessen peer pressure.</p></body>".encode()
     monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _answer(body, "text/html; charset=utf-8"))
     assert client.cached_text(uuid5(NAMESPACE_URL, "page")) == "Uniforms lessen peer pressure."
+
+
+def test_an_article_after_a_megabyte_and_more_of_menu_links_is_read(monkeypatch):
+    """Links are text, no bulk: the page was cut at 1,000,000 characters within them, and read as its menu."""
+    client = ChatNoirClient(ChatNoirSettings(api_key=KEY), ChatNoirStats())
+    menu = "<nav><ul>" + '<li><a href="/c">Category shop deals</a></li>' * 30_000 + "</ul></nav>"  # 1.4 MB
+    body = f"<html><head><title>T</title></head><body>{menu}<p>Uniforms lessen peer pressure.</p></body>".encode()
+    monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _answer(body, "text/html; charset=utf-8"))
+    assert client.cached_text(uuid5(NAMESPACE_URL, "page")) == "Uniforms lessen peer pressure."
