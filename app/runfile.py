@@ -33,6 +33,7 @@ NO_STANCE = frozenset({"Q0", "0"})
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
+_OTHER_SPACE = re.compile(r"[^\S \t\r\n]")  # whitespace TIRA's check splits columns at and trec_eval does not
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -262,6 +263,9 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
+    if space := _OTHER_SPACE.search(line.strip()):
+        result.warnings.append(f"line {number}: columns separated by U+{ord(space[0]):04X}, which trec_eval reads "
+                               "as part of a column")
     if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)

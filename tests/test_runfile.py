@@ -222,6 +222,14 @@ def test_a_byte_order_mark_is_named(tmp_path):
     assert result.warnings[1] == "line 1: special characters in an id"
 
 
+def test_columns_separated_by_other_whitespace_than_space_and_tab_are_named(tmp_path):
+    """TIRA's check_format splits at any whitespace, trec_eval at spaces and tabs only: a no-break space passed
+    unsaid."""
+    result = validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\u00a0", 1)] + GOOD[1:]))
+    assert result.ok and result.warnings == [
+        "line 1: columns separated by U+00A0, which trec_eval reads as part of a column"]
+
+
 def test_a_plain_trec_run_labels_no_stance_with_0(tmp_path):
     """Column 2 of trec_eval's runs, which TIRA accepts: it was "stance labels 0 are not one task's set"."""
     plain = [line.replace(" Q0 ", " 0 ") for line in GOOD]
