@@ -324,10 +324,11 @@ class ObjectSpans:
         # a capital "A" after a lowercase head word ("plan A", "vitamin A") or before the comparison ("Is A better
         # than B?", "Plan A or plan B?") names something; elsewhere it is the article, in capitals in a title-cased
         # question ("What Is Better: A Mac Or A PC?") or opening a sentence
-        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and 0 < i and i not in self.breaks
+        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and (0 < i and i not in self.breaks
                        and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
                        and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
-                            or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)}
+                            or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)
+                       or i == 0 and 1 < len(tokens) and self.words[1] in PIVOTS)}  # "A or B?"
         # so do "One" after a capitalised word ("Xbox One") and "I" closing a name ("Napoleon I or Napoleon III",
         # "World War I"; not "Should I", "Honestly I think", "Python or Java I think")
         self.names |= {i for i, t in enumerate(tokens) if t.text in ("One", "I") and 0 < i and i not in self.breaks

@@ -369,6 +369,8 @@ def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, quest
     ("Python or Java I think", ("Python", "Java")),  # the pronoun
     ("Mac or PC? Honestly I think Mac", ("Mac", "PC")),
     ("Honestly Bank of America or Chase?", ("Bank of America", "Chase")),  # was "Honestly Bank of America"
+    ("A or B?", ("A", "B")),  # was ("B",): the article
+    ("A vs B vs C vs D", ("A", "B")),  # was ("B", "C")
     ("Seriously, Coke or Pepsi?", ("Coke", "Pepsi")),
     ("Personally Red Bull or Monster?", ("Red Bull", "Monster")),
     ("is ubuntu better then fedora", ("ubuntu", "fedora")),  # "then" mistyped; was "then fedora"
