@@ -18,7 +18,7 @@ import ir_measures
 from sklearn.metrics import f1_score
 
 from .errors import ToucheError, counted
-from .files import os_reason
+from .files import not_utf8, os_reason
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
 from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run
 
@@ -89,6 +89,8 @@ def _unreadable(path: Path, kind: str, error: Exception) -> ToucheError:
     """A qrels file that cannot be opened (missing, unreadable) or read as `kind`, in one line."""
     if isinstance(error, OSError) and error.errno is not None:
         return ToucheError(f"{path}: {os_reason(error)}")
+    if isinstance(error, UnicodeDecodeError):
+        return ToucheError(f"{path}: {not_utf8(error)}")
     return ToucheError(f"{path}: not a {kind} file ({error or 'the gzip file ends too soon'})")
 
 
@@ -160,6 +162,8 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                     if (value, -line_rank) <= best[key][:2]:
                         continue
                 best[key] = (value, -line_rank, stance)
+    except UnicodeDecodeError as error:
+        raise ToucheError(f"{path}: {not_utf8(error)}") from None
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not best:

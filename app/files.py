@@ -79,6 +79,14 @@ def decoded(data: bytes) -> str:
     return data.decode(bom_encoding(data) or "utf-8")
 
 
+def not_utf8(error: UnicodeDecodeError) -> str:
+    """Why a text file that must be UTF-8 (a run, qrels) cannot be read, in words: UTF-16 where its byte order mark
+    says so (PowerShell's ">", Notepad's "Unicode"), not Python's "can't decode byte 0xff in position 0"."""
+    if error.start < 2 and bom_encoding(error.object[:2]) == "utf-16":
+        return "UTF-16 text (its byte order mark says so), not UTF-8: save it as UTF-8"
+    return f"not UTF-8 text (a byte {error.object[error.start]:#04x} that UTF-8 does not hold there)"
+
+
 def small_file(path: Path, most: int = 1 << 20) -> bytes:
     """A small cache file's bytes (a `complete` mark, a cached page text); a FIFO, a device or a file of over `most`
     bytes is damage, a ValueError: one linked to /dev/zero was read until the memory ran out, a FIFO waited for

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import (atomic_file, discard_output, not_a_file, os_reason, prepare_output,
+from .files import (atomic_file, discard_output, not_a_file, not_utf8, os_reason, prepare_output,
                     remove_abandoned_temporaries)
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
@@ -223,7 +223,10 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
                     continue
                 result.lines += 1
                 _check_line(line, number, result, by_topic, tags, stances)
-    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
+    except UnicodeDecodeError as error:
+        result.errors.append(f"cannot read the run: {not_utf8(error)}")
+        return result
+    except (OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
         return result
     except ToucheError:  # read no further

@@ -194,6 +194,16 @@ def test_a_judgement_of_no_stance_label_among_stance_labels_is_said(tmp_path, ca
     assert "1 judgement of no stance label (e.g. 'second' for x in topic 2)" in caplog.text
 
 
+def test_a_run_or_qrels_in_utf16_is_said_so(tmp_path):
+    """It was "not a TREC qrels file ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte)"."""
+    (tmp_path / "q16").write_text("\n".join(QRELS) + "\n", encoding="utf-16")
+    with pytest.raises(ToucheError, match=r"q16: UTF-16 text \(its byte order mark says so\), not UTF-8: save it as"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), tmp_path / "q16")
+    (tmp_path / "r16").write_text("\n".join(RUN) + "\n", encoding="utf-16")
+    with pytest.raises(ToucheError, match=r"r16: UTF-16 text \(its byte order mark says so\), not UTF-8: save it as"):
+        evaluate_run(tmp_path / "r16", write(tmp_path, "q", QRELS))
+
+
 def test_a_gzipped_run_in_an_output_directory_is_read(tmp_path):
     import gzip
 

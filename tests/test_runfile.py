@@ -375,3 +375,13 @@ def test_the_run_is_readable_by_others_whatever_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_a_run_in_utf16_or_with_a_byte_utf8_does_not_hold_is_said_in_words(tmp_path):
+    """It was Python's "'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"."""
+    (tmp_path / "run.txt").write_text("\n".join(GOOD) + "\n", encoding="utf-16")
+    assert validate_run(tmp_path / "run.txt").errors == [
+        "cannot read the run: UTF-16 text (its byte order mark says so), not UTF-8: save it as UTF-8"]
+    (tmp_path / "run.txt").write_bytes(b"1 Q0 d\xff 1 2.0 t\n")
+    assert validate_run(tmp_path / "run.txt").errors == [
+        "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
