@@ -70,12 +70,24 @@ def test_a_topics_file_nested_too_deep_gives_no_parser_advice(tmp_path: Path, in
     assert "XML_PARSE_HUGE" not in str(error.value)
 
 
+def test_a_topic_without_its_number_or_title_is_named_by_the_other(tmp_path: Path):
+    """It was "a <topic> lacks its number or title (line 3)" either way."""
+    (tmp_path / "topics.xml").write_text("<topics>\n<topic><number>1</number><title>Tea?</title></topic>\n"
+                                         "<topic><title>Cats or dogs?</title></topic>\n<topic/></topics>")
+    with pytest.raises(ToucheError, match=r"the <topic> titled 'Cats or dogs\?' lacks its number \(line 3\)"):
+        read_topics(tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>1</number><title>Tea?</title></topic><topic/>"
+                                         "</topics>")
+    with pytest.raises(ToucheError, match=r"a <topic> lacks its number and title \(line 1\)"):
+        read_topics(tmp_path)
+
+
 @pytest.mark.parametrize("title", ["&#8203;", " \u200b\ufeff ", "<i>\u2060</i>"])
 def test_a_title_of_nothing_visible_is_no_title(tmp_path: Path, title):
     """U+200B and its kin are no question: such a topic would run on an empty query."""
     (tmp_path / "topics.xml").write_text(f"<topics><topic><number>1</number><title>{title}</title></topic></topics>",
                                          encoding="utf-8")
-    with pytest.raises(ToucheError, match="lacks its number or title"):
+    with pytest.raises(ToucheError, match=r"topics.xml: topic '1' lacks its title \(line 1\)"):
         read_topics(tmp_path)
     (tmp_path / "topics.xml").unlink()
     (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "\\u200b"}\n')
