@@ -328,8 +328,9 @@ def _read_xml(path: Path) -> list[Topic]:
         written = attribute or child
         title = xml_title(element)
         if not written or not title:
-            which = f"topic {written!r} lacks its title" if written else (
-                f"the <topic> titled {title[:60]!r} lacks its number" if title else "a <topic> lacks its number and title")
+            which = (f"topic {written!r} lacks its title" if written else
+                     f"the <topic> titled {title[:60]!r} lacks its number" if title else
+                     "a <topic> lacks its number and title")
             raise ToucheError(f"{path}: {which} (line {element.sourceline})")
         number = query_id(written)
         if number is None:  # a run line splits on whitespace: "3 a" would write a seventh column
