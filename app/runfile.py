@@ -16,7 +16,7 @@ from .errors import ToucheError, counted
 from .files import (atomic_file, discard_output, not_a_file, not_utf8, os_reason, prepare_output,
                     remove_abandoned_temporaries)
 from .metadata import METADATA_FILE
-from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id, visible
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -93,7 +93,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
 def check_tag(tag: str) -> None:
     """A run tag is the run line's last column: one word a run file can hold, as its ids are (`record_id`; checked
     before a run's work, and again at the write)."""
-    if record_id(tag) != tag:
+    if record_id(tag) != tag or not visible(tag):  # a right-to-left override alone names no run
         raise ToucheError(f"run tag {tag!r} must be one word without spaces, control or invisible characters")
 
 

@@ -136,7 +136,7 @@ def test_empty_run_and_bad_tag_are_errors(tmp_path):
         write_run([], tmp_path)
     with pytest.raises(ToucheError, match="tag"):
         write_run([RunRow("1", "Q0", "d", 1, 1.0, "two words")], tmp_path)
-    for tag in ("zero\u200bwidth", "not\udcffutf8", "nul\x00"):  # the last two: bytes argv could not decode
+    for tag in ("zero\u200bwidth", "not\udcffutf8", "nul\x00", "\u202e"):  # 2, 3: bytes argv could not decode
         with pytest.raises(ToucheError, match="must be one word without spaces, control or invisible"):
             check_tag(tag)
     check_tag("t\u00e9st/2")
