@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import os
 import re
+import unicodedata
 import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -16,7 +18,7 @@ from .errors import ToucheError, counted
 from .files import (atomic_file, discard_output, not_a_file, not_utf8, os_reason, prepare_output,
                     remove_abandoned_temporaries)
 from .metadata import METADATA_FILE
-from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id, visible
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
 
 RUN_FILE = "run.txt"
 # A run directory holds one of these; an existing one is replaced only with --overwrite.
@@ -33,7 +35,7 @@ NO_STANCE = frozenset({"Q0", "0"})
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
-_OTHER_SPACE = re.compile(r"[^\S \t\r\n]")  # whitespace TIRA's check splits columns at and trec_eval does not
+_OTHER_SPACE = re.compile(r"[^\S \t\n\r\x0b\x0c]")  # whitespace TIRA's check splits at, C's isspace() does not
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -93,7 +95,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
 def check_tag(tag: str) -> None:
     """A run tag is the run line's last column: one word a run file can hold, as its ids are (`record_id`; checked
     before a run's work, and again at the write)."""
-    if record_id(tag) != tag or not visible(tag):  # a right-to-left override alone names no run
+    if record_id(tag) != tag or any(unicodedata.category(char) == "Cf" for char in tag):  # a right-to-left override
         raise ToucheError(f"run tag {tag!r} must be one word without spaces, control or invisible characters")
 
 
@@ -146,7 +148,7 @@ def locate_run(path: Path) -> Path:
         if not path.exists():
             raise ToucheError(f"{path}: no such file or directory")
         return path  # a file, or a pipe read as one (`touche validate <(zcat run.gz)`)
-    found = [path / name for name in RUN_FILES if (path / name).exists()]
+    found = [path / name for name in RUN_FILES if os.path.lexists(path / name)]  # a link leading nowhere too
     if len(found) != 1:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
     if problem := not_a_file(found[0]):  # a FIFO held `touche validate DIR` for ever; a pipe named itself is read
@@ -266,9 +268,9 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
-    if space := _OTHER_SPACE.search(line.strip()):
-        result.warnings.append(f"line {number}: columns separated by U+{ord(space[0]):04X}, which trec_eval reads "
-                               "as part of a column")
+    if not line.isascii() and (space := _OTHER_SPACE.search(line)):  # opening the line too: another topic then
+        result.warnings.append(f"line {number}: U+{ord(space[0]):04X} between or before columns, which trec_eval "
+                               "reads as part of a column")
     if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):
         result.warnings.append(f"line {number}: special characters in an id")
     tags.add(tag)

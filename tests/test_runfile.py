@@ -125,6 +125,13 @@ def test_a_pipe_an_output_directory_holds_as_its_run_is_an_error(tmp_path):
         f"{tmp_path / 'run.txt'}: not a regular file (a pipe or a device)"]
 
 
+def test_a_run_txt_link_that_leads_nowhere_is_said_so(tmp_path):
+    """It was "expected exactly one of run.txt / run.txt.gz, found 0"."""
+    (tmp_path / "run.txt").symlink_to(tmp_path / "gone.txt")
+    assert validate_run(tmp_path).errors == [f"{tmp_path / 'run.txt'}: a link to {tmp_path / 'gone.txt'}, which "
+                                             "leads nowhere"]
+
+
 def test_a_directory_named_run_txt_is_an_error_before_the_work(tmp_path):
     (tmp_path / "run.txt").mkdir()
     with pytest.raises(ToucheError, match="is a directory"):
@@ -136,7 +143,8 @@ def test_empty_run_and_bad_tag_are_errors(tmp_path):
         write_run([], tmp_path)
     with pytest.raises(ToucheError, match="tag"):
         write_run([RunRow("1", "Q0", "d", 1, 1.0, "two words")], tmp_path)
-    for tag in ("zero\u200bwidth", "not\udcffutf8", "nul\x00", "\u202e"):  # 2, 3: bytes argv could not decode
+    for tag in ("zero\u200bwidth", "not\udcffutf8", "nul\x00", "\u202e", "a\u202eb"):  # 2, 3: bytes argv could not
+        # decode; 4, 5: a right-to-left override
         with pytest.raises(ToucheError, match="must be one word without spaces, control or invisible"):
             check_tag(tag)
     check_tag("t\u00e9st/2")
@@ -223,11 +231,13 @@ def test_a_byte_order_mark_is_named(tmp_path):
 
 
 def test_columns_separated_by_other_whitespace_than_space_and_tab_are_named(tmp_path):
-    """TIRA's check_format splits at any whitespace, trec_eval at spaces and tabs only: a no-break space passed
-    unsaid."""
-    result = validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\u00a0", 1)] + GOOD[1:]))
+    """TIRA's check_format splits at any whitespace, trec_eval at ASCII whitespace only (C's isspace()): a no-break
+    space passed unsaid."""
+    result = validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\u00a0", 1), "\u3000" + GOOD[1]] + GOOD[2:]))
     assert result.ok and result.warnings == [
-        "line 1: columns separated by U+00A0, which trec_eval reads as part of a column"]
+        "line 1: U+00A0 between or before columns, which trec_eval reads as part of a column",
+        "line 2: U+3000 between or before columns, which trec_eval reads as part of a column"]
+    assert validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\t"), GOOD[1].replace(" ", "\x0b")] + GOOD[2:])).ok
 
 
 def test_a_plain_trec_run_labels_no_stance_with_0(tmp_path):
