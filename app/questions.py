@@ -258,11 +258,11 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
                            "versa", "preferred", "be", "been", "being", "significantly", "slightly",
-                           "considerably", "substantially", "truly", "definitely", "far", "then",
-                           # a sentence adverb opening the question ("Honestly, Bank of America or Chase?")
-                           "honestly", "seriously", "frankly", "personally", "basically", "ultimately",
-                           "realistically", "objectively", "truthfully", "hypothetically", "theoretically",
-                           "probably", "maybe", "perhaps"}))
+                           "considerably", "substantially", "truly", "definitely", "far", "then"}))
+# Sentence adverbs that open a question before a comma or a name ("Honestly, Bank of America or Chase?"), where they
+# are no part of the first object; elsewhere they may be ("Personally identifiable data or anonymous data?").
+OPENING_ADVERBS = frozenset({"honestly", "seriously", "frankly", "personally", "basically", "ultimately",
+                             "realistically", "objectively", "truthfully", "hypothetically", "theoretically"})
 _MODEL_NUMBER = re.compile(r"[a-z]+\d\w*|\d+[a-z]\w*")  # "G35", "S10", "4K", "i7": a name's, not a shared head
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _DASH = re.compile(r"\s[-\u2013\u2014]|[-\u2013\u2014]\s")  # a dash between words ("RAM - Windows 7"), not "Coca-Cola"
@@ -354,7 +354,13 @@ class ObjectSpans:
                 or look_back and i > 0 and self.comparison(i - 1, look_back=False))
 
     def edge(self, i: int) -> bool:
-        return (self.words[i] in EDGE_WORDS or i in self.cues) and i not in self.names
+        return (self.words[i] in EDGE_WORDS or i in self.cues or i == 0 and self.opening_adverb()) \
+            and i not in self.names
+
+    def opening_adverb(self) -> bool:
+        """Whether the first word is a sentence adverb before a comma or a capitalised word (OPENING_ADVERBS)."""
+        return self.words[0] in OPENING_ADVERBS and len(self.tokens) > 1 and (
+            1 in self.breaks or self.tokens[1].text[:1].isupper())
 
     def text(self, s: int, e: int) -> str:
         """The question's own text of tokens s..e, with a sign opening the first word (".NET", "$100", "#MeToo")."""

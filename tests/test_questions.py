@@ -373,6 +373,8 @@ def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, quest
     ("A vs B vs C vs D", ("A", "B")),  # was ("B", "C")
     ("Seriously, Coke or Pepsi?", ("Coke", "Pepsi")),
     ("Personally Red Bull or Monster?", ("Red Bull", "Monster")),
+    ("Personally identifiable data or anonymous data?", ("Personally identifiable data", "anonymous data")),
+    ("Is Perhaps or Maybe the better song?", ("Perhaps", "Maybe")),  # the adverbs open no question here
     ("is ubuntu better then fedora", ("ubuntu", "fedora")),  # "then" mistyped; was "then fedora"
     ("Is Python better for data science then R?", ("Python", "R")),
     ("Should I learn Python first and then Java?", ("Python", "Java")),  # no comparison: "then" the adverb
