@@ -90,7 +90,7 @@ def _unreadable(path: Path, kind: str, error: Exception) -> ToucheError:
     if isinstance(error, OSError) and error.errno is not None:
         return ToucheError(f"{path}: {os_reason(error)}")
     if isinstance(error, UnicodeDecodeError):
-        return ToucheError(f"{path}: {not_utf8(error)}")
+        return ToucheError(f"{path}: {not_utf8(error, path)}")
     return ToucheError(f"{path}: not a {kind} file ({error or 'the gzip file ends too soon'})")
 
 
@@ -163,7 +163,7 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
                         continue
                 best[key] = (value, -line_rank, stance)
     except UnicodeDecodeError as error:
-        raise ToucheError(f"{path}: {not_utf8(error)}") from None
+        raise ToucheError(f"{path}: {not_utf8(error, path)}") from None
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
     if not best:

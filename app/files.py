@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gzip
 import logging
 import os
 import re
@@ -16,6 +17,7 @@ import tempfile
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -79,11 +81,18 @@ def decoded(data: bytes) -> str:
     return data.decode(bom_encoding(data) or "utf-8")
 
 
-def not_utf8(error: UnicodeDecodeError) -> str:
-    """Why a text file that must be UTF-8 (a run, qrels) cannot be read, in words: UTF-16 where its byte order mark
-    says so (PowerShell's ">", Notepad's "Unicode"), not Python's "can't decode byte 0xff in position 0"."""
-    if error.start < 2 and bom_encoding(error.object[:2]) == "utf-16":
-        return "UTF-16 text (its byte order mark says so), not UTF-8: save it as UTF-8"
+def not_utf8(error: UnicodeDecodeError, path: Path) -> str:
+    """Why a text file that must be UTF-8 (a run, qrels; gzipped where its name ends in .gz) cannot be read, in words:
+    UTF-16 or UTF-32 where the byte order mark opening it says so (PowerShell's ">", Notepad's "Unicode"), not
+    Python's "can't decode byte 0xff in position 0" (a position in the decoder's chunk, not in the file)."""
+    try:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")) as stream:
+            start = stream.read(4)
+    except (OSError, EOFError, zlib.error):
+        start = b""
+    utf32 = start in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+    if utf32 or bom_encoding(start) == "utf-16":
+        return f"UTF-{32 if utf32 else 16} text (its byte order mark says so), not UTF-8: save it as UTF-8"
     return f"not UTF-8 text (a byte {error.object[error.start]:#04x} that UTF-8 does not hold there)"
 
 

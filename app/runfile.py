@@ -226,7 +226,7 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
                 result.lines += 1
                 _check_line(line, number, result, by_topic, tags, stances)
     except UnicodeDecodeError as error:
-        result.errors.append(f"cannot read the run: {not_utf8(error)}")
+        result.errors.append(f"cannot read the run: {not_utf8(error, run_path)}")
         return result
     except (OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
         result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")

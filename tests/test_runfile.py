@@ -392,6 +392,12 @@ def test_a_run_in_utf16_or_with_a_byte_utf8_does_not_hold_is_said_in_words(tmp_p
     (tmp_path / "run.txt").write_text("\n".join(GOOD) + "\n", encoding="utf-16")
     assert validate_run(tmp_path / "run.txt").errors == [
         "cannot read the run: UTF-16 text (its byte order mark says so), not UTF-8: save it as UTF-8"]
+    (tmp_path / "run.txt").write_text("\n".join(GOOD) + "\n", encoding="utf-32")
+    assert validate_run(tmp_path / "run.txt").errors == [
+        "cannot read the run: UTF-32 text (its byte order mark says so), not UTF-8: save it as UTF-8"]
     (tmp_path / "run.txt").write_bytes(b"1 Q0 d\xff 1 2.0 t\n")
+    assert validate_run(tmp_path / "run.txt").errors == [
+        "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
+    (tmp_path / "run.txt").write_bytes(b"1 Q0 d 1 2.0 t\n" * 1000 + b"\xff\xfe\n")  # no mark: 16 kB in
     assert validate_run(tmp_path / "run.txt").errors == [
         "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
