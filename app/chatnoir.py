@@ -56,7 +56,7 @@ DEFAULT_BASE_URL = "https://chatnoir.eu/"
 DEFAULT_INDEX = "clueweb22/b"
 MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one request, paged where answered short)
 # A page's markup, its bulk cut out, is read up to here: the largest of 536 real ClueWeb12 pages holds 713,201
-# characters, and an article after 1.7 MB of menu links was lost at 1,000,000. Read time grows linearly: 3.7 s for 4
+# characters, and an article after 1.4 MB of menu links was lost at 1,000,000. Read time grows linearly: 3.7 s for 4
 # MB of the worst tag soup measured (misnested <b><i>), 0.3 s for 1.7 MB of links.
 MAX_PAGE_CHARS = 200 * MAX_TEXT_CHARS
 MAX_CACHED_BYTES = 4 * MAX_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8

@@ -328,7 +328,7 @@ def _read_xml(path: Path) -> list[Topic]:
         written = attribute or child
         title = xml_title(element)
         if not written or not title:
-            which = (f"topic {written!r} lacks its title" if written else
+            which = (f"topic {written[:60]!r} lacks its title" if written else
                      f"the <topic> titled {title[:60]!r} lacks its number" if title else
                      "a <topic> lacks its number and title")
             raise ToucheError(f"{path}: {which} (line {element.sourceline})")
