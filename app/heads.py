@@ -57,6 +57,13 @@ class LinearHead:
         return expit(logits).astype(np.float32)
 
     def save(self, path: Path) -> None:
+        """Write the head in place of the one at `path`, whole or not at all; a head of non-finite or no weights (a
+        training on no judged passage: NaN scores in every run) is an error, and the old head stays."""
+        arrays = (self.feature_mean, self.feature_scale, self.feature_weights, self.embedding_weights, self.bias)
+        if not all(np.isfinite(array).all() for array in arrays) or not (
+                self.feature_weights.any() or self.embedding_weights.any()):
+            raise ToucheError(f"the trained {self.NAME} head has non-finite or no weights (trained on no judged "
+                              f"passage?); {path} not written")
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, binary=True) as f:  # a full disk keeps the old head whole
             np.savez_compressed(f, feature_mean=self.feature_mean, feature_scale=self.feature_scale,

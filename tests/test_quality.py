@@ -188,3 +188,33 @@ def test_a_model_saved_onto_a_full_disk_leaves_the_old_one_whole(tmp_path, monke
     with pytest.raises(OSError, match="No space left"):
         head.save(path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["quality.npz"]
+
+
+def test_a_head_of_non_finite_or_no_weights_is_not_saved_over_the_old_one(tmp_path):
+    """Trained on no judged passage (empty dev qrels), the relevance head's scaling was NaN and the quality head's
+    weights all 0: saved over the shipped heads with exit 0, every later run scored NaN."""
+    head, path = QualityModel.load(), tmp_path / "quality.npz"
+    head.save(path)
+    before = path.read_bytes()
+    for broken in (QualityModel(np.full_like(head.feature_mean, np.nan), head.feature_scale, head.feature_weights,
+                                head.embedding_weights, head.bias),
+                   QualityModel(head.feature_mean, head.feature_scale, np.zeros_like(head.feature_weights),
+                                np.zeros_like(head.embedding_weights), 0.0)):
+        with pytest.raises(ToucheError, match=r"non-finite or no weights .*quality.npz not written"):
+            broken.save(path)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("qrels", ["", "1001 0 p1 2\n1002 0 p4 1\n"])
+def test_dev_qrels_judging_no_dev_topic_are_an_error_before_the_training(fixtures, tmp_path, qrels):
+    """Empty, or of other topics: the relevance and quality heads were trained on nothing, exit 0."""
+    import shutil
+
+    from app.training.common import read_dev_qrels
+
+    shutil.copytree(fixtures / "quality" / "data", tmp_path / "data")
+    (tmp_path / "data" / "touche-2022-task2" / "touche-task2-2022-quality-dev.qrels").write_text(qrels)
+    with pytest.raises(ToucheError, match=r"quality-dev.qrels judges none of the dev topics \(1, 2\): empty, or"):
+        read_dev_qrels(tmp_path / "data", "quality")
+    with pytest.raises(ToucheError, match="judges none of the dev topics"):
+        training.load_touche_dev(tmp_path / "data")

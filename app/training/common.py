@@ -19,7 +19,7 @@ import ir_measures
 import numpy as np
 
 from app.corpus import detect_corpus, read_documents
-from app.errors import ToucheError
+from app.errors import ToucheError, listed
 from app.evaluate import read_qrels, read_stance_qrels
 from app.logs import log_to_stderr
 from app.records import Topic
@@ -32,7 +32,8 @@ TASK = "touche-2022-task2"
 # The files under the data folder that the readers below open (docs/DATA.md: where each comes from). Each training
 # module's DATA_FILES lists what it reads, from these and its own; `require_data` checks them before any work.
 DEV_PASSAGES = (f"{TASK}/tira-input/passages.jsonl.gz",)
-DEV_TOPICS = (f"{TASK}/tira-input/topics.xml", f"{TASK}/dev-topics.txt")
+DEV_TOPIC_NUMBERS = f"{TASK}/dev-topics.txt"
+DEV_TOPICS = (f"{TASK}/tira-input/topics.xml", DEV_TOPIC_NUMBERS)
 DEV_QRELS = (f"{TASK}/touche-task2-2022-relevance-dev.qrels", f"{TASK}/touche-task2-2022-quality-dev.qrels")
 DEV_STANCES = (f"{TASK}/touche-task2-2022-stance-dev.qrels",)
 # The shipped heads were trained on embeddings encoded like this; fixing it (padding, and so the last bits, depend on
@@ -129,12 +130,23 @@ def read_dev_topics(data_dir: Path) -> list[Topic]:
 def read_dev_qrels(data_dir: Path, name: str) -> dict[tuple[str, str], int]:
     """{(qid, doc_id): grade} of the `name` (relevance or quality) dev qrels, negative grades as 0."""
     path = Path(data_dir) / TASK / f"touche-task2-2022-{name}-dev.qrels"
-    return {(qrel.query_id, qrel.doc_id): qrel.relevance for qrel in read_qrels(path)}
+    return judging_dev_topics(data_dir, path, {(qrel.query_id, qrel.doc_id): qrel.relevance
+                                               for qrel in read_qrels(path)})
 
 
 def read_dev_stances(data_dir: Path) -> dict[tuple[str, str], str]:
     """{(qid, doc_id): stance label} of the dev stance qrels, in file order."""
-    return read_stance_qrels(Path(data_dir) / TASK / "touche-task2-2022-stance-dev.qrels")
+    path = Path(data_dir) / TASK / "touche-task2-2022-stance-dev.qrels"
+    return judging_dev_topics(data_dir, path, read_stance_qrels(path))
+
+
+def judging_dev_topics(data_dir: Path, path: Path, judged: dict) -> dict:
+    """`judged`, where it judges a dev topic; else an error before the training (an empty file or qrels of other
+    topics trained heads of NaN weights, exit 0, and every run on them scored NaN)."""
+    dev = dev_topic_numbers(data_dir)
+    if not set(dev) & {qid for qid, _ in judged}:
+        raise ToucheError(f"{path} judges none of the dev topics ({listed(dev)}): empty, or qrels of other topics?")
+    return judged
 
 
 def topic_folds(qids: list[str], k: int, seed: int) -> list[set[str]]:

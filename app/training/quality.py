@@ -33,7 +33,7 @@ from app.training import common
 
 log = logging.getLogger(__name__)
 # What this module reads under the data folder (docs/DATA.md); checked before training.
-DATA_FILES = (*common.DEV_PASSAGES, *common.DEV_QRELS,
+DATA_FILES = (*common.DEV_PASSAGES, common.DEV_TOPIC_NUMBERS, *common.DEV_QRELS,
               "argument-quality/ukpconvarg1/UKPConvArg1Strict-CSV/*.csv.gz")
 
 # L2 penalties, searched by Touché topic-held-out CV (mean judged-only quality nDCG@5).
