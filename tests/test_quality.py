@@ -218,3 +218,15 @@ def test_dev_qrels_judging_no_dev_topic_are_an_error_before_the_training(fixture
         read_dev_qrels(tmp_path / "data", "quality")
     with pytest.raises(ToucheError, match="judges none of the dev topics"):
         training.load_touche_dev(tmp_path / "data")
+
+
+def test_an_empty_ukpconvarg1_file_is_an_error(fixtures, tmp_path):
+    """A 0-byte or empty gzip file was read as no rows: one debate side fewer, unsaid."""
+    import gzip
+    import shutil
+
+    shutil.copytree(fixtures / "quality" / "data", tmp_path / "data")
+    folder = tmp_path / "data" / "argument-quality" / "ukpconvarg1" / "UKPConvArg1Strict-CSV"
+    (folder / "tv-is-better-than-books_books.csv.gz").write_bytes(gzip.compress(b""))
+    with pytest.raises(ToucheError, match=r"tv-is-better-than-books_books.csv.gz: no argument pair \(is the file cut"):
+        training.load_ukp_pairs(tmp_path / "data")

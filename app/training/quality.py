@@ -85,6 +85,7 @@ def load_ukp_pairs(data_dir: Path) -> PairSet:
     better, worse, debates = [], [], []
     for path in sorted((data_dir / "argument-quality" / "ukpconvarg1" / "UKPConvArg1Strict-CSV").glob("*.csv.gz")):
         side = path.name.removesuffix(".csv.gz")
+        pairs_before = len(better)
         with common.reading(path) as f:
             for row in csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
                 if not row or row[0].startswith("#"):
@@ -101,6 +102,8 @@ def load_ukp_pairs(data_dir: Path) -> PairSet:
                 better.append(first)
                 worse.append(second)
                 debates.append(side.split("_")[0])
+        if len(better) == pairs_before:  # an empty file was passed over: one debate side fewer, unsaid
+            raise ToucheError(f"{path}: no argument pair (is the file cut short?)")
     return PairSet(texts, np.array(better), np.array(worse), np.array(debates))
 
 
