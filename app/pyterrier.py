@@ -200,6 +200,10 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
     topics, frames, candidates, untitled = [], [], {}, []
     for qid, found in best.items():
         candidates[qid] = found.candidates(qid)
+    if in_frame_order := [qid for qid, found in best.items() if found.order == "file" and found.lines > 1]:
+        log.warning("the result frame: %d of its topics in frame order (e.g. %s): a score and a rank missing or no "
+                    "finite number", len(in_frame_order), in_frame_order[0])  # as a re-rank file's (read_rerank)
+    for qid, found in best.items():
         frame = inp.iloc[[rows[qid][candidate.doc.doc_id] for candidate in candidates[qid]]]
         frame = frame.assign(qid=int(qid) if integers else qid,
                              docno=[c.doc.doc_id for c in candidates[qid]]).reset_index(drop=True)

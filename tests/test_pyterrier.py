@@ -102,12 +102,16 @@ def test_rows_become_the_pipelines_topics_and_candidates_in_first_stage_order():
         "tea", "coffee")
 
 
-def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them():
+def test_a_score_that_is_no_finite_number_leaves_the_rows_order_to_score_them(caplog):
+    """As a re-rank file's: said in a warning, as `touche run` says it of the file (it was not)."""
     frame = pd.DataFrame({"qid": "1", "query": "Cats or dogs?", "docno": ["a", "b", "c"], "text": ["A", "B", "C"],
                           "score": [float("nan"), 2.0, "7"]})
     assert [c.score for c in by_topic(frame)[2]["1"]] == ORDER[:3]
+    assert "the result frame: 1 of its topics in frame order (e.g. 1): a score and a rank missing" in caplog.text
+    caplog.clear()
     frame["score"] = [3, 2.5, "1e2"]  # numpy integers and numeric strings are numbers
     assert [c.score for c in by_topic(frame)[2]["1"]] == [100.0, 3.0, 2.5]
+    assert "frame order" not in caplog.text
 
 
 def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
