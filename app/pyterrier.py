@@ -197,9 +197,8 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
                                                             first_stage_number(_plain(score)),
                                                             first_stage_number(_plain(given_rank)))
     defects.report()
-    topics, frames, candidates, untitled = [], [], {}, []
-    for qid, found in best.items():
-        candidates[qid] = found.candidates(qid)
+    topics, frames, untitled = [], [], []
+    candidates = {qid: found.candidates(qid) for qid, found in best.items()}
     if in_frame_order := [qid for qid, found in best.items() if found.order == "file" and found.lines > 1]:
         log.warning("the result frame: %d of its topics in frame order (e.g. %s): a score and a rank missing or no "
                     "finite number", len(in_frame_order), in_frame_order[0])  # as a re-rank file's (read_rerank)
