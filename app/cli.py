@@ -537,7 +537,7 @@ def _train_command(name: str, help_text: str):
                 check_interpreter()
             module = import_module(f"app.training.{name.replace('-', '_')}")
             require_data(data, module.DATA_FILES, f"touche train {name}")
-            prepare_output(out, (), overwrite=True, flag="--out")  # before the minutes of training
+            prepare_output(out, module.OUTPUTS, overwrite=True, flag="--out")  # before the minutes of training
             module.main(data, out, seed)
 
     train.__doc__ = help_text

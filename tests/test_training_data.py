@@ -92,6 +92,13 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     assert result.exit_code == 1
     assert "\n".join(errors(result.stderr)) == (f"touche: error: output path {tmp_path / 'a-file'} is a file, not "
                                                 "a directory: pass a directory to --out")
+    (tmp_path / "models" / "questions.json").mkdir(parents=True)  # was found after the training, the npz replaced
+    result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
+                                      str(tmp_path / "models")])
+    assert result.exit_code == 1 and errors(result.stderr) == [
+        f"touche: error: {tmp_path / 'models' / 'questions.json'} is a directory, not a file: remove it or choose "
+        "another output"]
+    assert [path.name for path in (tmp_path / "models").iterdir()] == ["questions.json"]
 
 
 def _all_data_files(folder: Path, module: str) -> None:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 DATA_FILES = (*common.DEV_PASSAGES, common.DEV_TOPIC_NUMBERS, *common.DEV_QRELS,
               "argument-quality/ukpconvarg1/UKPConvArg1Strict-CSV/*.csv.gz")
+OUTPUTS = (DEFAULT_MODEL_PATH.name,)  # what it writes into --out, checked before the training
 
 # L2 penalties, searched by Touché topic-held-out CV (mean judged-only quality nDCG@5).
 L2_FEATURES_GRID = (0.1, 0.3, 1.0)

@@ -53,6 +53,7 @@ TRANSITION_WEIGHT = 0.25
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/comparative-questions-parsing/full.tsv",
               *TOPIC_FILES, f"{common.TASK}/dev-topics.txt")
+OUTPUTS = ("questions.npz", "questions.json")  # what it writes into --out, checked before the training
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from app.training.quality import HeadTrainer
 log = logging.getLogger(__name__)
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 DATA_FILES = (*common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_QRELS)
+OUTPUTS = (DEFAULT_MODEL_PATH.name,)  # what it writes into --out, checked before the training
 
 CANDIDATES = 1000
 L2_FEATURES_GRID = (0.01, 0.1, 1.0)

@@ -66,6 +66,7 @@ CONTROVERSIAL_SETS = (
 )
 DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES,
               *SIDE_SETS, *CONTROVERSIAL_SETS)
+OUTPUTS = ("stance.npz",)  # what it writes into --out, checked before the training
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 COMPSENT_LABELS = {"BETTER": "FIRST", "WORSE": "SECOND", "NONE": "NONE"}

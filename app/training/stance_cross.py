@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 
 # What this module reads under the data folder (docs/DATA.md): the controversial sets, not the comparative ones.
 DATA_FILES = (*stance_training.CONTROVERSIAL_FILES, *stance_training.CONTROVERSIAL_SETS)
+OUTPUTS = (DEFAULT_MODEL.name,)  # what it writes into --out, checked before the training
 
 CONTROVERSIAL_LABELS = ("PRO", "CON")
 
