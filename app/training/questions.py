@@ -308,6 +308,7 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                             tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
                             transitions=model.tagger.transitions, start=model.tagger.start)
         text.write(json.dumps(settings, indent=2) + "\n")
+    log.info("wrote %s and %s", out_dir / "questions.npz", out_dir / "questions.json")
 
 
 def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR,
