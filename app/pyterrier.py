@@ -115,6 +115,8 @@ class ToucheStance(pt.Transformer):
     """
 
     def __init__(self, options: ToucheOptions = ToucheOptions(), task: str | None = None):
+        if task is not None and task not in stance.TASKS:  # when built, as ToucheOptions checks its values
+            raise ToucheError(f"unknown task {task!r}: choose one of {', '.join(stance.TASKS)}")
         self.options = options
         self.task = task
 

@@ -160,6 +160,12 @@ def test_options_touche_run_would_refuse_are_errors(options, message):
     assert type(ToucheOptions(rerank_depth=np.int64(50)).rerank_depth) is int
 
 
+def test_a_stance_task_of_no_label_set_is_an_error_when_built():
+    """`ToucheStance(task="comparativ")` was taken, and failed only at the first transform."""
+    with pytest.raises(ToucheError, match="unknown task 'comparativ': choose one of comparative, controversial"):
+        ToucheStance(task="comparativ")
+
+
 def test_a_cuda_device_torch_cannot_see_is_an_error_before_the_work(monkeypatch):
     import torch
 
