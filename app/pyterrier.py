@@ -188,7 +188,7 @@ def by_topic(inp: pd.DataFrame) -> tuple[list[Topic], list[pd.DataFrame], dict[s
         if qid is not None:
             integers = integers and isinstance(given, int) and not isinstance(given, bool)
         if qid is None or docno is None:
-            defects.add("row without an id")
+            defects.add("row without a usable id")  # none, blank, or one a run line cannot hold ("d 1")
         elif not isinstance(text, str) or not visible(text):
             defects.add("row without text")
         elif docno in rows.setdefault(qid, {}):

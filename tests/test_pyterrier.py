@@ -132,7 +132,7 @@ def test_rows_are_read_as_touche_run_reads_a_rerank_files_lines(caplog):
     assert [c.doc.doc_id for c in candidates["2"]] == ["7", "d2", "d5", "d10"]  # "7" ties "d2" at 2, scores higher
     assert frames[0]["docno"].tolist() == ["7", "d2", "d5", "d10"] and frames[0]["text"].tolist()[1] == "two"
     assert frames[0]["qid"].tolist() == ["2", "2", "2", "2"]  # 2 and "2": strings, as PyTerrier writes qids
-    assert caplog.messages == ["the result frame: skipped 4 records (1 duplicate id, 1 row without an id, "
+    assert caplog.messages == ["the result frame: skipped 4 records (1 duplicate id, 1 row without a usable id, "
                                "2 rows without text)"]
     rising = frame.iloc[[0, 1, 4]].assign(score=[10.0, 2.0, 5.0])  # distances, as a run ignores them
     assert [c.score for c in by_topic(rising)[2]["2"]] == ORDER[:3]
