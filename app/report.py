@@ -29,6 +29,8 @@ from .files import atomic_file, make_directory, os_reason, remove_empty, unwrita
 from .runfile import RUN_FILES, locate_run
 from .topics import clean_field
 
+log = logging.getLogger(__name__)
+
 PLOTTED = ("nDCG@5 judged-only", "nDCG@10 judged-only")  # per qrels kind: bars, intervals and tests
 DIFFERING_MEASURE = "relevance nDCG@5 judged-only"  # the measure of the "runs differ most" table
 RESAMPLES = 10_000
@@ -212,6 +214,10 @@ def build_report(runs: Sequence[Path], qrels: Path, quality_qrels: Path | None =
     """Score every run as `touche evaluate` does and compare each to the first; ToucheError on unusable input."""
     if not runs:
         raise ToucheError("no runs to report on")
+    given = Counter(path.resolve() for path in runs)
+    if twice := [str(path) for path in runs if given[path.resolve()] > 1]:
+        log.warning("the same run given more than once (%s): compared with itself, every difference is 0",
+                    ", ".join(dict.fromkeys(twice)))
     files = {"relevance": qrels, "quality": quality_qrels, "stance": stance_qrels}
     files = {kind: path for kind, path in files.items() if path is not None}
     measures = [f"{kind} {name}" for kind in ("relevance", "quality") if kind in files for name in PLOTTED]

@@ -119,9 +119,10 @@ def test_runs_compared_on_one_topic_have_no_p_values(tmp_path):
     assert rows and all(row[-2:] == ["–", "–"] for row in rows)  # t-test p, randomization p
 
 
-def test_a_run_against_itself_differs_nowhere():
+def test_a_run_against_itself_differs_nowhere(caplog):
     report = build_report([RUNS[1], RUNS[1]], QRELS["qrels"])
     assert [run.name for run in report.runs] == ["rerank (1)", "rerank (2)"]
+    assert f"the same run given more than once ({RUNS[1]}): compared with itself" in caplog.text  # was unsaid
     assert {(c.t_test_p, c.randomization_p, c.ties) for c in report.comparisons} == {(1.0, 1.0, 6)}
     assert report.differing == []
 
