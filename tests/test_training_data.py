@@ -117,8 +117,12 @@ def test_a_damaged_data_file_is_one_line_naming_it_and_debug_shows_the_traceback
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 1
     assert len(errors(result.stderr)) == 1
-    assert errors(result.stderr)[0].startswith(f"touche: error: cannot read {damaged}: 'utf-8' codec can't decode")
-    assert errors(result.stderr)[0].endswith("docs/DATA.md says what it holds")
+    assert errors(result.stderr) == [f"touche: error: cannot read {damaged}: not UTF-8 text (a byte 0xff that UTF-8 "
+                                     "does not hold there); docs/DATA.md says what it holds"]
+    damaged.write_text("question\tcomp\nIs tea better?\t1\n", encoding="utf-16")  # was "can't decode byte 0xff"
+    assert errors(CliRunner().invoke(app, arguments).stderr) == [
+        f"touche: error: cannot read {damaged}: UTF-16 text (its byte order mark says so), not UTF-8: save it as "
+        "UTF-8; docs/DATA.md says what it holds"]
     result = CliRunner().invoke(app, [*arguments, "--debug"])
     assert result.exit_code == 1 and isinstance(result.exception, ToucheError)
 

@@ -21,6 +21,7 @@ import numpy as np
 from app.corpus import detect_corpus, read_documents
 from app.errors import ToucheError, listed
 from app.evaluate import read_qrels, read_stance_qrels
+from app.files import not_utf8
 from app.logs import log_to_stderr
 from app.records import Topic
 from app.settings import DATA_DIR, MODELS_DIR
@@ -70,6 +71,8 @@ def reading(path: Path) -> Iterator:
     except KeyError as error:
         raise ToucheError(f"cannot read {path}: it lacks the column or key {error}; docs/DATA.md says what it "
                           "holds") from error
+    except UnicodeDecodeError as error:  # a UnicodeDecodeError is a ValueError: said in words first
+        raise ToucheError(f"cannot read {path}: {not_utf8(error, path)}; docs/DATA.md says what it holds") from error
     except (ValueError, TypeError, IndexError, EOFError, SyntaxError, csv.Error, zlib.error,
             gzip.BadGzipFile) as error:  # SyntaxError: a literal that ast.literal_eval cannot read
         reason = " ".join(str(error).split()) or type(error).__name__
