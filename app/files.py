@@ -93,6 +93,8 @@ def not_utf8(error: UnicodeDecodeError, path: Path) -> str:
     utf32 = start in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
     if utf32 or bom_encoding(start) == "utf-16":
         return f"UTF-{32 if utf32 else 16} text (its byte order mark says so), not UTF-8: save it as UTF-8"
+    if start.startswith(b"\x1f\x8b"):
+        return "gzip data under a name without .gz: unpack it, or name it .gz"
     return f"not UTF-8 text (a byte {error.object[error.start]:#04x} that UTF-8 does not hold there)"
 
 

@@ -398,6 +398,11 @@ def test_a_run_in_utf16_or_with_a_byte_utf8_does_not_hold_is_said_in_words(tmp_p
     (tmp_path / "run.txt").write_bytes(b"1 Q0 d\xff 1 2.0 t\n")
     assert validate_run(tmp_path / "run.txt").errors == [
         "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
+    import gzip
+
+    (tmp_path / "run.txt").write_bytes(gzip.compress("\n".join(GOOD).encode()))
+    assert validate_run(tmp_path / "run.txt").errors == [
+        "cannot read the run: gzip data under a name without .gz: unpack it, or name it .gz"]
     (tmp_path / "run.txt").write_bytes(b"1 Q0 d 1 2.0 t\n" * 1000 + b"\xff\xfe\n")  # no mark: 16 kB in
     assert validate_run(tmp_path / "run.txt").errors == [
         "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
