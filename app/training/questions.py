@@ -30,9 +30,9 @@ from sklearn.model_selection import train_test_split
 
 from app.encoder import encode
 from app.files import atomic_file
-from app.questions import (HASH_BITS, TAGS, DenseHead, HashedHead, ModelClassifier, RuleClassifier, Tagger,
-                           decision, hash_features, head_probabilities, question_features, rule_type, spans_of,
-                           token_features)
+from app.questions import (HASH_BITS, SETTINGS_FILE, TAGS, WEIGHTS_FILE, DenseHead, HashedHead, ModelClassifier,
+                           RuleClassifier, Tagger, decision, hash_features, head_probabilities, question_features,
+                           rule_type, spans_of, token_features)
 from app.records import Topic
 from app.topics import read_topics
 from app.training import common
@@ -52,8 +52,8 @@ TAGGER_C = 1.0
 TRANSITION_WEIGHT = 0.25
 # What this module reads under the data folder (docs/DATA.md); checked before training.
 DATA_FILES = (f"{COMPQ}/comparative-opinion-fact-questions/full.tsv", f"{COMPQ}/comparative-questions-parsing/full.tsv",
-              *TOPIC_FILES, f"{common.TASK}/dev-topics.txt")
-OUTPUTS = ("questions.npz", "questions.json")  # what it writes into --out, checked before the training
+              *TOPIC_FILES, common.DEV_TOPIC_NUMBERS)
+OUTPUTS = (WEIGHTS_FILE, SETTINGS_FILE)  # what it writes into --out, checked before the training
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -296,8 +296,7 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                 "evaluation": report}
     # Both written whole or not at all (a full disk left a cut questions.npz beside the old questions.json); the
     # weights are placed first, their settings last.
-    with atomic_file(out_dir / "questions.json") as text, \
-            atomic_file(out_dir / "questions.npz", binary=True) as weights:
+    with atomic_file(out_dir / SETTINGS_FILE) as text, atomic_file(out_dir / WEIGHTS_FILE, binary=True) as weights:
         (comparative, comparative_dense), (argumentative, argumentative_dense) = model.comparative, model.argumentative
         np.savez_compressed(weights, comparative_w=comparative.weights.astype(np.float16),
                             comparative_b=comparative.bias, comparative_dense_w=comparative_dense.weights,
@@ -308,7 +307,7 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                             tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
                             transitions=model.tagger.transitions, start=model.tagger.start)
         text.write(json.dumps(settings, indent=2) + "\n")
-    log.info("wrote %s and %s", out_dir / "questions.npz", out_dir / "questions.json")
+    log.info("wrote %s and %s", out_dir / WEIGHTS_FILE, out_dir / SETTINGS_FILE)
 
 
 def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAULT_OUT_DIR,

@@ -37,7 +37,7 @@ from app.files import atomic_file
 from app.records import COMPARATIVE_LABELS, Topic
 from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
-from app.stance import (NEUTRAL_LABELS, SWAPPED, SoftmaxHead, StanceModel, comparative_features,
+from app.stance import (DEFAULT_MODEL, NEUTRAL_LABELS, SWAPPED, SoftmaxHead, StanceModel, comparative_features,
                         comparative_lexical, controversial_features, decode_comparative, find_mentions,
                         symmetric_probabilities, topic_polarity)
 from app import stance_side
@@ -66,7 +66,7 @@ CONTROVERSIAL_SETS = (
 )
 DATA_FILES = (QA_PAIRS, *common.DEV_PASSAGES, *common.DEV_TOPICS, *common.DEV_STANCES, *CONTROVERSIAL_FILES,
               *SIDE_SETS, *CONTROVERSIAL_SETS)
-OUTPUTS = ("stance.npz",)  # what it writes into --out, checked before the training
+OUTPUTS = (DEFAULT_MODEL.name,)  # what it writes into --out, checked before the training
 
 QA_LABELS = {"0": "NO", "1": "NEUTRAL", "2": "FIRST", "3": "SECOND"}
 COMPSENT_LABELS = {"BETTER": "FIRST", "WORSE": "SECOND", "NONE": "NONE"}
@@ -588,9 +588,9 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
                                       "controversial": controversial_facts["examples"]},
                 "metrics": metrics}
     out_dir.mkdir(parents=True, exist_ok=True)
-    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata, side=side, neutral=neutral).save(
-        out_dir / "stance.npz")
-    log.info("wrote %s in %.0f s: %s", out_dir / "stance.npz", time.time() - started, json.dumps(metrics))
+    path = out_dir / DEFAULT_MODEL.name
+    StanceModel(comparative, controversial, NEUTRAL_MARGIN, metadata, side=side, neutral=neutral).save(path)
+    log.info("wrote %s in %.0f s: %s", path, time.time() - started, json.dumps(metrics))
     return metrics
 
 
