@@ -716,24 +716,19 @@ class ChatNoirClient:
             except ChatNoirRequestError as error:  # urllib3 retries no malformed headers: one cost the search
                 if error.reason != MALFORMED_HEADERS:
                     raise
-                problem = error.problem
-                if not attempts.left:
-                    made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
-                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}",
-                                               MALFORMED_HEADERS) from None
-                self._pause(what, problem, attempts)
-                continue
-            try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles is retried here
-                _read_body(response, time.monotonic() + settings.timeout_s)
-                return response
-            except (_BodyTimeout, HTTPError) as error:
-                problem = (f"the answer did not arrive within {settings.timeout_s:g} s"
-                           if isinstance(error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
-                if not attempts.left:
-                    made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
-                    raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}",
-                                               "cut answer") from None
-                self._pause(what, problem, attempts)
+                problem, reason = error.problem, MALFORMED_HEADERS
+            else:
+                try:  # urllib3 retries what fails before the answer; a body that breaks off or trickles, here
+                    _read_body(response, time.monotonic() + settings.timeout_s)
+                    return response
+                except (_BodyTimeout, HTTPError) as error:
+                    problem = (f"the answer did not arrive within {settings.timeout_s:g} s" if isinstance(
+                        error, _BodyTimeout) else f"the answer broke off ({type(error).__name__})")
+                    reason = "cut answer"
+            if not attempts.left:
+                made = f" after {counted(attempts.made, 'attempt')}" if attempts.made > 1 else ""
+                raise ChatNoirRequestError(f"ChatNoir {what} request failed{made}: {problem}", reason)
+            self._pause(what, problem, attempts)
 
     def _request(self, what: str, method: str, url: str, **kwargs) -> requests.Response:
         """The answer's status and headers (urllib3 retrying by `_Retry`); its body is still to be read."""
