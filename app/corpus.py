@@ -27,7 +27,7 @@ import ijson
 import numpy as np
 
 from .errors import ToucheError, counted, listed
-from .files import bom_encoding, given_file, not_a_file
+from .files import UTF32_MARKS, bom_encoding, given_file, not_a_file
 from .records import (DECIMAL, Candidate, Document, bounded_text, query_id, record_id, record_score,
                       scores_or_order, visible, word_stems)
 
@@ -415,7 +415,7 @@ def _bom_encoding(start: bytes) -> str:
     """How a corpus file whose first bytes are `start` decodes: by its byte order mark, else as UTF-8. A BOM is no
     part of the JSON; a UTF-16 one is what Windows' "Unicode" and PowerShell 5's ">" write, which read as UTF-8 lost
     the first record and gave the others to json.loads as UTF-16."""
-    if start[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):  # begins as UTF-16's does
+    if start[:4] in UTF32_MARKS:
         return "utf-32"
     return bom_encoding(start) or "utf-8-sig"
 

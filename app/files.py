@@ -68,6 +68,9 @@ def describe_os_error(error: OSError) -> str:
     return f"{where}{os_reason(error)}"
 
 
+UTF32_MARKS = (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")  # UTF-32's byte order marks: the first opens as UTF-16's
+
+
 def bom_encoding(data: bytes) -> str | None:
     """The encoding a byte order mark at the start of `data` names (it decodes the mark away), else None."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -90,7 +93,7 @@ def not_utf8(error: UnicodeDecodeError, path: Path) -> str:
             start = stream.read(4)
     except (OSError, EOFError, zlib.error):
         start = b""
-    utf32 = start in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")
+    utf32 = start in UTF32_MARKS
     if utf32 or bom_encoding(start) == "utf-16":
         return f"UTF-{32 if utf32 else 16} text (its byte order mark says so), not UTF-8: save it as UTF-8"
     if start.startswith(b"\x1f\x8b"):
