@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import logging
 import math
 import re
@@ -18,7 +17,7 @@ import ir_measures
 from sklearn.metrics import f1_score
 
 from .errors import ToucheError, counted
-from .files import not_utf8, os_reason
+from .files import not_utf8, open_packed, os_reason
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
 from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run
 
@@ -57,8 +56,7 @@ class Evaluation:
 def open_qrels(path: Path) -> "_BoundedLines":
     """A qrels file's lines, read through gzip where its name ends in .gz; a BOM opening the file or a line (a file
     saved with one, joined by `cat`) is skipped: it would make its topic "\ufeff1", and take its judgements away."""
-    return _BoundedLines(gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz"
-                         else open(path, encoding="utf-8-sig"))
+    return _BoundedLines(open_packed(path, "rt", encoding="utf-8-sig"))
 
 
 class _BoundedLines:

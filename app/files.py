@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import IO, BinaryIO, TextIO
 
 from .errors import ToucheError
 
@@ -84,12 +84,18 @@ def decoded(data: bytes) -> str:
     return data.decode(bom_encoding(data) or "utf-8")
 
 
+def open_packed(path: Path, mode: str = "rb", **text) -> IO:
+    """A file opened through gzip where its name ends in .gz (as TIRA, trec_eval and ir-measures tell a packed run or
+    qrels file), as itself otherwise; text mode takes `encoding` and `newline` as `open` does."""
+    return gzip.open(path, mode, **text) if Path(path).suffix == ".gz" else open(path, mode, **text)
+
+
 def not_utf8(error: UnicodeDecodeError, path: Path) -> str:
     """Why a text file that must be UTF-8 (a run, qrels; gzipped where its name ends in .gz) cannot be read, in words:
     UTF-16 or UTF-32 where the byte order mark opening it says so (PowerShell's ">", Notepad's "Unicode"), not
     Python's "can't decode byte 0xff in position 0" (a position in the decoder's chunk, not in the file)."""
     try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")) as stream:
+        with open_packed(path) as stream:
             start = stream.read(4)
     except (OSError, EOFError, zlib.error):
         start = b""

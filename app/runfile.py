@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import math
 import os
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import (atomic_file, discard_output, not_a_file, not_utf8, os_reason, prepare_output,
+from .files import (atomic_file, discard_output, not_a_file, not_utf8, open_packed, os_reason, prepare_output,
                     remove_abandoned_temporaries)
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
@@ -189,8 +188,7 @@ def _size_limit(path: Path) -> str:
 
 def open_run(path: Path) -> TextIO:
     """A run file's text, read through gzip where its name ends in .gz, up to MAX_BYTES (then a ToucheError)."""
-    raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
-    return io.TextIOWrapper(io.BufferedReader(_Bounded(raw, path)), encoding="utf-8")
+    return io.TextIOWrapper(io.BufferedReader(_Bounded(open_packed(path), path)), encoding="utf-8")
 
 
 def _run_path(path: Path, result: Validation) -> Path | None:

@@ -21,7 +21,7 @@ import numpy as np
 from app.corpus import detect_corpus, read_documents
 from app.errors import ToucheError, listed
 from app.evaluate import read_qrels, read_stance_qrels
-from app.files import not_utf8
+from app.files import not_utf8, open_packed
 from app.logs import log_to_stderr
 from app.records import Topic
 from app.settings import DATA_DIR, MODELS_DIR
@@ -65,8 +65,7 @@ def reading(path: Path) -> Iterator:
     an internal error of the parser or of the block."""
     path = Path(path)
     try:
-        with (gzip.open(path, "rt", encoding="utf-8-sig", newline="") if path.suffix == ".gz"
-              else path.open(encoding="utf-8-sig", newline="")) as handle:
+        with open_packed(path, "rt", encoding="utf-8-sig", newline="") as handle:
             yield handle
     except KeyError as error:
         raise ToucheError(f"cannot read {path}: it lacks the column or key {error}; docs/DATA.md says what it "
