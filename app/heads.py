@@ -13,6 +13,15 @@ from .errors import ToucheError
 from .files import atomic_file
 
 
+def check_finite(arrays: dict[str, np.ndarray], what: str, path: Path) -> None:
+    """A ToucheError where a trained model's arrays hold a non-finite number (a training that diverged, or that saw
+    no data: NaN scores in every later run), before anything is written: the old model at `path` stays."""
+    broken = [name for name, array in arrays.items()
+              if np.asarray(array).dtype.kind in "fc" and not np.isfinite(array).all()]
+    if broken:
+        raise ToucheError(f"the trained {what} has non-finite weights ({', '.join(broken[:3])}); {path} not written")
+
+
 class LinearHead:
     """``score = sigmoid(w_f · clip((f - mean) / scale) + w_e · e + bias)``.
 
@@ -59,16 +68,16 @@ class LinearHead:
     def save(self, path: Path) -> None:
         """Write the head in place of the one at `path`, whole or not at all; a head of non-finite or no weights (a
         training on no judged passage: NaN scores in every run) is an error, and the old head stays."""
-        arrays = (self.feature_mean, self.feature_scale, self.feature_weights, self.embedding_weights, self.bias)
-        if not all(np.isfinite(array).all() for array in arrays) or not (
-                self.feature_weights.any() or self.embedding_weights.any()):
-            raise ToucheError(f"the trained {self.NAME} head has non-finite or no weights (trained on no judged "
-                              f"passage?); {path} not written")
+        arrays = dict(feature_mean=self.feature_mean, feature_scale=self.feature_scale,
+                      feature_weights=self.feature_weights, embedding_weights=self.embedding_weights,
+                      bias=np.float32(self.bias))
+        check_finite(arrays, f"{self.NAME} head", path)
+        if not (self.feature_weights.any() or self.embedding_weights.any()):
+            raise ToucheError(f"the trained {self.NAME} head has no weights (trained on no judged passage?); {path} "
+                              "not written")
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, binary=True) as f:  # a full disk keeps the old head whole
-            np.savez_compressed(f, feature_mean=self.feature_mean, feature_scale=self.feature_scale,
-                                feature_weights=self.feature_weights, embedding_weights=self.embedding_weights,
-                                bias=np.float32(self.bias), feature_names=np.array(self.FEATURE_NAMES),
+            np.savez_compressed(f, **arrays, feature_names=np.array(self.FEATURE_NAMES),
                                 info=np.array(json.dumps(self.info, sort_keys=True)))
 
     @classmethod

@@ -41,6 +41,7 @@ from scipy.special import expit, softmax
 from app import debates
 from app.errors import ToucheError
 from app.files import atomic_file
+from app.heads import check_finite
 from app.records import StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
@@ -374,11 +375,12 @@ class StanceModel:
         metadata = dict(self.metadata, comparative_labels=list(self.comparative.labels),
                         controversial_labels=list(self.controversial.labels),
                         neutral_margin=self.neutral_margin)
+        arrays = {**self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"),
+                  **(self.side.arrays("side") if self.side is not None else {}),
+                  **(self.neutral.arrays("neutral") if self.neutral is not None else {})}
+        check_finite(arrays, "stance model", Path(path))
         with atomic_file(Path(path), binary=True) as out:  # a full disk keeps the old model whole
-            np.savez_compressed(out, metadata=np.asarray(json.dumps(metadata, sort_keys=True)),
-                                **self.comparative.arrays("comparative"), **self.controversial.arrays("controversial"),
-                                **(self.side.arrays("side") if self.side is not None else {}),
-                                **(self.neutral.arrays("neutral") if self.neutral is not None else {}))
+            np.savez_compressed(out, metadata=np.asarray(json.dumps(metadata, sort_keys=True)), **arrays)
 
     def predict(self, topic: Topic, texts: list[str], embeddings: np.ndarray | None = None,
                 task: str = "comparative", query_embeddings: np.ndarray | None = None,

@@ -24,6 +24,7 @@ import numpy as np
 from app import encoder
 from app.errors import ToucheError
 from app.files import atomic_file
+from app.heads import check_finite
 
 log = logging.getLogger(__name__)
 
@@ -148,9 +149,10 @@ class StanceCrossEncoder:
     def save(self, path: str | Path, **extra_metadata) -> None:
         """Write the trained delta (fp16) and the metadata into one `.npz` (no pickle)."""
         self.metadata = dict(self.metadata, **extra_metadata)
+        delta = self.network.delta()  # fp16: a weight past 65,504 becomes inf
+        check_finite(delta, "stance cross-encoder", Path(path))
         with atomic_file(Path(path), binary=True) as out:  # a full disk keeps the old model whole
-            np.savez_compressed(out, metadata=np.asarray(json.dumps(self.metadata, sort_keys=True)),
-                                **self.network.delta())
+            np.savez_compressed(out, metadata=np.asarray(json.dumps(self.metadata, sort_keys=True)), **delta)
 
     def encode(self, pairs: Sequence[tuple[str, str]]):
         """Token ids of (question, passage) pairs, cut to `max_length` word pieces by trimming the longer of the two

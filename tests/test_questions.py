@@ -494,3 +494,18 @@ def test_a_title_that_drives_a_head_far_gives_no_overflow_warning(recwarn):
     """A 5,000-character title of commas printed numpy's "overflow encountered in exp" on stderr."""
     load_classifier("model").analyze(("x, " * 5000)[:4990])
     assert not [warning for warning in recwarn if issubclass(warning.category, RuntimeWarning)]
+
+
+def test_a_classifier_of_non_finite_weights_is_not_saved_over_the_old_one(model, tmp_path):
+    """A head that diverged (NaN) was written with exit 0, and every later question classified as NaN decides."""
+    import copy
+
+    from app.training.questions import save
+
+    save(model, tmp_path, {}, 13)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    broken = copy.deepcopy(model)
+    broken.comparative[1].weights[0] = np.nan
+    with pytest.raises(ToucheError, match=r"non-finite weights \(comparative_dense_w\); .*not written"):
+        save(broken, tmp_path, {}, 13)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -174,6 +174,17 @@ def test_save_load_round_trip(tmp_path):
     assert loaded.metadata["note"] == "toy" and loaded.controversial.labels == ("PRO", "CON", "NO")
 
 
+def test_a_model_of_non_finite_weights_is_not_saved_over_the_old_one(tmp_path):
+    """A training that diverged (or saw no data) gave NaN probabilities in every later run, written with exit 0."""
+    model, path = _toy_model(), tmp_path / "stance.npz"
+    model.save(path)
+    before = path.read_bytes()
+    model.comparative.weights[0, 0] = np.nan
+    with pytest.raises(ToucheError, match=r"non-finite weights \(comparative_weights\); .*stance.npz not written"):
+        model.save(path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["stance.npz"]
+
+
 def test_load_missing_file_is_a_user_error(tmp_path):
     with pytest.raises(ToucheError):
         StanceModel.load(tmp_path / "absent.npz")

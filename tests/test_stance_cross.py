@@ -110,6 +110,20 @@ def test_save_load_round_trip_keeps_predictions(tmp_path):
     assert names and all(name.startswith(("bert.encoder.layer.5.", "head.")) for name in names)
 
 
+def test_a_delta_past_fp16_is_not_saved_over_the_old_one(tmp_path):
+    """The shipped delta is fp16: a weight past 65,504 (a training that diverged) became inf, NaN in every run."""
+    import torch
+
+    model, path = _fresh(), tmp_path / "cross.npz"
+    model.save(path)
+    before = path.read_bytes()
+    with torch.no_grad():
+        next(p for p in model.network.parameters() if p.requires_grad).view(-1)[0] = 1e6
+    with pytest.raises(ToucheError, match=r"non-finite weights \(.+\); .*cross.npz not written"):
+        model.save(path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["cross.npz"]
+
+
 def test_training_sets_are_named_or_refused():
     import argparse
 

@@ -30,6 +30,7 @@ from sklearn.model_selection import train_test_split
 
 from app.encoder import encode
 from app.files import atomic_file
+from app.heads import check_finite
 from app.questions import (HASH_BITS, SETTINGS_FILE, TAGS, WEIGHTS_FILE, DenseHead, HashedHead, ModelClassifier,
                            RuleClassifier, Tagger, decision, hash_features, head_probabilities, question_features,
                            rule_type, spans_of, token_features)
@@ -294,18 +295,19 @@ def save(model: ModelClassifier, out_dir: Path, report: dict, seed: int) -> None
                 "trained_on": "Webis-CompQuestions-22 (comparative-opinion-fact-questions, "
                               "comparative-questions-parsing) and the Touché topic titles",
                 "evaluation": report}
+    (comparative, comparative_dense), (argumentative, argumentative_dense) = model.comparative, model.argumentative
+    arrays = dict(comparative_w=comparative.weights.astype(np.float16), comparative_b=comparative.bias,
+                  comparative_dense_w=comparative_dense.weights, comparative_dense_b=np.float32(comparative_dense.bias),
+                  argumentative_w=argumentative.weights.astype(np.float16), argumentative_b=argumentative.bias,
+                  argumentative_dense_w=argumentative_dense.weights,
+                  argumentative_dense_b=np.float32(argumentative_dense.bias),
+                  tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
+                  transitions=model.tagger.transitions, start=model.tagger.start)
+    check_finite(arrays, "question classifier", out_dir / WEIGHTS_FILE)
     # Both written whole or not at all (a full disk left a cut questions.npz beside the old questions.json); the
     # weights are placed first, their settings last.
     with atomic_file(out_dir / SETTINGS_FILE) as text, atomic_file(out_dir / WEIGHTS_FILE, binary=True) as weights:
-        (comparative, comparative_dense), (argumentative, argumentative_dense) = model.comparative, model.argumentative
-        np.savez_compressed(weights, comparative_w=comparative.weights.astype(np.float16),
-                            comparative_b=comparative.bias, comparative_dense_w=comparative_dense.weights,
-                            comparative_dense_b=np.float32(comparative_dense.bias),
-                            argumentative_w=argumentative.weights.astype(np.float16),
-                            argumentative_b=argumentative.bias, argumentative_dense_w=argumentative_dense.weights,
-                            argumentative_dense_b=np.float32(argumentative_dense.bias),
-                            tagger_w=model.tagger.head.weights.astype(np.float16), tagger_b=model.tagger.head.bias,
-                            transitions=model.tagger.transitions, start=model.tagger.start)
+        np.savez_compressed(weights, **arrays)
         text.write(json.dumps(settings, indent=2) + "\n")
     log.info("wrote %s and %s", out_dir / WEIGHTS_FILE, out_dir / SETTINGS_FILE)
 
