@@ -307,7 +307,9 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import first_stage, rank, score_candidates
+    from .pipeline import rank
+    from .rerank import score_candidates
+    from .retrieval import first_stage
     from .settings import RunSettings
     from .runfile import ranked_rows
     from .training.common import TASK, read_dev_topics

@@ -22,7 +22,8 @@ import pandas as pd
 import pyterrier as pt
 
 from . import fusion, stance
-from .pipeline import Encoded, Ranking, detect_stances, encode_queries, rank, score_candidates, topic_task
+from .pipeline import Ranking, detect_stances, rank, topic_task
+from .rerank import Encoded, encode_queries, score_candidates
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS, check_cuda
 from .errors import ToucheError

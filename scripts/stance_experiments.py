@@ -1853,7 +1853,9 @@ def _up_to_stance(settings, topics):
     """A run's steps before its stance stage (`app.pipeline.run`): each topic's candidates, the encoded passages,
     the topics' query embeddings, each topic's ranking (doc ids, scores) and its documents' best passages."""
     from app import fusion
-    from app.pipeline import first_stage, rank, score_candidates
+    from app.pipeline import rank
+    from app.rerank import score_candidates
+    from app.retrieval import first_stage
 
     candidates, _, cache, _ = first_stage(settings, topics)
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)

@@ -209,7 +209,7 @@ def test_credentials_values_must_be_strings_and_may_follow_a_bom(tmp_path, monke
 def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch):
     """http://user:PASS@host/ as CHATNOIR_BASE_URL: ir-metadata.yml (which TIRA keeps with the run) recorded it
     whole, and so did the errors of a host that cannot be reached."""
-    from app.pipeline import first_stage
+    from app.retrieval import first_stage
     from app.settings import RunSettings
 
     (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
@@ -236,7 +236,7 @@ def test_a_password_in_the_base_url_is_shown_nowhere(stub, tmp_path, monkeypatch
 def test_a_search_path_not_found_names_the_address_setting(stub, tmp_path, monkeypatch):
     """The API's endpoint pasted as CHATNOIR_BASE_URL is searched at .../_search/api/v1/_search: its 404 said only
     "failed with HTTP 404: {...}", not which setting to mend."""
-    from app.pipeline import first_stage
+    from app.retrieval import first_stage
     from app.settings import RunSettings
 
     (tmp_path / CREDENTIALS_FILE).write_text(json.dumps({"apikey": KEY}))
@@ -304,7 +304,7 @@ def test_a_later_page_that_fails_keeps_the_results_before_it(stub, settings, cap
 def test_more_candidates_than_chatnoir_gives_search_its_most(stub, tmp_path, monkeypatch, caplog):
     """`--candidates 1001` was the error "ChatNoir depth must be between 1 and 1000", naming no option, after the
     topics were read; a run holds at most 1,000 documents a topic anyway."""
-    from app.pipeline import first_stage
+    from app.retrieval import first_stage
     from app.settings import RunSettings
 
     caplog.set_level(logging.INFO)

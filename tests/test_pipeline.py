@@ -3,7 +3,8 @@
 import pytest
 
 from app.errors import ToucheError
-from app.pipeline import DEMO_INPUT, RunSettings, first_stage, run
+from app.pipeline import DEMO_INPUT, RunSettings, run
+from app.retrieval import first_stage
 from app.topics import read_topics
 from app.runfile import validate_run
 
@@ -36,7 +37,8 @@ def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch,
     import numpy as np
 
     from app import stance
-    from app.pipeline import Encoded, detect_stances
+    from app.pipeline import detect_stances
+    from app.rerank import Encoded
     from app.records import Candidate, Document, StancePrediction, Topic
 
     seen = {}
@@ -127,7 +129,8 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
     import numpy as np
 
     from app import stance
-    from app.pipeline import Encoded, detect_stances
+    from app.pipeline import detect_stances
+    from app.rerank import Encoded
     from app.records import Candidate, Document, StancePrediction, Topic
 
     seen = {}
@@ -184,20 +187,6 @@ def test_argsme_and_rerank_layouts(fixtures, tmp_path):
     assert {r[5] for r in rows} == {"rr"}
 
 
-def test_a_corpus_defect_is_said_once_a_run_cached_index_or_not(fixtures, tmp_path, caplog):
-    """The index's pass says the corpus's defects; the pass that keeps the candidates' texts says them only where
-    a cached index had no such pass (twice on a first run, never on a later one, were it the other way round)."""
-    import shutil
-
-    shutil.copytree(fixtures / "passages", tmp_path / "in")  # with a bad line, a duplicate id, an empty text
-    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                           progress=False)
-    for _ in ("index built", "index cached"):
-        caplog.clear()
-        first_stage(settings, read_topics(tmp_path / "in"))
-        assert caplog.text.count("passages.jsonl: skipped 3 records") == 1
-
-
 def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures, tmp_path, caplog, monkeypatch):
     """--depth 1 on 3 topics: 3 lines, where TIRA wants 5; said before the first stage, not after the run."""
     import app.pipeline as pipeline
@@ -242,67 +231,6 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
     with pytest.raises(ToucheError, match=error):
         run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                         progress=False))
-
-
-def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
-    """--candidates cuts a re-rank file's candidates too, whatever --depth."""
-    settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                           candidates=2, depth=1000, progress=False)
-    found = first_stage(settings, read_topics(fixtures / "rerank"))
-    assert {qid: [candidate.doc.doc_id for candidate in candidates] for qid, candidates in found.candidates.items()} \
-        == {"11": ["p-cat-1", "p-cat-2"], "12": ["p-train-1", "p-train-2"], "13": ["p-tea-1", "p-tea-2"]}
-
-
-def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures, tmp_path):
-    import shutil
-
-    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
-    (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
-                                         "</topics>")
-    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False)
-    with pytest.raises(ToucheError, match=r"holds none of the 1 topics' numbers \(its queries: 11, 12, 13\)"):
-        first_stage(settings, read_topics(tmp_path))
-
-
-def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fixtures, tmp_path, caplog):
-    import shutil
-
-    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
-    (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"
-                                         "<topic><number>012</number><title>Cats or dogs?</title></topic></topics>")
-    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                           progress=False)
-    candidates = first_stage(settings, read_topics(tmp_path)).candidates
-    assert set(candidates) == {"11"}
-    assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
-
-
-def test_a_corpus_replaced_while_the_run_reads_it_is_an_error_and_never_cached(fixtures, tmp_path, monkeypatch):
-    """Replaced between its fingerprint and its reading, its index was kept under the old corpus's key: later runs
-    on the old corpus ranked the new one's texts (or failed on an id it lacks, a KeyError), without a word."""
-    import shutil
-
-    from app import pipeline
-
-    shutil.copytree(fixtures / "passages", tmp_path / "in")
-    corpus = tmp_path / "in" / "passages.jsonl"
-    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                           progress=False)
-    topics = read_topics(settings.input_dir)
-    expected = first_stage(settings, topics).candidates
-    shutil.rmtree(tmp_path / "cache")
-    read, original = pipeline.read_documents, corpus.read_bytes()
-
-    def replaced_once_read(source, **options):
-        yield from read(source, **options)
-        corpus.write_bytes(original.replace(b'"contents": "', b'"contents": "replaced '))  # another version, same ids
-
-    monkeypatch.setattr(pipeline, "read_documents", replaced_once_read)
-    with pytest.raises(ToucheError, match=r"^passages.jsonl changed while the run read it \(replaced or written to\)"):
-        first_stage(settings, topics)
-    monkeypatch.undo()
-    corpus.write_bytes(original)
-    assert first_stage(settings, topics).candidates == expected  # nothing of the other version was kept
 
 
 @pytest.mark.slow
@@ -419,29 +347,6 @@ def test_full_pipeline_on_the_touche_2022_tira_input(shared_data, tmp_path):
     assert scores["stance macro-F1"] >= 0.73
 
 
-def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch):
-    """Pages below --rerank-depth follow in ChatNoir's order and are never read: their texts are not fetched."""
-    import app.pipeline as pipeline
-
-    asked = {}
-
-    class Backend:
-        def __init__(self, settings):
-            pass
-
-        def retrieve(self, topics, depth, text_depth=None):
-            asked.update(depth=depth, text_depth=text_depth)
-            return {topic.number: [] for topic in topics}
-
-    monkeypatch.setattr(pipeline, "ChatNoirBackend", Backend)
-    monkeypatch.setenv("CHATNOIR_API_KEY", "key")
-    (tmp_path / "in").mkdir()
-    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                           backend="chatnoir", candidates=300, rerank_depth=200)
-    first_stage(settings, read_topics(DEMO_INPUT))
-    assert asked == {"depth": 300, "text_depth": 200}
-
-
 def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
     """A title may hold 5,000 characters; the warning quotes its start."""
     from types import SimpleNamespace
@@ -454,54 +359,6 @@ def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
     assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea",))) is topic  # one
     assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
     assert max(len(line) for line in caplog.text.splitlines()) < 200
-
-
-@pytest.fixture
-def encoded_texts(monkeypatch):
-    """The texts the encoder is given, each encoded as a vector of its length in characters."""
-    import numpy as np
-
-    from app import encoder
-
-    texts_given = []
-
-    def encode(texts, **options):
-        texts_given.extend(texts)
-        return np.array([[float(len(text))] * 384 for text in texts], dtype=np.float32)
-
-    monkeypatch.setattr(encoder, "encode", encode)
-    return texts_given
-
-
-def test_the_embedding_cache_keys_a_vector_by_its_text_not_by_the_passage_key(encoded_texts, tmp_path):
-    """A re-rank file's second text of a document is "id #2" in the order a run meets it: another run's topics or
-    depth gave the cached vector of one text to the other, a wrong run without a word."""
-    from app.cache import CorpusCache
-    from app.passages import Passage
-    from app.pipeline import encode_passages
-
-    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
-    cache = CorpusCache(tmp_path / "cache", "rerank-file")
-    first = {"1": {"d": [Passage("d", "short text")], "d #2": [Passage("d #2", "a much longer text")]}}
-    second = {"2": {"d": [Passage("d", "a much longer text")], "e": [Passage("e", "short text")]}}
-    for passages in (first, second):
-        encoded = encode_passages(passages, settings, cache)
-        assert [vector[0] for vector in encoded.vectors] == [len(text) for text in encoded.texts]
-    assert encoded_texts == ["short text", "a much longer text"]  # the second run encoded nothing anew
-
-
-def test_passages_of_one_text_each_get_its_vector_without_a_cache(encoded_texts, tmp_path):
-    """ChatNoir runs have no corpus cache: a text two pages share (mirrors, a host's error page) is encoded once,
-    and every passage after it must still get its own text's vector."""
-    from app.passages import Passage
-    from app.pipeline import encode_passages
-
-    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
-    passages = {"1": {"a": [Passage("a", "a mirrored page")], "b": [Passage("b", "a mirrored page")],
-                      "c": [Passage("c", "another page, longer")]}}
-    encoded = encode_passages(passages, settings, None)
-    assert encoded.ids == ["a", "b", "c"] and encoded_texts == ["a mirrored page", "another page, longer"]
-    assert [vector[0] for vector in encoded.vectors] == [15.0, 15.0, 20.0]
 
 
 def test_rank_orders_by_score_keeps_ties_in_first_stage_order_and_cuts_at_the_depth():

@@ -1,0 +1,53 @@
+"""The rerank (app/rerank.py): the passages encoded, each distinct text once, and the embedding cache."""
+
+import pytest
+
+from app.settings import RunSettings
+
+
+@pytest.fixture
+def encoded_texts(monkeypatch):
+    """The texts the encoder is given, each encoded as a vector of its length in characters."""
+    import numpy as np
+
+    from app import encoder
+
+    texts_given = []
+
+    def encode(texts, **options):
+        texts_given.extend(texts)
+        return np.array([[float(len(text))] * 384 for text in texts], dtype=np.float32)
+
+    monkeypatch.setattr(encoder, "encode", encode)
+    return texts_given
+
+
+def test_the_embedding_cache_keys_a_vector_by_its_text_not_by_the_passage_key(encoded_texts, tmp_path):
+    """A re-rank file's second text of a document is "id #2" in the order a run meets it: another run's topics or
+    depth gave the cached vector of one text to the other, a wrong run without a word."""
+    from app.cache import CorpusCache
+    from app.passages import Passage
+    from app.rerank import encode_passages
+
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
+    cache = CorpusCache(tmp_path / "cache", "rerank-file")
+    first = {"1": {"d": [Passage("d", "short text")], "d #2": [Passage("d #2", "a much longer text")]}}
+    second = {"2": {"d": [Passage("d", "a much longer text")], "e": [Passage("e", "short text")]}}
+    for passages in (first, second):
+        encoded = encode_passages(passages, settings, cache)
+        assert [vector[0] for vector in encoded.vectors] == [len(text) for text in encoded.texts]
+    assert encoded_texts == ["short text", "a much longer text"]  # the second run encoded nothing anew
+
+
+def test_passages_of_one_text_each_get_its_vector_without_a_cache(encoded_texts, tmp_path):
+    """ChatNoir runs have no corpus cache: a text two pages share (mirrors, a host's error page) is encoded once,
+    and every passage after it must still get its own text's vector."""
+    from app.passages import Passage
+    from app.rerank import encode_passages
+
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
+    passages = {"1": {"a": [Passage("a", "a mirrored page")], "b": [Passage("b", "a mirrored page")],
+                      "c": [Passage("c", "another page, longer")]}}
+    encoded = encode_passages(passages, settings, None)
+    assert encoded.ids == ["a", "b", "c"] and encoded_texts == ["a mirrored page", "another page, longer"]
+    assert [vector[0] for vector in encoded.vectors] == [15.0, 15.0, 20.0]

@@ -1,0 +1,107 @@
+"""The first stage (app/retrieval.py): candidates from a re-rank file, BM25 over a local corpus, or ChatNoir."""
+
+import pytest
+
+from app.errors import ToucheError
+from app.pipeline import DEMO_INPUT
+from app.retrieval import first_stage
+from app.settings import RunSettings
+from app.topics import read_topics
+
+
+def test_a_corpus_defect_is_said_once_a_run_cached_index_or_not(fixtures, tmp_path, caplog):
+    """The index's pass says the corpus's defects; the pass that keeps the candidates' texts says them only where
+    a cached index had no such pass (twice on a first run, never on a later one, were it the other way round)."""
+    import shutil
+
+    shutil.copytree(fixtures / "passages", tmp_path / "in")  # with a bad line, a duplicate id, an empty text
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    for _ in ("index built", "index cached"):
+        caplog.clear()
+        first_stage(settings, read_topics(tmp_path / "in"))
+        assert caplog.text.count("passages.jsonl: skipped 3 records") == 1
+
+
+def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
+    """--candidates cuts a re-rank file's candidates too, whatever --depth."""
+    settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           candidates=2, depth=1000, progress=False)
+    found = first_stage(settings, read_topics(fixtures / "rerank"))
+    assert {qid: [candidate.doc.doc_id for candidate in candidates] for qid, candidates in found.candidates.items()} \
+        == {"11": ["p-cat-1", "p-cat-2"], "12": ["p-train-1", "p-train-2"], "13": ["p-tea-1", "p-tea-2"]}
+
+
+def test_a_rerank_file_of_other_topics_is_an_error_before_any_encoding(fixtures, tmp_path):
+    import shutil
+
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
+                                         "</topics>")
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False)
+    with pytest.raises(ToucheError, match=r"holds none of the 1 topics' numbers \(its queries: 11, 12, 13\)"):
+        first_stage(settings, read_topics(tmp_path))
+
+
+def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fixtures, tmp_path, caplog):
+    import shutil
+
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"
+                                         "<topic><number>012</number><title>Cats or dogs?</title></topic></topics>")
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    candidates = first_stage(settings, read_topics(tmp_path)).candidates
+    assert set(candidates) == {"11"}
+    assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
+
+
+def test_a_corpus_replaced_while_the_run_reads_it_is_an_error_and_never_cached(fixtures, tmp_path, monkeypatch):
+    """Replaced between its fingerprint and its reading, its index was kept under the old corpus's key: later runs
+    on the old corpus ranked the new one's texts (or failed on an id it lacks, a KeyError), without a word."""
+    import shutil
+
+    from app import retrieval
+
+    shutil.copytree(fixtures / "passages", tmp_path / "in")
+    corpus = tmp_path / "in" / "passages.jsonl"
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    topics = read_topics(settings.input_dir)
+    expected = first_stage(settings, topics).candidates
+    shutil.rmtree(tmp_path / "cache")
+    read, original = retrieval.read_documents, corpus.read_bytes()
+
+    def replaced_once_read(source, **options):
+        yield from read(source, **options)
+        corpus.write_bytes(original.replace(b'"contents": "', b'"contents": "replaced '))  # another version, same ids
+
+    monkeypatch.setattr(retrieval, "read_documents", replaced_once_read)
+    with pytest.raises(ToucheError, match=r"^passages.jsonl changed while the run read it \(replaced or written to\)"):
+        first_stage(settings, topics)
+    monkeypatch.undo()
+    corpus.write_bytes(original)
+    assert first_stage(settings, topics).candidates == expected  # nothing of the other version was kept
+
+
+def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch):
+    """Pages below --rerank-depth follow in ChatNoir's order and are never read: their texts are not fetched."""
+    from app import retrieval
+
+    asked = {}
+
+    class Backend:
+        def __init__(self, settings):
+            pass
+
+        def retrieve(self, topics, depth, text_depth=None):
+            asked.update(depth=depth, text_depth=text_depth)
+            return {topic.number: [] for topic in topics}
+
+    monkeypatch.setattr(retrieval, "ChatNoirBackend", Backend)
+    monkeypatch.setenv("CHATNOIR_API_KEY", "key")
+    (tmp_path / "in").mkdir()
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           backend="chatnoir", candidates=300, rerank_depth=200)
+    first_stage(settings, read_topics(DEMO_INPUT))
+    assert asked == {"depth": 300, "text_depth": 200}
