@@ -176,6 +176,39 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
     return input_dir, output_dir
 
 
+def checked_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:
+    """`resolve_io`'s directories, checked before any work: the input an existing directory, the output not the
+    input, and not lost with the container (a warning)."""
+    input_dir, output_dir = resolve_io(input_flag, output_flag, demo)
+    input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
+    if input_dir.exists() and not input_dir.is_dir():
+        raise ToucheError(f"input {shown(input_dir)} is a file: pass the directory holding topics and corpus to "
+                          f"{input_origin}")
+    if not input_dir.is_dir():
+        raise ToucheError(f"input directory {shown(input_dir)} does not exist: pass an existing one to "
+                          f"{input_origin}")
+    output_origin = named_by(output_flag, "-o/--output", OUTPUT_VARIABLES)
+    if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
+        raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
+                          f"{output_origin}")
+    if lost_with_the_container(output_dir):
+        log.warning("the output directory %s lies in the container, where nothing is mounted: the run is lost "
+                    "with it unless copied out (docker cp); mount a directory (docker run -v DIR:%s) and pass "
+                    "it to %s", output_dir, MOUNTED_OUTPUT, output_origin)
+    return input_dir, output_dir
+
+
+def resolve_cache(cache_flag: Optional[Path], output_dir: Path) -> Optional[Path]:
+    """The cache directory: --cache-dir, else touche in $XDG_CACHE_HOME (a relative one ignored), else None (a
+    temporary one for the run), checked before any work (`check_cache_dir`)."""
+    if cache_flag is None:
+        _ignore_relative(CACHE_VARIABLES)
+    cache_dir = cache_flag or resolve_dir(None, CACHE_VARIABLES, "touche")
+    if cache_dir is not None:
+        check_cache_dir(cache_dir, output_dir, named_by(cache_flag, "--cache-dir", CACHE_VARIABLES))
+    return cache_dir
+
+
 def _setup_logging(debug: bool, quiet: bool) -> None:
     if quiet:
         # The libraries' own bars too: tqdm's and huggingface_hub's read these variables when imported, and
@@ -335,23 +368,8 @@ def run(
         from .runfile import RUN_FILES, check_tag
         from .topics import topics_file
 
-        input_flag, output_flag = input_dir, output_dir
-        input_dir, output_dir = resolve_io(input_dir, output_dir, DEMO_INPUT)
-        input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
-        if input_dir.exists() and not input_dir.is_dir():
-            raise ToucheError(f"input {shown(input_dir)} is a file: pass the directory holding topics and corpus to "
-                              f"{input_origin}")
-        if not input_dir.is_dir():
-            raise ToucheError(f"input directory {shown(input_dir)} does not exist: pass an existing one to "
-                              f"{input_origin}")
-        output_origin = named_by(output_flag, "-o/--output", OUTPUT_VARIABLES)
-        if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
-            raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
-                              f"{output_origin}")
-        if lost_with_the_container(output_dir):
-            log.warning("the output directory %s lies in the container, where nothing is mounted: the run is lost "
-                        "with it unless copied out (docker cp); mount a directory (docker run -v DIR:%s) and pass "
-                        "it to %s", output_dir, MOUNTED_OUTPUT, output_origin)
+        output_origin = named_by(output_dir, "-o/--output", OUTPUT_VARIABLES)
+        input_dir, output_dir = checked_io(input_dir, output_dir, DEMO_INPUT)
         check_choice(backend, corpus)
         if topics is not None:
             topics = topics_file(input_dir, topics)
@@ -365,12 +383,7 @@ def run(
         check_temporary_directory()  # before torch's import too
         if device == "cuda":
             check_cuda()
-        if cache_dir is None:
-            _ignore_relative(CACHE_VARIABLES)
-        cache_flag = named_by(cache_dir, "--cache-dir", CACHE_VARIABLES)
-        cache_dir = cache_dir or resolve_dir(None, CACHE_VARIABLES, "touche")
-        if cache_dir is not None:
-            check_cache_dir(cache_dir, output_dir, cache_flag)
+        cache_dir = resolve_cache(cache_dir, output_dir)
         # ir-metadata.yml with --no-metadata too: an old one would describe another run (recorded removes it).
         outputs = RUN_FILES + (METADATA_FILE,)
         made = prepare_output(output_dir, outputs, overwrite, output_origin)
