@@ -92,9 +92,11 @@ def _network(n_labels: int, trained_layers: int):
             return self.upper(self.lower(ids, mask, types), mask)
 
         def delta(self) -> dict[str, np.ndarray]:
-            """The trained parameters (top layers and head) as fp16 arrays: what the shipped file holds."""
-            return {name: parameter.detach().float().numpy().astype(np.float16)
-                    for name, parameter in self.named_parameters() if parameter.requires_grad}
+            """The trained parameters (top layers and head) as fp16 arrays: what the shipped file holds. A weight
+            past fp16's range becomes inf, which `save` refuses (no overflow warning besides)."""
+            with np.errstate(over="ignore"):
+                return {name: parameter.detach().float().numpy().astype(np.float16)
+                        for name, parameter in self.named_parameters() if parameter.requires_grad}
 
     return CrossEncoderNetwork()
 
