@@ -20,7 +20,7 @@ from .records import Candidate, Topic
 from .rerank import Encoded, score_candidates
 from .retrieval import candidate_source, first_stage
 from .settings import RunSettings
-from .topics import read_topics
+from .topics import parse_objects, read_topics
 
 log = logging.getLogger(__name__)
 
@@ -110,14 +110,15 @@ def topic_task(topics: list[Topic], override: str | None = None, device: str = "
 def with_objects(topic: Topic, analysis: QuestionAnalysis) -> Topic:
     """A topic without <objects> (2020/21 Task 2) in a comparative run gets the objects its question names, where
     the classifier reads it as a comparison ("Should school uniforms be mandatory?" named "school uniforms" and
-    "mandatory")."""
+    "mandatory"), and where they pass the checks <objects> passes (`topics.parse_objects`: "Which is better: this or
+    that?" gave sides toward "that")."""
     if topic.objects is not None:
         return topic
-    objects = analysis.objects if analysis.comparative else ()
-    if len(objects) < 2:
+    objects = parse_objects(analysis.objects[:2]) if analysis.comparative else None
+    if objects is None:
         log.warning("topic %s: no two compared objects found in %s", topic.number, topic.quoted)
         return topic
-    return replace(topic, objects=(objects[0], objects[1]))
+    return replace(topic, objects=objects)
 
 
 class Ranking(NamedTuple):

@@ -491,6 +491,10 @@ class ObjectSpans:
             right = [pc for pc in pieces if pc[0] > p and all(self.edge(i) for i in range(p + 1, pc[0]))
                      and not any(p < b <= pc[0] for b in self.breaks)]
             second = right[0] if right else self.walk(p, +1) or self.choice(p + 1)
+            # "higher than that of MIT", "than those in Sweden": the pronoun stands for the aspect, the name follows
+            if second and second[1] - second[0] == 1 and self.words[second[0]] in ("that", "those") \
+                    and second[1] < len(self.words) and self.words[second[1]] in PREPOSITIONS:
+                second = self.walk(second[1], +1) or second
             # "to rent or buy a house", "should I lease or buy a car": the verb chosen opens the second
             if second and second[0] > p + 1 and self.words[p + 1] in CHOICE_VERBS and p > 1 \
                     and self.words[p - 1] not in EDGE_WORDS and self.words[p - 2] in PERSONAL | {"to"}:

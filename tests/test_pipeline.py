@@ -384,6 +384,21 @@ def test_comparative_topics_without_objects_get_their_questions_in_question_orde
     assert [topic.objects for topic in topics] == [("cat", "dog"), ("hard", "soft"), ("PC", "Mac")]
 
 
+@pytest.mark.parametrize("found", [("this", "that"), ("laptop", "Laptop"), ("the", "Nikon")])
+def test_objects_the_classifier_finds_pass_the_checks_given_objects_pass(caplog, found):
+    """"Which is better: this or that?" gave its passages sides toward "that", unsaid; <objects> refuses such."""
+    from types import SimpleNamespace
+
+    from app.pipeline import with_objects
+    from app.records import Topic
+
+    topic = Topic("9", "Which is better: this or that?")
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=found)) is topic
+    assert "topic 9: no two compared objects found" in caplog.text
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea", "coffee", "milk"))).objects == (
+        "tea", "coffee")
+
+
 def test_a_topic_the_classifier_reads_as_no_comparison_gets_no_objects_in_a_comparative_run(caplog):
     """Its objects were extracted anyway ("school uniforms" and "mandatory") and its documents labelled FIRST or
     SECOND of them."""

@@ -271,6 +271,9 @@ def test_model_objects_of_choices_and_names_in_capitals(model, question, objects
     ("Is a $100 phone better than a $1000 one?", ("$100 phone", "$1000")),
     ("Suitcases: hard or soft?", ("hard", "soft")),  # the topic's word before the colon is no part of the first
     ("What is the highest mountain on Earth?", ("mountain",)),  # an object ends before a preposition
+    # a pronoun for the aspect: the name after it is compared (2020 Task 2 topic: "Stanford", "that")
+    ("Is admission rate in Stanford higher than that of MIT?", ("Stanford", "MIT")),
+    ("Are the prices in Norway higher than those in Sweden?", ("Norway", "Sweden")),
 ])
 def test_model_objects_are_whole_names(model, question, objects):
     assert model.analyze(question).objects == objects
