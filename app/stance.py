@@ -595,9 +595,10 @@ class StanceModel:
         return predictions
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """Texts embedded on the run's device at the run's precision (--precision fp32 read them in bf16)."""
         from app.encoder import encode
 
-        return encode(texts, device=self.device)
+        return encode(texts, device=self.device, precision=self.precision)
 
 
 def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarray,

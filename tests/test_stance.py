@@ -588,3 +588,20 @@ def test_fit_head_emphasis_lets_a_column_weigh_more_under_the_same_penalty():
     emphasis = side_emphasis(384 + len(FEATURE_NAMES) + len(SIDE_NAMES) + len(QUERY_NAMES))
     assert emphasis.sum() - len(emphasis) == pytest.approx(len(SIDE_NAMES) * (emphasis.max() - 1))
     assert (emphasis[384 + len(FEATURE_NAMES):384 + len(FEATURE_NAMES) + len(SIDE_NAMES)] > 1).all()
+
+
+def test_texts_the_model_embeds_itself_are_embedded_at_the_runs_precision(monkeypatch):
+    """--precision fp32 reached the cross-encoder but not the head's own embeddings, which took bf16 ("auto")."""
+    from app import encoder
+
+    asked = []
+
+    def encode(texts, **options):
+        asked.append((options.get("device"), options.get("precision")))
+        return np.zeros((len(texts), 384), np.float32)
+
+    monkeypatch.setattr(encoder, "encode", encode)
+    model = _toy_model()
+    model.device, model.precision = "cpu", "fp32"
+    model._encode(["a text"])
+    assert asked == [("cpu", "fp32")]
