@@ -243,3 +243,18 @@ def test_a_training_embedding_cache_cut_by_a_stop_is_not_left_to_be_read(tmp_pat
     with pytest.raises(OSError):
         training_stance.EmbeddingCache(tmp_path)(["a text"])
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("label", ["First", "SECOND\u200b", "PRO"])
+def test_a_dev_stance_label_of_no_comparative_stance_is_said_before_the_training(fixtures, tmp_path, label):
+    """`First` was read, then failed as a traceback in the head's fit, after the side model had trained."""
+    import shutil
+
+    shutil.copytree(fixtures / "quality" / "data", tmp_path / "data")
+    stances = tmp_path / "data" / "touche-2022-task2" / "touche-task2-2022-stance-dev.qrels"
+    stances.write_text(f"1 0 p1 FIRST\n1 0 p3 {label}\n2 0 p4 NO\n", encoding="utf-8")
+    with pytest.raises(ToucheError, match=rf"topic 1, document p3 is judged {re.escape(repr(label))}, no comparative "
+                                          r"stance label \(FIRST, SECOND, NEUTRAL, NO\)"):
+        common.read_dev_stances(tmp_path / "data")
+    stances.write_text("1 0 p1 FIRST\n1 0 p3 NEUTRAL\n", encoding="utf-8")
+    assert common.read_dev_stances(tmp_path / "data") == {("1", "p1"): "FIRST", ("1", "p3"): "NEUTRAL"}

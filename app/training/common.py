@@ -23,7 +23,7 @@ from app.errors import ToucheError, listed
 from app.evaluate import read_qrels, read_stance_qrels
 from app.files import not_utf8, open_packed
 from app.logs import log_to_stderr
-from app.records import Topic
+from app.records import COMPARATIVE_LABELS, Topic
 from app.settings import DATA_DIR, MODELS_DIR
 from app.topics import read_topics
 
@@ -137,9 +137,16 @@ def read_dev_qrels(data_dir: Path, name: str) -> dict[tuple[str, str], int]:
 
 
 def read_dev_stances(data_dir: Path) -> dict[tuple[str, str], str]:
-    """{(qid, doc_id): stance label} of the dev stance qrels, in file order."""
+    """{(qid, doc_id): stance label} of the dev stance qrels, in file order; a label of no comparative stance
+    (`First`) is an error naming it, before the training (it was a traceback once the side model had trained)."""
     path = Path(data_dir) / TASK / "touche-task2-2022-stance-dev.qrels"
-    return judging_dev_topics(data_dir, path, read_stance_qrels(path))
+    judged = judging_dev_topics(data_dir, path, read_stance_qrels(path))
+    stray = next(((key, label) for key, label in judged.items() if label not in COMPARATIVE_LABELS), None)
+    if stray is not None:
+        (qid, doc_id), label = stray
+        raise ToucheError(f"{path}: topic {qid}, document {doc_id} is judged {label!r}, no comparative stance label "
+                          f"({', '.join(COMPARATIVE_LABELS)})")
+    return judged
 
 
 def judging_dev_topics(data_dir: Path, path: Path, judged: dict) -> dict:
