@@ -51,6 +51,7 @@ _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 # Where an args.me argument starts: "{" and a key of an argument's own, which none of its premises or its context
 # begins with (a key in a string has its quotes escaped).
 ARGUMENT_START = re.compile(rb'\{\s*"(?:premises|context|id|conclusion)"\s*:')
+_ARGSME_OPENING = re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern)
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
 
@@ -245,6 +246,7 @@ class Defects:
         self.source, self.reasons, self.replaced_bytes = source, Counter(), 0
         self.plain = False  # a .gz file that is not gzip-compressed, read as it is
         self.shapeless: list[str] = []  # args.me files of another shape, none of whose arguments were read
+        self.damage: tuple[str, str] | None = None  # the args.me file whose parse first failed, and where
 
     def add(self, reason: str) -> None:
         self.reasons[reason] += 1
@@ -258,6 +260,9 @@ class Defects:
             problems.append(f"replaced {counted(self.replaced_bytes, 'undecodable byte')} with U+FFFD")
         if self.plain:
             problems.append("read as it is: not gzip-compressed, whatever its name")
+        if self.damage:
+            name, problem = self.damage
+            problems.append(f"{'' if name == self.source else name + ': '}{problem}; skipped to the next argument")
         if self.shapeless:
             problems.append(f"no arguments read from {', '.join(self.shapeless)} (an args.me file holds them as "
                             '{"arguments": [...]})')
@@ -570,7 +575,7 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
     """One args.me file's arguments. A damaged argument (invalid JSON after the first argument read) is skipped:
     the parse resumes at the next argument's start (`_Resumable`). A file cut short, invalid before its first
     argument or after its last argument start, or damaged where the parse cannot tell what it lost, is an error."""
-    last, warned = None, False  # the id of the last argument read: where a damaged file can be looked at
+    last = None  # the id of the last argument read: where a damaged file can be looked at
     items = 0
     guard = JsonGuard(path)
     with open_text(path, defects, guard) as text:
@@ -595,8 +600,10 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                 if last is None and path.stat().st_size == 0:
                     raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
                 problem = _json_problem(error, last)
-                if last is None or problem.startswith("truncated"):
+                if problem.startswith("truncated") or last is None and not stream.opens_as_argsme():
                     raise ToucheError(f"{path}: {problem}") from None
+                if last is None:  # the first argument is damaged, in a file that opens as args.me
+                    problem = _json_problem(error, last, opened=True)
                 if stream.failed_at_start():  # the argument it began at is damaged
                     defects.add("invalid JSON argument")
                 cannot = stream.resume()
@@ -605,9 +612,8 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                     cannot == _Resumable.NO_START and "trailing garbage" in problem and not stream.ids_after)
                 if cannot is not None and not ended:
                     raise ToucheError(f"{path}: {problem}, {cannot}") from None
-                if not warned:
-                    log.warning("%s: %s; skipped to the next argument", path, problem)
-                    warned = True
+                if defects.damage is None:  # said with the corpus's other defects, once whatever the passes
+                    defects.damage = (path.name, problem)
                 if ended:
                     return
 
@@ -707,6 +713,11 @@ class _Resumable:
         self.given[key] = self.position
         return True
 
+    def opens_as_argsme(self) -> bool:
+        """Whether the file opens as args.me does, `{"arguments": [` and an argument's start: damage in its first
+        argument is then that argument's, not a file of another kind."""
+        return self.kept_from == 0 and _ARGSME_OPENING.match(self.kept) is not None
+
     def failed_at_start(self) -> bool:
         """Whether the resumed parse that just failed failed on its first argument: that argument is damaged."""
         return self.start is not None and self.given_at is None
@@ -765,9 +776,12 @@ class _Resumable:
         return self.kept_from + found.start()
 
 
-def _json_problem(error: ijson.JSONError, last: str | None) -> str:
-    """What is wrong with an args.me file where ijson stopped, and where: after which argument."""
+def _json_problem(error: ijson.JSONError, last: str | None, opened: bool = False) -> str:
+    """What is wrong with an args.me file where ijson stopped, and where: after which argument (`opened`: in the
+    first argument of a file that opens as args.me does)."""
     reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    if opened:
+        return f"invalid JSON in its first argument ({reason})"
     where = f"after argument {last!r}" if last is not None else "before its first argument"
     if "premature EOF" in reason:
         return f"truncated: the JSON ends {where}"

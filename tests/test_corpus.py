@@ -203,8 +203,19 @@ def test_a_damaged_argsme_argument_costs_that_argument_not_the_corpus(tmp_path, 
     with caplog.at_level(logging.WARNING):
         ids = _read_ids(tmp_path, _argsme(arguments))
     assert ids == [f"a{number}" for number in range(20) if number not in lost]
-    assert f"args-me.json: invalid JSON after argument 'a{min(lost or {4}) - 1}' (" in caplog.text
-    assert (f"skipped {len(lost)} record" in caplog.text) == bool(lost)
+    assert f"invalid JSON after argument 'a{min(lost or {4}) - 1}' (" in caplog.text
+    assert (f"args-me.json: skipped {len(lost)} record" in caplog.text) == bool(lost)
+    assert len(caplog.records) == 1  # one line with the corpus's other defects
+
+
+def test_a_damaged_argsme_argument_is_said_once_though_a_run_reads_the_file_twice(tmp_path, caplog):
+    """The index's pass and the pass keeping the candidates' texts each warned of the damage."""
+    (tmp_path / "args-me.json").write_bytes(_argsme([_argument(number, ', "score": NaN' if number == 3 else "")
+                                                     for number in range(6)]))
+    source = detect_corpus(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert len(list(read_documents(source))) == len(list(read_documents(source, report=False))) == 5
+    assert caplog.text.count("skipped to the next argument") == 1
 
 
 def test_a_damaged_argsme_argument_is_skipped_far_into_a_large_file(tmp_path, caplog):
@@ -297,12 +308,22 @@ def test_argsme_followed_by_what_holds_more_arguments_unread_is_an_error(tmp_pat
                   .encode())
 
 
-def test_argsme_damaged_before_its_first_argument_is_an_error(tmp_path):
-    """Nothing read yet, the file may be anything: what it holds cannot be told."""
-    arguments = [_argument(0, ', "score": NaN'), _argument(1)]
+def test_argsme_damaged_in_its_first_argument_costs_that_argument(tmp_path, caplog):
+    """A file that opens as args.me does ({"arguments": [ and an argument's start): one bad value in its first
+    argument lost the whole corpus, where the same in its sixth cost that one."""
+    with caplog.at_level(logging.WARNING):
+        assert _read_ids(tmp_path, _argsme([_argument(0, ', "score": NaN'), _argument(1)])) == ["a1"]
+    assert ("args-me.json: skipped 1 record (1 invalid JSON argument); invalid JSON in its first argument (lexical "
+            "error") in caplog.text
+
+
+@pytest.mark.parametrize("opening", [b'{"args": [', b'[', b'{"arguments": {"a": 1}, "more": ['])
+def test_a_file_that_does_not_open_as_argsme_damaged_before_an_argument_is_an_error(tmp_path, opening):
+    """Nothing read yet, and the file opens otherwise: what it holds cannot be told."""
+    raw = opening + _argument(0, ', "score": NaN').encode() + b", " + _argument(1).encode() + b"]}"
     with pytest.raises(ToucheError, match=r"args-me.json: invalid JSON before its first argument, or not an args.me "
                                           r"JSON file \(lexical error"):
-        _read_ids(tmp_path, _argsme(arguments))
+        _read_ids(tmp_path, raw)
 
 
 def test_argsme_json_nested_past_the_limit_is_an_error_before_ijson_spends_the_memory(tmp_path):
