@@ -54,6 +54,7 @@ _REASONS = {
     errno.ENOENT: "no such file or directory",
     errno.EFBIG: "file too large",
     errno.EIO: "input/output error",
+    errno.ELOOP: "a symbolic link loop",
 }
 
 

@@ -144,8 +144,10 @@ def locate_run(path: Path) -> Path:
     """A run file, or the one run file (run.txt or run.txt.gz) of an output directory; else a ToucheError. As TIRA
     counts them, whatever is there under either name counts (a directory too)."""
     if not path.is_dir():
-        if not path.exists():
-            raise ToucheError(f"{path}: no such file or directory")
+        try:
+            path.stat()
+        except OSError as error:  # missing, a link loop, a folder this user may not search
+            raise ToucheError(f"{path}: {os_reason(error)}") from None
         return path  # a file, or a pipe read as one (`touche validate <(zcat run.gz)`)
     found = [path / name for name in RUN_FILES if os.path.lexists(path / name)]  # a link leading nowhere too
     if len(found) != 1:

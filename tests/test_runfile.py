@@ -406,3 +406,11 @@ def test_a_run_in_utf16_or_with_a_byte_utf8_does_not_hold_is_said_in_words(tmp_p
     (tmp_path / "run.txt").write_bytes(b"1 Q0 d 1 2.0 t\n" * 1000 + b"\xff\xfe\n")  # no mark: 16 kB in
     assert validate_run(tmp_path / "run.txt").errors == [
         "cannot read the run: not UTF-8 text (a byte 0xff that UTF-8 does not hold there)"]
+
+
+def test_a_run_behind_a_symbolic_link_loop_is_said_so(tmp_path):
+    """It was "no such file or directory", of a path that is there."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    result = validate_run(tmp_path / "a" / "run.txt")
+    assert result.errors == [f"{tmp_path / 'a' / 'run.txt'}: a symbolic link loop"]
