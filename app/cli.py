@@ -531,7 +531,7 @@ TRAINED_MODELS = {
     "quality": "The argument-quality head.",
     "relevance": "The relevance head (query-passage features + MiniLM embedding).",
     "stance": "The comparative and controversial stance heads.",
-    "stance-cross": "The controversial stance cross-encoder (CPU; the shipped one trained for 411 s).",
+    "stance-cross": "The controversial stance cross-encoder (CPU; 7 to 15 minutes on 2 cores).",
 }
 
 

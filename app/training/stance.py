@@ -468,23 +468,26 @@ def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c
 def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = EXTRA_SETS
                        ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
-    "vast": its PRO / CON comments), anything restating an IBM test motion dropped, with unrelated NO pairs; with
+    "vast": its PRO / CON comments), anything restating a reported IBM, Perspectrum or ArgKP test motion dropped, with unrelated NO pairs; with
     "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
     (none trained on)."""
-    ibm_train, ibm_test = load_ibm_claims(data_dir, "train"), load_ibm_claims(data_dir, "test")
-    extra = [e for e in without_topics(load_perspectrum(data_dir) + load_extra_sets(data_dir, sets), ibm_test,
+    ibm_test, perspectrum_test = load_ibm_claims(data_dir, "test"), load_perspectrum(data_dir, ("test",))
+    argkp_test, vast_test = load_argkp(data_dir, ("test",)), load_vast(data_dir, "test")
+    # Of the sets' motions and claims, those restating a reported motion of another set are dropped (Perspectrum
+    # restated one of ArgKP's 3 test motions); VAST's topic phrases keep VAST's own split, as its paper's figures do.
+    held_out = ibm_test + perspectrum_test + argkp_test
+    ibm_train = without_topics(load_ibm_claims(data_dir, "train"), held_out, embed)
+    extra = [e for e in without_topics(load_perspectrum(data_dir) + load_extra_sets(data_dir, sets), held_out,
                                         embed) if e.label != "NEU"]
     ibm_cv_accuracy = cross_validate_ibm(ibm_train, extra, embed, CONTROVERSIAL_C, seed)
-    neutral = (train_neutral(without_topics(load_vast(data_dir, "train"), ibm_test, embed), embed, CONTROVERSIAL_C,
+    neutral = (train_neutral(without_topics(load_vast(data_dir, "train"), held_out, embed), embed, CONTROVERSIAL_C,
                              seed) if "vast" in sets else None)
     stance = ibm_train + extra
     stance += unrelated_pairs(stance, len(stance) // 3, seed)
     head = train_controversial(stance, embed, CONTROVERSIAL_C, seed)
     ibm_predicted = pro_or_con(head, ibm_test, embed)
     ibm_gold = [e.label for e in ibm_test]
-    perspectrum_test = load_perspectrum(data_dir, ("test",))
     perspectrum_predicted = pro_or_con(head, perspectrum_test, embed)
-    argkp_test, vast_test = load_argkp(data_dir, ("test",)), load_vast(data_dir, "test")
     argkp_predicted = pro_or_con(head, argkp_test, embed)
     vast_predicted = sided_or_neutral(head, neutral, vast_test, embed)
     metrics = {
@@ -596,7 +599,8 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = common.DEFAUL
 
 def without_topics(examples: list[ControversialExample], held_out: list[ControversialExample],
                    embed: EmbeddingCache, threshold: float = 0.8) -> list[ControversialExample]:
-    """Drop training claims that restate a held-out (IBM test) motion, so the test figures stay clean."""
+    """Drop training claims and motions that restate a held-out motion (cosine of their embeddings >= `threshold`),
+    so the test figures stay clean."""
     claims = sorted({e.topic for e in examples})
     motions = sorted({e.topic for e in held_out})
     near = (embed(claims) @ embed(motions).T).max(axis=1) >= threshold

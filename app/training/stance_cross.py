@@ -5,8 +5,8 @@ computed once per pair (kept in bf16) and each epoch runs only the top layers: t
 
 - controversial (PRO / CON toward a question, shipped): the IBM-ArgQ-Rank-30kArgs train arguments with stance
   confidence >= 0.8, IBM Claim Stance train, Perspectrum train/dev and the extra `--sets` (default: ArgKP-2021
-  train+dev, see CROSS_SETS); ArgQ motions and Perspectrum claims that restate an IBM Claim Stance test
-  motion are dropped, and extra-set motions that restate any reported test motion. Half the training topics are
+  train+dev, see CROSS_SETS); motions and claims of any of them that restate a reported motion (ArgQ dev and test,
+  IBM Claim Stance, Perspectrum and ArgKP test) are dropped. Half the training topics are
   asked as Touché asks ("We should ban X" -> "Should we ban X?", `as_question`), since a run reads questions.
   Reported: IBM-ArgQ-30k dev (which chose the recipe, the sets and the question share) and test (15 unseen
   motions), IBM Claim Stance test (claims; target phrases), Perspectrum test, ArgKP-2021 test and VAST test's PRO /
@@ -324,9 +324,12 @@ def train_controversial(data_dir: Path, embed: EmbeddingCache, seed: int,
              "argkp_test": argkp_test,
              "vast_test_sided": [e for e in load_vast(data_dir, "test") if e.label in CONTROVERSIAL_LABELS],
              **(extra_tests or {})}
-    argq = without_topics(load_argq(data_dir, "train", ARGQ_MIN_CONFIDENCE), ibm_test, embed)
-    train = argq + load_ibm_claims(data_dir, "train") + without_topics(load_perspectrum(data_dir), ibm_test, embed)
+    # Every training source loses the motions that restate a reported one: IBM Claim Stance train held "Holocaust
+    # denial should be a criminal offence" (an ArgQ test motion), Perspectrum 3 of ArgQ's 7 dev motions, 2 of its
+    # test motions and one of ArgKP's 3 test motions.
     held_out = ibm_test + tests["argq_dev"] + tests["argq_test"] + tests["perspectrum_test"] + argkp_test
+    argq = without_topics(load_argq(data_dir, "train", ARGQ_MIN_CONFIDENCE), held_out, embed)
+    train = argq + without_topics(load_ibm_claims(data_dir, "train") + load_perspectrum(data_dir), held_out, embed)
     extra = [e for e in without_topics(load_extra_sets(data_dir, sets), held_out, embed)
              if e.label in CONTROVERSIAL_LABELS] if sets else []
     if restate:
