@@ -1,8 +1,9 @@
 """How the ranking signals combine into one score: a weighted sum of per-topic features.
 
 Features (each a per-candidate array):
-- lexical: the first stage's score (BM25's, ChatNoir's, the re-rank file's, or minus the rank where it gives
-  none) divided by the largest absolute score among the topic's candidates (at most 1 in size);
+- lexical: the first stage's score (BM25's, ChatNoir's, the re-rank file's, or where it gives none its order's
+  own, `records.scores_or_order`) divided by the largest absolute score among the topic's candidates (at most 1 in
+  size);
 - dense: cosine similarity of the topic's title and the passage under all-MiniLM-L6-v2;
 - length: a saturating log prior on the word count. Dense models prefer short, non-argumentative text
   (BEIR Touché; Thakur et al., SIGIR 2024); arguments need room, so very short texts are pushed down;

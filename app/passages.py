@@ -10,7 +10,7 @@ topic's query, at most `PER_DOCUMENT`. On the dev web pages (all visible text, 2
 first window and the two best BM25 windows ranked as well as all windows did and better than two (judged-only
 nDCG@5); a main-content page has 8 windows on average, so a page costs about 3 encodings instead of 1.
 
-Sentences come from a rule (an end mark followed by space and a capital, digit or quote; a line break), so no
+Sentences come from a rule (an end mark followed by space and a capital A-Z, digit or quote; a line break), so no
 model or data file is needed. Windows take whole sentences while they fit `max_words`; a sentence longer than that
 (a menu with no punctuation, a list run together) is cut between words. `windows` cuts a text so for training and
 measurement, where a text that fits one window stays as it is.

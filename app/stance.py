@@ -395,7 +395,7 @@ class StanceModel:
         first `cross_depth` texts (a ranking's top) are also read by the stance cross-encoder (`app.stance_cross`),
         which takes PRO or CON from reading question and passage together; see `_with_side`. Comparative topics
         keep the head: a cross-encoder trained the same way scored below it in leave-topics-out cross-validation
-        (`app.training.stance_cross`).
+        (`scripts/stance_experiments.py comparative-cross`).
 
         `stated` holds, per text, the stance its corpus states and the statement it is toward (args.me: the premise's
         PRO / CON toward the conclusion), or None. On controversial topics such a text takes a side (never NEU) and
