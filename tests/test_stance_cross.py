@@ -229,3 +229,44 @@ def test_shipped_controversial_cross_encoder_reads_the_side(topic):
         "A ban on smoking in public would violate the personal freedom of adults.",
     ])
     assert [model.labels[i] for i in probabilities.argmax(axis=1)] == ["PRO", "CON"]
+
+
+def test_no_training_source_keeps_a_motion_that_restates_a_reported_one(monkeypatch, tmp_path):
+    """IBM Claim Stance train held an ArgQ test motion and Perspectrum ArgQ dev / test and ArgKP test motions: only
+    the extra sets were kept off every reported motion, and "15 unseen motions" was not so."""
+    from app.training import stance_cross as trainer
+
+    def examples(*topics):
+        return [ControversialExample(topic, f"a text on {topic}", "PRO") for topic in topics]
+
+    split_of = {("argq", "train"): examples("argq train motion", "argkp test motion"),
+                ("argq", "dev"): examples("argq dev motion"), ("argq", "test"): examples("argq test motion"),
+                ("ibm", "train"): examples("ibm train motion", "argq test motion"),
+                ("ibm", "test"): examples("ibm test motion"),
+                ("perspectrum", ("train", "dev")): examples("perspectrum claim", "argq dev motion",
+                                                            "perspectrum test claim"),
+                ("perspectrum", ("test",)): examples("perspectrum test claim"),
+                ("argkp", ("test",)): examples("argkp test motion"),
+                ("extra", ("argkp",)): examples("argkp train motion", "ibm test motion")}
+    monkeypatch.setattr(trainer, "load_argq", lambda data, split, *confidence: split_of["argq", split])
+    monkeypatch.setattr(trainer, "load_ibm_claims", lambda data, split: split_of["ibm", split])
+    monkeypatch.setattr(trainer, "load_perspectrum", lambda data, splits=("train", "dev"): split_of["perspectrum",
+                                                                                                      splits])
+    monkeypatch.setattr(trainer, "load_argkp", lambda data, splits: split_of["argkp", splits])
+    monkeypatch.setattr(trainer, "load_extra_sets", lambda data, sets: split_of["extra", sets])
+    monkeypatch.setattr(trainer, "load_ibm_targets", lambda data, split: [])
+    monkeypatch.setattr(trainer, "load_vast", lambda data, split: [])
+    trained = []
+    monkeypatch.setattr(trainer, "_create", lambda *args: None)
+    monkeypatch.setattr(trainer, "lower_states", lambda model, pairs: trained.extend(pairs) or pairs)
+    monkeypatch.setattr(trainer, "fit", lambda *args: {})
+    monkeypatch.setattr(trainer, "measure_controversial", lambda model, tests: {})
+    topics = sorted({topic for examples in split_of.values() for topic in (e.topic for e in examples)})
+
+    def embed(texts):  # the same motion (as asked or written) is the same vector, any other orthogonal
+        return np.array([[float(trainer.question_or_motion(text) == trainer.question_or_motion(topic)
+                                or text == topic) for topic in topics] for text in texts], dtype=np.float32)
+
+    trainer.train_controversial(tmp_path, embed, 13, sets=("argkp",), question_share=0.0)
+    assert {text.removeprefix("a text on ") for _, text in trained} == {
+        "argq train motion", "ibm train motion", "perspectrum claim", "argkp train motion"}
