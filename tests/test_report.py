@@ -344,7 +344,7 @@ def test_a_page_written_to_a_pipe_or_a_link_leaves_them_what_they_are(tmp_path):
     assert link.is_symlink() and target.read_text() == "<html>new</html>"
     loop = tmp_path / "loop"
     loop.symlink_to(tmp_path / "loop")
-    with pytest.raises(ToucheError, match="too many levels of symbolic links"):
+    with pytest.raises(ToucheError, match="a symbolic link loop"):
         write_report("<html>looped</html>", loop)
     assert loop.is_symlink()
 
