@@ -468,7 +468,8 @@ def train_neutral(examples: list[ControversialExample], embed: EmbeddingCache, c
 def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: tuple[str, ...] = EXTRA_SETS
                        ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
-    "vast": its PRO / CON comments), anything restating a reported IBM, Perspectrum or ArgKP test motion dropped, with unrelated NO pairs; with
+    "vast": its PRO / CON comments), anything restating a reported IBM, Perspectrum or ArgKP test motion dropped,
+    with unrelated NO pairs; with
     "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
     (none trained on)."""
     ibm_test, perspectrum_test = load_ibm_claims(data_dir, "test"), load_perspectrum(data_dir, ("test",))
