@@ -469,9 +469,8 @@ def controversial_head(data_dir: Path, embed: EmbeddingCache, seed: int, sets: t
                        ) -> tuple[SoftmaxHead, SoftmaxHead | None, dict]:
     """Train the controversial head on IBM Claim Stance's train split, Perspectrum and the extra `sets` ("argkp",
     "vast": its PRO / CON comments), anything restating a reported IBM, Perspectrum or ArgKP test motion dropped,
-    with unrelated NO pairs; with
-    "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure both on each set's test split
-    (none trained on)."""
+    with unrelated NO pairs; with "vast", also the neutral head (VAST's NEU comments against its sided ones). Measure
+    both on each set's test split (none trained on)."""
     ibm_test, perspectrum_test = load_ibm_claims(data_dir, "test"), load_perspectrum(data_dir, ("test",))
     argkp_test, vast_test = load_argkp(data_dir, ("test",)), load_vast(data_dir, "test")
     # Of the sets' motions and claims, those restating a reported motion of another set are dropped (Perspectrum
