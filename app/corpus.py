@@ -599,10 +599,10 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:
                     raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
-                problem = _json_problem(error, last)
-                if problem.startswith("truncated") or last is None and not stream.opens_as_argsme():
+                problem = _json_problem(error, last, read=items > 0)
+                if problem.startswith("truncated") or not items and not stream.opens_as_argsme():
                     raise ToucheError(f"{path}: {problem}") from None
-                if last is None:  # the first argument is damaged, in a file that opens as args.me
+                if not items:  # the first argument is damaged, in a file that opens as args.me
                     problem = _json_problem(error, last, opened=True)
                 if stream.failed_at_start():  # the argument it began at is damaged
                     defects.add("invalid JSON argument")
@@ -776,18 +776,23 @@ class _Resumable:
         return self.kept_from + found.start()
 
 
-def _json_problem(error: ijson.JSONError, last: str | None, opened: bool = False) -> str:
-    """What is wrong with an args.me file where ijson stopped, and where: after which argument (`opened`: in the
-    first argument of a file that opens as args.me does)."""
-    reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+def _json_problem(error: ijson.JSONError, last: str | None, opened: bool = False, read: bool = False) -> str:
+    """What is wrong with an args.me file where ijson stopped, and where: after which argument (`read`: after
+    arguments without an id; `opened`: in the first argument of a file that opens as args.me does)."""
+    message = error.args[0] if error.args else ""
+    if isinstance(message, bytes):  # yajl's C backend: the text around the error, cut within a character
+        message = message.decode("utf-8", "replace")
+    reason = str(message).strip().splitlines()[0] if str(message).strip() else type(error).__name__
     if opened:
         return f"invalid JSON in its first argument ({reason})"
-    where = f"after argument {last!r}" if last is not None else "before its first argument"
+    where = (f"after argument {last!r}" if last is not None else "after an argument without an id" if read
+             else "before its first argument")
     if "premature EOF" in reason:
         return f"truncated: the JSON ends {where}"
     # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
-    lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason and last is None else ""
-    unknown = "" if last is not None else ", or not an args.me JSON file"
+    nothing_read = last is None and not read
+    lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason and nothing_read else ""
+    unknown = ", or not an args.me JSON file" if nothing_read else ""
     return f"invalid JSON {where}{unknown} ({reason}){lines}"
 
 

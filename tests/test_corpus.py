@@ -317,6 +317,23 @@ def test_argsme_damaged_in_its_first_argument_costs_that_argument(tmp_path, capl
             "error") in caplog.text
 
 
+def test_argsme_damage_after_an_argument_without_an_id_is_placed_there(tmp_path, caplog):
+    """It was said to lie "in its first argument" (a fuzz of the resume, /tmp/s60/fuzz)."""
+    raw = _argsme(['{"premises": [], "conclusion": "no id"}', _argument(1, ', "score": NaN'), _argument(2)])
+    with caplog.at_level(logging.WARNING):
+        assert _read_ids(tmp_path, raw) == ["a2"]
+    assert "invalid JSON after an argument without an id (lexical error: invalid char in json text.)" in caplog.text
+
+
+def test_argsme_damage_among_multibyte_characters_is_said_in_words(tmp_path):
+    """ijson's C backend gives the text around the error as bytes, cut within a character: the line showed
+    b'lexical error: ...\\xa9\\xc3...'."""
+    raw = ('{"arguments": [{"premises' + "é" * 21 + ': 1, "id": "a0"}]}').encode()
+    with pytest.raises(ToucheError) as raised:
+        _read_ids(tmp_path, raw)
+    assert str(raised.value).endswith("not an args.me JSON file (lexical error: invalid char in json text.)")
+
+
 @pytest.mark.parametrize("opening", [b'{"args": [', b'[', b'{"arguments": {"a": 1}, "more": ['])
 def test_a_file_that_does_not_open_as_argsme_damaged_before_an_argument_is_an_error(tmp_path, opening):
     """Nothing read yet, and the file opens otherwise: what it holds cannot be told."""
