@@ -142,11 +142,12 @@ def test_an_orders_own_scores_read_as_first_stage_scores_do():
     assert lexical[0] == 1.0 and np.all(np.diff(lexical) < 0) and 0.0 < lexical[-1] and abs(lexical[100] - 0.5) < 1e-9
 
 
-def test_the_lexical_feature_is_scaled_by_the_largest_absolute_score():
-    """Log-probabilities (negative) and scores of at most 1 are scaled too, sign kept: the relevance head learned BM25
-    scores scaled to at most 1."""
+def test_the_lexical_feature_is_scaled_by_the_largest_score_negative_ones_shifted_to_start_at_0():
+    """Log-probabilities (negative) read as -0.5 and -1.0, outside the BM25 scores scaled to at most 1 that the
+    relevance head learned; scores of at most 1 are scaled too."""
     from app.fusion import lexical_feature
 
-    assert lexical_feature([-2.0, -4.0]).tolist() == [-0.5, -1.0]
+    assert lexical_feature([-2.0, -4.0, -3.0]).tolist() == [1.0, 0.0, 0.5]
+    assert lexical_feature([2.0, -2.0]).tolist() == [1.0, 0.0]
     assert lexical_feature([0.5, 0.25]).tolist() == [1.0, 0.5]
     assert lexical_feature([0.0, 0.0]).tolist() == [0.0, 0.0] and lexical_feature([]).tolist() == []
