@@ -599,11 +599,10 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
                 if last is None and path.stat().st_size == 0:
                     raise ToucheError(f"{path}: an empty file, not args.me JSON") from None
-                problem = _json_problem(error, last, read=items > 0)
-                if problem.startswith("truncated") or not items and not stream.opens_as_argsme():
+                opened = not items and stream.opens_as_argsme()  # its first argument damaged, not another file
+                problem = _json_problem(error, last, opened=opened, read=items > 0)
+                if problem.startswith("truncated") or not items and not opened:
                     raise ToucheError(f"{path}: {problem}") from None
-                if not items:  # the first argument is damaged, in a file that opens as args.me
-                    problem = _json_problem(error, last, opened=True)
                 if stream.failed_at_start():  # the argument it began at is damaged
                     defects.add("invalid JSON argument")
                 cannot = stream.resume()
@@ -783,12 +782,12 @@ def _json_problem(error: ijson.JSONError, last: str | None, opened: bool = False
     if isinstance(message, bytes):  # yajl's C backend: the text around the error, cut within a character
         message = message.decode("utf-8", "replace")
     reason = str(message).strip().splitlines()[0] if str(message).strip() else type(error).__name__
-    if opened:
-        return f"invalid JSON in its first argument ({reason})"
     where = (f"after argument {last!r}" if last is not None else "after an argument without an id" if read
              else "before its first argument")
     if "premature EOF" in reason:
         return f"truncated: the JSON ends {where}"
+    if opened:
+        return f"invalid JSON in its first argument ({reason})"
     # JSON after the first value: likely one record per line, read as JSON lines under a .jsonl name
     nothing_read = last is None and not read
     lines = "; JSON lines? name the file .jsonl" if "trailing garbage" in reason and nothing_read else ""
