@@ -176,9 +176,9 @@ def resolve_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
     return input_dir, output_dir
 
 
-def checked_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path]:
+def checked_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Path) -> tuple[Path, Path, str]:
     """`resolve_io`'s directories, checked before any work: the input an existing directory, the output not the
-    input, and not lost with the container (a warning)."""
+    input, and not lost with the container (a warning); and the option an error about the output names."""
     input_dir, output_dir = resolve_io(input_flag, output_flag, demo)
     input_origin = named_by(input_flag, "-i/--input", INPUT_VARIABLES)
     if input_dir.exists() and not input_dir.is_dir():
@@ -195,7 +195,7 @@ def checked_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
         log.warning("the output directory %s lies in the container, where nothing is mounted: the run is lost "
                     "with it unless copied out (docker cp); mount a directory (docker run -v DIR:%s) and pass "
                     "it to %s", output_dir, MOUNTED_OUTPUT, output_origin)
-    return input_dir, output_dir
+    return input_dir, output_dir, output_origin
 
 
 def resolve_cache(cache_flag: Optional[Path], output_dir: Path) -> Optional[Path]:
@@ -368,8 +368,7 @@ def run(
         from .runfile import RUN_FILES, check_tag
         from .topics import topics_file
 
-        output_origin = named_by(output_dir, "-o/--output", OUTPUT_VARIABLES)
-        input_dir, output_dir = checked_io(input_dir, output_dir, DEMO_INPUT)
+        input_dir, output_dir, output_origin = checked_io(input_dir, output_dir, DEMO_INPUT)
         check_choice(backend, corpus)
         if topics is not None:
             topics = topics_file(input_dir, topics)
