@@ -36,6 +36,7 @@
     python scripts/stance_experiments.py antonym-swaps            # about 1 min: "worse" taught by swapping words
     python scripts/stance_experiments.py feature-groups           # about 2 min: which columns tell which label
     python scripts/stance_experiments.py clean-motions [--cross PATH]  # about 3 min: test motions none restates
+    python scripts/stance_experiments.py no-objects               # about 5 min: a topic whose objects are unknown
 
 - comparative-cross: the controversial cross-encoder's recipe for comparative stance (FIRST / SECOND / NEUTRAL /
   NO), trained on the Touché 2022 comparative QA pairs and the dev topics' stance judgements (objects' mentions
@@ -991,6 +992,36 @@ def relevance_no(qa, dev, embed) -> dict:
                   nested_mean=round(float(np.mean(scores)), 4), nested_sd=round(float(np.std(scores)), 4),
                   by_w={w: round(float(np.mean(v)), 4) for w, v in result["by_w"].items()})
     return result
+
+
+def no_objects(qa, dev, embed) -> dict:
+    """A comparative topic whose objects the run cannot find (no <objects>, none the question classifier reads):
+    the shipped head's leave-topics-out dev macro-F1 over SPLITS fold splits with each held-out passage read as
+    naming neither object (its sides tie, so NEUTRAL or NO), against labelling every passage NO, and against the
+    objects known."""
+    side = _shipped_side()
+    gold = [example.label for example in dev]
+    result: dict[str, list] = {"objects_known": [], "objects_unknown": [], "all_no": []}
+    for split in range(SPLITS):
+        known, unknown = (np.zeros((len(dev), len(LABELS)), np.float32) for _ in range(2))
+        for fold in common.topic_folds([example.group for example in dev], FOLDS, SEED + split):
+            rows = [i for i, example in enumerate(dev) if example.group in fold]
+            held = [dev[i] for i in rows]
+            head = train_comparative(qa, [e for e in dev if e.group not in fold], embed, COMPARATIVE_C, DEV_WEIGHT,
+                                     SEED + split, side)
+            known[rows] = symmetric_probabilities(head, comparative_matrix(held, embed, side),
+                                                  comparative_matrix([swap(e) for e in held], embed, side))
+            blind = comparative_matrix([replace(e, spans=([], [])) for e in held], embed, side)
+            unknown[rows] = symmetric_probabilities(head, blind, blind)
+        for name, probabilities in (("objects_known", known), ("objects_unknown", unknown)):
+            result[name].append(label_scores(gold, [p.label for p in decode_comparative(probabilities, LABELS)],
+                                             LABELS))
+        result["all_no"].append(label_scores(gold, ["NO"] * len(dev), LABELS))
+        logging.info("split %d: %s", split, json.dumps({name: rows[-1] for name, rows in result.items()}))
+    return {name: dict(_mean_sd([row["macro_f1"] for row in rows]),
+                       per_label={label: round(float(np.mean([row["per_label"][label] for row in rows])), 3)
+                                  for label in LABELS})
+            for name, rows in result.items()}
 
 
 def targets_dev(data_dir: Path, embed, out: Path, seed: int = SEED, dev_motions: int = 10) -> dict:
@@ -2091,7 +2122,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
                                                "title-route", "object-sentiment", "sidedness", "sided-data",
                                                "window-votes", "antonym-swaps", "feature-groups",
-                                               "nonlinear-head", "clean-motions"))
+                                               "nonlinear-head", "clean-motions", "no-objects"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -2178,6 +2209,8 @@ def main(argv: list[str] | None = None) -> None:
         result = stemmed_mentions(qa, dev, embed)
     elif args.experiment == "relevance-no":
         result = relevance_no(qa, dev, embed)
+    elif args.experiment == "no-objects":
+        result = no_objects(qa, dev, embed)
     elif args.experiment == "label-biases":
         result = label_biases(qa, dev, embed)
     elif args.experiment == "object-sentiment":

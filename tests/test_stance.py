@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -202,13 +204,19 @@ def test_predict_with_given_embeddings_without_objects_mentioned(monkeypatch):
     assert model.predict(LAPTOP, []) == []
 
 
-def test_a_comparative_topic_without_objects_is_no_stance_with_a_warning(caplog):
+def test_a_comparative_topic_without_objects_is_read_for_neutral_or_no_with_a_warning(caplog):
     """`pipeline.with_objects` gives a topic the objects its question names, once; a topic still without them has
-    no side to take (the stance model does not look for them in its question again)."""
+    no side to take (the stance model does not look for them in its question again), but its texts are still read
+    for NEUTRAL or NO: labelling them all NO lost the NEUTRAL class (dev macro-F1 0.166 against 0.289)."""
     unnamed = Topic("3", "Which is better, a laptop or a desktop?")
+    texts = ["Laptops are better than desktops.", "A laptop and a desktop both have their uses.", "Nice weather."]
+    model = StanceModel.load()
     with caplog.at_level("WARNING"):
-        predictions = _toy_model().predict(unnamed, ["Laptops win."], embeddings=_unit(1, seed=5), task="comparative")
-    assert [p.label for p in predictions] == ["NO"] and "topic 3 names no objects" in caplog.text
+        predictions = model.predict(unnamed, texts, task="comparative")
+    assert {p.label for p in predictions} <= {"NEUTRAL", "NO"} and "topic 3 names no objects" in caplog.text
+    assert all(0.0 < p.confidence < 1.0 for p in predictions)
+    named = model.predict(replace(unnamed, objects=("laptop", "desktop")), texts[:1], task="comparative")
+    assert named[0].label == "FIRST"
 
 
 def _unit(n, seed):
