@@ -147,7 +147,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         head = found[: settings.rerank_depth]
         read = [[rows[passage.key] for passage in passages[topic.number][candidate.doc.doc_id]]
                 for candidate in head]
-        lexical = fusion.lexical_feature([candidate.score for candidate in found])
+        lexical = fusion.lexical_feature([candidate.score for candidate in found], len(head))
         flat = np.array([row for document in read for row in document])
         sizes = [len(document) for document in read]
         documents = np.split(np.arange(len(flat)), np.cumsum(sizes)[:-1])

@@ -4,9 +4,10 @@
 
 The 2022 dev topics' BM25 candidates (tira-input) are reranked with their scores as BM25 gives them, shifted to all
 negative (s - max - 1, as log-probabilities are) and made affine to all negative (s / max * 10 - 20); each read by
-`fusion.lexical_feature` (negative lists shifted to start at 0) and as it read them before (divided by the largest
-absolute score, sign kept: in [-1, -0.77]). Measured: BM25 0.7686 / 0.7254 (relevance / quality); both negative
-forms 0.7686 / 0.7254 as read now, 0.7694 / 0.7206 as read before.
+`fusion.lexical_feature` (negative lists mapped onto [0, 1] by the reranked scores) and as it read them before
+(divided by the largest absolute score, sign kept: in [-1, -0.77]). Measured: BM25 0.7686 / 0.7254 (relevance /
+quality); both negative forms 0.7686 / 0.7254 as read now (also when shifted by every candidate's lowest score, the
+reading of 2026-11-28), 0.7694 / 0.7206 as read before.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def main() -> None:
     candidates, _, cache, _ = first_stage(settings, topics)
     now = fusion.lexical_feature
 
-    def before(scores):
+    def before(scores, head=None):
         scores = np.asarray(scores, dtype=np.float64)
         top = np.abs(scores).max() if len(scores) else 0.0
         return scores / top if top > 0 else scores

@@ -151,3 +151,24 @@ def test_the_lexical_feature_is_scaled_by_the_largest_score_negative_ones_shifte
     assert lexical_feature([2.0, -2.0]).tolist() == [1.0, 0.0]
     assert lexical_feature([0.5, 0.25]).tolist() == [1.0, 0.5]
     assert lexical_feature([0.0, 0.0]).tolist() == [0.0, 0.0] and lexical_feature([]).tolist() == []
+
+
+def test_the_lexical_feature_of_the_reranked_scores_does_not_hang_on_the_tail_below_them():
+    """Shifted by the lowest of all candidates, two reranked log-probabilities read otherwise at --candidates 2 and
+    100, and the relevance head ordered the two the other way round."""
+    from app.fusion import lexical_feature
+
+    tail = -10.0 * np.arange(1, 99)
+    assert lexical_feature([-1.0, -1.5], 2).tolist() == [1.0, 0.0]
+    deep = lexical_feature(np.concatenate([[-1.0, -1.5], tail]), 2)
+    assert deep[:2].tolist() == [1.0, 0.0] and np.all(deep[2:] == 0.0)
+    assert lexical_feature([-0.001], 1).tolist() == [1.0] and lexical_feature([-3.0, -3.0, -4.0], 2).tolist() == [
+        1.0, 1.0, 0.0]
+
+
+def test_extreme_finite_scores_give_a_finite_lexical_feature():
+    """1e308 and -1e308 overflowed when shifted (inf / inf) and the run was written with a score `nan`."""
+    from app.fusion import lexical_feature
+
+    lexical = lexical_feature([1e308, 5.0, -1e308])
+    assert np.all(np.isfinite(lexical)) and lexical.tolist() == [1.0, 0.5, 0.0]

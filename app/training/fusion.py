@@ -99,7 +99,7 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
         lexical = scores.astype(np.float64)
         relevance_model = relevance_models[topic.number]
         head_features = dev.candidate_features(t, head, lexical)
-        features = fusion.features(lexical_feature(lexical), {
+        features = fusion.features(lexical_feature(lexical, len(head)), {
             "dense": dev.vectors[head] @ dev.query_vectors[t, 0],
             "length": length_prior(words[head]),
             "quality": quality_models[topic.number].score([dev.texts[r] for r in head], dev.vectors[head]),
