@@ -12,6 +12,7 @@ from .chatnoir import MAX_DEPTH as CHATNOIR_MAX_DEPTH
 from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import CorpusSource, check_opens, choose_source, read_documents, rerank_candidates
 from .errors import ToucheError
+from .html import PAGE_TEXT
 from .lexical import LexicalIndex
 from .logs import StageTimer
 from .records import Candidate, Topic
@@ -40,6 +41,9 @@ def candidate_source(settings: RunSettings) -> CorpusSource | ChatNoirSettings:
                                         page_text=settings.page_text)
     if settings.index is not None:
         log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
+    if settings.page_text != PAGE_TEXT:
+        log.warning("ranking %s: --page-text %s reads ChatNoir's pages and is ignored", source.name,
+                    settings.page_text)
     check_opens(source)
     return source
 

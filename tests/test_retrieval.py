@@ -56,6 +56,16 @@ def test_the_candidates_of_queries_that_are_no_topic_are_said_before_the_work(fi
     assert "ignoring the candidates of 2 queries that are no topic (12, 13)" in caplog.text
 
 
+def test_chatnoir_settings_on_a_local_corpus_are_said_to_be_ignored(fixtures, caplog):
+    """--page-text full on a passages file changed nothing, unsaid."""
+    from app.retrieval import candidate_source
+
+    candidate_source(RunSettings(input_dir=fixtures / "rerank", output_dir=fixtures / "out", page_text="full",
+                                 index="cw22", progress=False))
+    assert "rerank.jsonl: --page-text full reads ChatNoir's pages and is ignored" in caplog.text
+    assert "rerank.jsonl: --index cw22 names a ChatNoir index and is ignored" in caplog.text
+
+
 def test_a_corpus_replaced_while_the_run_reads_it_is_an_error_and_never_cached(fixtures, tmp_path, monkeypatch):
     """Replaced between its fingerprint and its reading, its index was kept under the old corpus's key: later runs
     on the old corpus ranked the new one's texts (or failed on an id it lacks, a KeyError), without a word."""
