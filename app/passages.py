@@ -5,8 +5,8 @@ word pieces, but web pages and debate posts run to thousands of words and open w
 windows lets each stage read the parts that matter (`app.pipeline` picks which) instead of the first 256 pieces.
 
 Which windows a topic reads (`read_passages`): a document the encoder reads whole stays one passage, its text as
-it is; a longer one gives its first window (where a page says what it is) and the windows where BM25 finds the
-topic's query, at most `PER_DOCUMENT`. On the dev web pages (all visible text, 25 windows per page on average) the
+it is; a longer one gives its first window (where a page says what it is) and the windows where BM25 scores the
+topic's query highest (the next ones where it finds none), at most `PER_DOCUMENT`. On the dev web pages (all visible text, 25 windows per page on average) the
 first window and the two best BM25 windows ranked as well as all windows did and better than two (judged-only
 nDCG@5); a main-content page has 8 windows on average, so a page costs about 3 encodings instead of 1.
 

@@ -30,7 +30,7 @@ DEMO_INPUT = Path(__file__).parent / "demo"
 @dataclass
 class RunReport:
     """What a run did: where the run is, how big it is (`topics`: those it holds; `documents`: as `FirstStage`
-    counts them; `passages`: the distinct passages encoded), and seconds per stage."""
+    counts them; `passages`: the distinct passages reranked, a cached one's too), and seconds per stage."""
 
     run_path: Path
     topics: int
