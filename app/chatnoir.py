@@ -67,8 +67,9 @@ _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div
                     r"table|tr|td|th|h[1-6]|script|style|article|section|nav|header|footer|main)\b[^<>]*>)", re.I)
 MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
-# answer without a Content-Type sniffed for tags), so that a kept cache never serves an older reading.
-PAGE_READING = 3
+# answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3), so that a kept cache never serves an older
+# reading.
+PAGE_READING = 4
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.

@@ -14,7 +14,7 @@ from lxml import html as lxml_html
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 
-from .records import UNREADABLE, clean_text
+from .records import clean_text, without_unreadable
 
 # Elements whose text is never part of the readable page.
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head", "iframe", "object")
@@ -110,7 +110,7 @@ def read_page(markup: str, page_text: str = PAGE_TEXT) -> str:
     if page_text not in PAGE_TEXTS:
         raise ValueError(f"page_text must be one of {PAGE_TEXTS}, got {page_text!r}")
     # Resiliparse cannot encode lone surrogates and passes control characters through to the text.
-    markup = _without_frames(UNREADABLE.sub(" ", markup))
+    markup = _without_frames(without_unreadable(markup))
     shape = tree_shape(markup)
     if (shape.depth > MAX_MAIN_DEPTH or shape.reopened > MAX_REOPENED or shape.attributes > MAX_ATTRIBUTES
             or shape.options > MAX_OPTIONS):
@@ -437,7 +437,7 @@ def _plain_text(tree: HTMLTree, main_content: bool) -> str:
 def html_to_text(markup: str) -> str:
     """Return the visible text of an HTML page or fragment, one block per line, whitespace collapsed."""
     # lxml refuses str input that declares an encoding, and characters XML does not allow.
-    markup = _XML_INCOMPATIBLE.sub(" ", _XML_DECLARATION.sub("", markup))
+    markup = _XML_INCOMPATIBLE.sub(" ", _XML_DECLARATION.sub("", markup).replace("\x00", ""))
     if not markup.strip():
         return ""
     try:

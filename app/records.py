@@ -12,9 +12,9 @@ from dataclasses import dataclass
 # characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
 MAX_TEXT_CHARS = 20_000
 # How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
-# embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned), so that a
-# kept cache never serves what an older reading made.
-TEXT_READING = 2
+# embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned; 3: a NUL
+# goes, not a space), so that a kept cache never serves what an older reading made.
+TEXT_READING = 3
 # Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
@@ -28,7 +28,8 @@ DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels grade: trec_eval's atol)
 # What a text never holds: controls but tab and line breaks, DEL and the C1 controls (which Resiliparse passes
 # through), noncharacters and lone surrogates. Taken out of a page's markup and again out of every text, where
-# character references (&#1;, &#157;, &#xFFFE;) put them back.
+# character references (&#1;, &#157;, &#xFFFE;) put them back: a NUL goes (browsers ignore it, as HTML asks: as a
+# space it cut "manufacturer" into "man ufacturer"), the others become spaces (`without_unreadable`).
 UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
 # Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
 # the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form".
@@ -96,10 +97,15 @@ def _needs_cleaning(text: str) -> bool:
     return "\n" in text and (" \n" in text or "\n " in text or "\n\n" in text)  # most passages are one line
 
 
+def without_unreadable(text: str) -> str:
+    """A text without the characters no text holds (UNREADABLE): a NUL goes, the others become spaces."""
+    return UNREADABLE.sub(" ", text.replace("\x00", ""))
+
+
 def clean_text(text: str) -> str:
-    """A text as the stages read it: characters no text holds become spaces, invisible word breakers go, runs of
-    spaces within lines collapse and empty lines go."""
-    lines = (_SPACES.sub(" ", _WORD_BREAKERS.sub("", UNREADABLE.sub(" ", line))).strip()
+    """A text as the stages read it: characters no text holds go (`without_unreadable`), invisible word breakers
+    go, runs of spaces within lines collapse and empty lines go."""
+    lines = (_SPACES.sub(" ", _WORD_BREAKERS.sub("", without_unreadable(line))).strip()
              for line in text.splitlines())
     return "\n".join(line for line in lines if line)
 

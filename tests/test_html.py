@@ -259,6 +259,13 @@ def test_clean_text_keeps_the_lines_of_form_feeds_and_other_line_breaks():
     assert clean_text("page one\x0cpage two\x85three\x1cfour") == "page one\npage two\nthree\nfour"
 
 
+def test_a_nul_within_a_word_goes_where_other_controls_are_spaces():
+    """Browsers ignore a NUL in a page's text, as HTML asks; read as a space it cut "manufacturer" in two."""
+    assert clean_text("man\x00ufacturer and\x01more\x7fwords \x00") == "manufacturer and more words"
+    assert read_page("<html><body><p>The man\x00ufacturer of\x00 laptops.</p></body></html>") == \
+        "The manufacturer of laptops." == html_to_text("<p>The man\x00ufacturer of\x00 laptops.</p>")
+
+
 def test_every_documents_text_is_composed_and_cleaned_where_it_needs_to_be():
     """bounded_text is every reader's: a no-break space is a space, "e" + accent is "é" (a soft hyphen between them
     too), a tab a space; cleaning is decided without cleaning (it would cost 40 s over 868k passages), yet every
@@ -269,7 +276,7 @@ def test_every_documents_text_is_composed_and_cleaned_where_it_needs_to_be():
 
     from app.records import MAX_TEXT_CHARS, bounded_text
 
-    assert bounded_text("cafe\u00ad\u0301\u00a0au\u202flait, uni\u00adforms\tand\x00more") == \
+    assert bounded_text("cafe\u00ad\u0301\u00a0au\u202flait, uni\u00adforms\tand\x01more") == \
         "café au lait, uniforms and more"
     assert bounded_text("Tea  or coffee?\n\nBoth. ") == "Tea or coffee?\nBoth."
     assert bounded_text("Plain text, one line.") == "Plain text, one line."
