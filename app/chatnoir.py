@@ -611,8 +611,8 @@ class ChatNoirClient:
             self._pause("search", f"HTTP {response.status_code} answer {problem} ({_size(response)})", attempts)
         if payload is None:
             raise ChatNoirRequestError(
-                f"ChatNoir answered the search for {query!r} with malformed JSON ({_size(response)}), the last "
-                f"of {counted(attempts.made, 'attempt')}",
+                f"ChatNoir answered the search for {query!r} with an HTTP {response.status_code} answer that is not "
+                f"JSON ({_size(response)}), the last of {counted(attempts.made, 'attempt')}",
                 "malformed JSON",
             )
         if not isinstance(results, list):
@@ -974,10 +974,16 @@ class _Outage:
 
 def _verdict(error: ChatNoirRequestError) -> str:
     """Why searches stopped being answered, as the last one's failure tells: a 429 to every search for minutes is a
-    quota spent (a Retry-After of a day was reported as ChatNoir being down), anything else an outage."""
+    quota spent (a Retry-After of a day was reported as ChatNoir being down), anything else an outage, or, where the
+    answers were no search results or came too late, a wrong address or a time-out too short for the service."""
     if error.reason == "HTTP 429":
         return ("ChatNoir refuses more searches as too many requests: this API key's quota may be spent; run again "
                 "later, or ask ChatNoir's team for more")
+    if error.reason == "malformed JSON":  # answered, but not with search results: a gateway's page, another service
+        return ("ChatNoir seems down, or what answers at its address (CHATNOIR_BASE_URL) is not ChatNoir's search "
+                "API")
+    if error.reason == "time-out":
+        return "ChatNoir seems down, or slower than CHATNOIR_TIMEOUT_S allows"
     return "ChatNoir seems down"
 
 

@@ -523,7 +523,7 @@ def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault,
     ("429", "after 3 attempts: HTTP 429"),
     ("500", "after 3 attempts: HTTP 500"),
     ("hang", "after 3 attempts: no answer within 0.3 s"),
-    ("gateway-html", r"with malformed JSON \(55 bytes\), the last of 3 attempts"),
+    ("gateway-html", r"with an HTTP 200 answer that is not JSON \(55 bytes\), the last of 3 attempts"),
 ])
 def test_search_faults_that_outlast_the_retries_in_every_topic_fail_clearly(stub, settings, fault, message,
                                                                           monkeypatch):
@@ -534,8 +534,11 @@ def test_search_faults_that_outlast_the_retries_in_every_topic_fail_clearly(stub
         ChatNoirBackend(settings).retrieve(TOPICS, depth=5)
     assert time.perf_counter() - started < 6.0
     assert str(error.value).startswith("topic 3: ") and "\n" not in str(error.value)
-    verdict = ("ChatNoir refuses more searches as too many requests: this API key's quota may be spent"
-               if fault == "429" else "ChatNoir seems down")
+    verdict = {"429": "ChatNoir refuses more searches as too many requests: this API key's quota may be spent",
+               "500": "ChatNoir seems down",
+               "hang": "ChatNoir seems down, or slower than CHATNOIR_TIMEOUT_S allows",
+               "gateway-html": "ChatNoir seems down, or what answers at its address (CHATNOIR_BASE_URL) is not "
+                               "ChatNoir's search API"}[fault]
     assert re.search(r"the searches of the first 3 topics failed, none answered for \d+ s: ", str(error.value))
     assert verdict in str(error.value) and (fault == "429") != ("seems down" in str(error.value))
     assert stub.count("search") == 9 and stub.count("cache") == 0
@@ -671,8 +674,8 @@ def test_a_topic_whose_search_keeps_failing_costs_that_topic_alone(stub, setting
     backend = ChatNoirBackend(settings)
     candidates = backend.retrieve(TOPICS, depth=5)
     assert list(candidates) == ["1", "3"] and backend.stats.topics == 2
-    assert "topic 2: ChatNoir answered the search for 'Is vaping with e-cigarettes safe?' with malformed JSON" \
-           in caplog.text and "the run goes on without it" in caplog.text
+    assert "topic 2: ChatNoir answered the search for 'Is vaping with e-cigarettes safe?' with an HTTP 200 " \
+           "answer that is not JSON" in caplog.text and "the run goes on without it" in caplog.text
     assert [record.levelname for record in caplog.records if "goes on without it" in record.message] == ["ERROR"]
     only = [Topic("2", TOPICS[1].title)]
     with pytest.raises(ToucheError, match="no topic's search succeeded"):
