@@ -10,7 +10,7 @@ import resource
 import signal
 import sys
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -250,6 +250,16 @@ STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SI
 STOPS = (signal.SIGTERM, signal.SIGHUP)
 
 
+def _say(line: str) -> None:
+    """A command's last line on stderr, on a line of its own: a progress bar a stop cut short before its line
+    ended is closed first ("BM25 index: 0doc [00:00, ?doc/s]touche: terminated")."""
+    if "tqdm" in sys.modules:
+        for bar in list(sys.modules["tqdm"].tqdm._instances):
+            with suppress(Exception):  # one stopped while it was being made, or whose stream is gone
+                bar.close()
+    typer.echo(line, err=True)
+
+
 @contextmanager
 def _errors(debug: bool):
     """Turn failures into one line on stderr and a non-zero exit; tracebacks only with --debug."""
@@ -263,27 +273,26 @@ def _errors(debug: bool):
     except ToucheError as error:
         if debug:
             raise
-        typer.echo(f"touche: error: {' '.join(str(error).split())}", err=True)  # one line, whatever it quotes
+        _say(f"touche: error: {' '.join(str(error).split())}")  # one line, whatever it quotes
         raise typer.Exit(1) from None
     except KeyboardInterrupt as error:
         signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
-        typer.echo(f"touche: {STOPPED[signum]}", err=True)
+        _say(f"touche: {STOPPED[signum]}")
         raise typer.Exit(128 + signum) from None
     except OSError as error:  # the machine's problem (a full disk, a missing mount), not the program's
         if debug:
             raise
-        typer.echo(f"touche: error: {' '.join(describe_os_error(error).split())}", err=True)
+        _say(f"touche: error: {' '.join(describe_os_error(error).split())}")
         raise typer.Exit(1) from None
     except Exception as error:  # noqa: BLE001 - the last line of defence of a batch job
         if debug:
             raise
         known = environment_failure(error)
         if known is not None:
-            typer.echo(f"touche: error: {known}", err=True)
+            _say(f"touche: error: {known}")
             raise typer.Exit(1) from None
         message = " ".join(str(error).split()) or "no message"
-        typer.echo(f"touche: internal error: {type(error).__name__}: {message} (run with --debug for the "
-                   "traceback)", err=True)
+        _say(f"touche: internal error: {type(error).__name__}: {message} (run with --debug for the traceback)")
         raise typer.Exit(1) from None
     finally:
         for stop, handler in previous.items():

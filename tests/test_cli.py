@@ -598,3 +598,20 @@ def test_stops_after_success_and_after_the_first_stop_are_ignored(monkeypatch):
     finally:
         for stop, handler in saved.items():
             signal.signal(stop, handler)
+
+
+def test_a_stop_that_cuts_a_progress_bar_short_is_said_on_a_line_of_its_own(capsys):
+    """A bar not yet closed when a stop came (under load, in a test run) ran into the last line:
+    "BM25 index: 0doc [00:00, ?doc/s]touche: terminated"."""
+    import signal
+
+    import typer
+    from tqdm import tqdm
+
+    with pytest.raises(typer.Exit) as done:
+        with cli._errors(debug=False):
+            bar = tqdm(desc="BM25 index", unit="doc", file=sys.stderr, disable=False)  # made, not yet closed
+            raise cli.Terminated(signal.SIGTERM)
+    assert done.value.exit_code == 143
+    assert capsys.readouterr().err.splitlines()[-1] == "touche: terminated"
+    bar.close()
