@@ -82,7 +82,7 @@ def test_web_pages_input_is_the_dev_pages_read_as_text_with_the_dev_topics(data,
             f"<topic><number>{n}</number><title>Cats or dogs {n}?</title></topic>" for n in numbers) + "</topics>")
     target = bench.write_web_pages(tmp_path / bench.WEB_PAGES, data)
     assert [(d.doc_id, d.text) for d in read_documents(detect_corpus(target))] == [
-        ("clueweb12-01", "Cats are loyal."), ("clueweb12-02", "x y")]  # main content: no menu
+        ("clueweb12-01", "Cats are loyal."), ("clueweb12-02", "xy")]  # main content: no menu; a NUL goes
     assert (target / "topics.xml").read_text().count("<topic>") == 2  # topics 2 and 52: the dev topics
     assert bench.parse_size(bench.WEB_PAGES) is None
 
