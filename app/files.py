@@ -34,6 +34,9 @@ _PLACED: dict[str, tuple[int, int, int] | None] = {}
 _HELD: dict[str, Path] = {}
 _KEPT_PREFIX = ".touche-previous."
 _KEEPING: set[str] = set()
+# A descriptor holding the lock on each kept copy (by its path) while its run goes on: the next run removes the
+# copies no run holds (`remove_abandoned_temporaries`), a killed run's, at once rather than an hour later.
+_HOLDING: dict[str, int] = {}
 
 TEMPORARY_SUFFIX = ".tmp"
 _PROBE_PREFIX = ".touche-probe."
@@ -304,19 +307,20 @@ def _locked_temporary(path: Path, prefix: str) -> tuple[int, str, int]:
         os.close(handle)
 
 
-def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
+def remove_abandoned_temporaries(directory: Path, prefix: str, by_change: bool = False) -> None:
     """Remove `atomic_file`'s temporaries of `prefix` in `directory` that no process is writing (their lock free): a
     run killed while writing leaves its own; one writing into the same directory now keeps its. Where the lock
     cannot tell (a file this user cannot open, a file system without locks), one no write has touched for
-    STALE_AFTER_S goes. A directory of that name is no temporary and stays (it failed the run after its work: "is a
-    directory")."""
+    STALE_AFTER_S goes (`by_change`: one not changed, linked included, for as long: a kept old output's
+    modification time is the old run's). A directory of that name is no temporary and stays (it failed the run
+    after its work: "is a directory")."""
     for path in directory.glob(prefix + "*" + TEMPORARY_SUFFIX):
         try:
             descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             continue
         except OSError:  # a link, another user's file: by its age
-            _remove_if_stale(path)
+            _remove_if_stale(path, by_change)
             continue
         try:
             if stat.S_ISDIR(os.fstat(descriptor).st_mode):
@@ -325,17 +329,18 @@ def remove_abandoned_temporaries(directory: Path, prefix: str) -> None:
         except BlockingIOError:  # held: being written
             continue
         except OSError:  # no locks here
-            _remove_if_stale(path)
+            _remove_if_stale(path, by_change)
         else:
             path.unlink(missing_ok=True)
         finally:
             os.close(descriptor)
 
 
-def _remove_if_stale(path: Path) -> None:
+def _remove_if_stale(path: Path, by_change: bool) -> None:
     with suppress(FileNotFoundError):
         found = path.lstat()
-        if not stat.S_ISDIR(found.st_mode) and time.time() - found.st_mtime > STALE_AFTER_S:
+        touched = found.st_ctime if by_change else found.st_mtime
+        if not stat.S_ISDIR(found.st_mode) and time.time() - touched > STALE_AFTER_S:
             path.unlink(missing_ok=True)
 
 
@@ -457,7 +462,39 @@ def _hold_previous(path: Path) -> None:
         os.link(path, held, follow_symlinks=False)
     except OSError:
         return
-    _HELD[os.path.abspath(path)] = held
+    if _locked(held):  # else another run's start swept it away in between: not kept
+        _HELD[os.path.abspath(path)] = held
+
+
+def _locked(held: Path) -> bool:
+    """Lock a kept copy for as long as its run holds it (`_HOLDING`), so that the next run's start removes it only
+    once that run is gone; False where it is gone already. A link, or a copy on a file system without locks, is
+    kept unlocked: it goes by its age (STALE_AFTER_S)."""
+    try:
+        descriptor = os.open(held, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.lstat(held)  # still there: not swept between its opening and its locking
+    except FileNotFoundError:
+        os.close(descriptor)
+        return False
+    except OSError:
+        os.close(descriptor)
+        return True
+    _HOLDING[str(held)] = descriptor
+    return True
+
+
+def _let_go(held: Path) -> None:
+    """Remove a kept copy (`_hold_previous`) and release its lock."""
+    held.unlink(missing_ok=True)
+    descriptor = _HOLDING.pop(str(held), None)
+    if descriptor is not None:
+        os.close(descriptor)
 
 
 def discard_output(path: Path) -> None:
@@ -473,7 +510,8 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     back, so the old run stays whole (a stop just after run.txt was placed lost it); one that finishes lets them go."""
     before = {name: identity(output_dir / name) for name in names}
     key, ended = os.path.abspath(output_dir), False  # ended: finished, or taken back to the end
-    _remove_stale_kept(output_dir)
+    with suppress(OSError):  # an output directory not made yet, or unreadable: its own check says so
+        remove_abandoned_temporaries(output_dir, _KEPT_PREFIX, by_change=True)  # a killed run's, not a running one's
     try:
         _KEEPING.add(key)
         yield
@@ -487,19 +525,8 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
         _KEEPING.discard(key)
         for path in [path for path in _HELD if os.path.dirname(path) == key]:
             held = _HELD.pop(path)
-            if ended:  # else a stop cut the putting back short: the copies stay (STALE_AFTER_S), not lost
-                held.unlink(missing_ok=True)
-
-
-def _remove_stale_kept(output_dir: Path) -> None:
-    """What killed runs kept in `output_dir`: linked within a run's last seconds, so long untouched once STALE_AFTER_S
-    has passed since (its change time; its modification time is the old run's)."""
-    try:
-        for held in output_dir.glob(f"{_KEPT_PREFIX}*{TEMPORARY_SUFFIX}"):
-            if time.time() - held.lstat().st_ctime > STALE_AFTER_S:
-                held.unlink(missing_ok=True)
-    except OSError:
-        pass
+            if ended:  # else a stop cut the putting back short: the copies stay until the next run, not lost
+                _let_go(held)
 
 
 @contextmanager
@@ -549,4 +576,4 @@ def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) 
         except OSError as error:
             log.warning("a stopped run cannot put back %s: %s", target, os_reason(error))
             continue
-        copy.unlink(missing_ok=True)
+        _let_go(copy)

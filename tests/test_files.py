@@ -98,9 +98,13 @@ def test_a_stopped_run_leaves_what_another_run_put_in_place_meanwhile(tmp_path):
     """Two runs into one output: the stopped one put its kept run.txt over the other's finished one."""
     from app.files import atomic_file, outputs_kept
 
+    import fcntl
+
     (tmp_path / "run.txt").write_text("old run")
     (tmp_path / ".touche-previous.1.run.txt.tmp").write_text("another run's kept file")
-    with pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, ["run.txt", "ir-metadata.yml"]):
+    held = open(tmp_path / ".touche-previous.1.run.txt.tmp")  # locked while that run goes on
+    fcntl.flock(held, fcntl.LOCK_EX)
+    with held, pytest.raises(KeyboardInterrupt), outputs_kept(tmp_path, ["run.txt", "ir-metadata.yml"]):
         with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
             out.write("stopped run")
         with atomic_file(tmp_path / "ir-metadata.yml", ".ir-metadata.", output=True) as out:
@@ -109,6 +113,35 @@ def test_a_stopped_run_leaves_what_another_run_put_in_place_meanwhile(tmp_path):
         raise KeyboardInterrupt
     assert {path.name: path.read_text() for path in tmp_path.iterdir()} == {
         "run.txt": "another run", ".touche-previous.1.run.txt.tmp": "another run's kept file"}
+
+
+def test_what_a_killed_run_kept_goes_with_the_next_runs_start_what_a_running_one_keeps_stays(tmp_path):
+    """SIGKILL just after run.txt was placed left hidden copies of the old run.txt and ir-metadata.yml (TIRA uploads
+    them with the run) for an hour, whatever the runs in between."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from app.files import atomic_file, discard_output, outputs_kept
+
+    (tmp_path / "run.txt").write_text("old run")
+    (tmp_path / "ir-metadata.yml").write_text("old: run")
+    killed = ("import os, pathlib, sys; from app.files import atomic_file, discard_output, outputs_kept\n"
+              "out = pathlib.Path(sys.argv[1])\n"
+              "with outputs_kept(out, ['run.txt', 'ir-metadata.yml']):\n"
+              "    with atomic_file(out / 'run.txt', '.run.', output=True) as f: f.write('killed run')\n"
+              "    discard_output(out / 'ir-metadata.yml')\n"
+              "    os.kill(os.getpid(), 9)\n")
+    assert subprocess.run([sys.executable, "-c", killed, str(tmp_path)]).returncode == -9
+    assert len(list(tmp_path.glob(".touche-previous.*"))) == 2
+    (tmp_path / ".touche-previous.2.run.txt.tmp").write_text("a running run's kept file")
+    with open(tmp_path / ".touche-previous.2.run.txt.tmp") as running:
+        fcntl.flock(running, fcntl.LOCK_EX)
+        with outputs_kept(tmp_path, ["run.txt", "ir-metadata.yml"]):
+            with atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+                out.write("new run")
+            discard_output(tmp_path / "ir-metadata.yml")
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".touche-previous.2.run.txt.tmp", "run.txt"]
 
 
 def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):

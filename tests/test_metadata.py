@@ -80,6 +80,15 @@ def test_a_run_writes_ir_metadata_with_the_command_platform_and_product(run, tmp
     assert validate_run(out).ok
 
 
+def test_a_killed_runs_temporary_metadata_goes_with_the_next_run(run, tmp_path):
+    """A SIGKILL while ir-metadata.yml was written left its temporary file for good (TIRA uploads it)."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / ".ir-metadata.killed.tmp").write_text("half: written")
+    result = run()
+    assert result.exit_code == 0, result.stderr
+    assert files(tmp_path / "out") == {"run.txt", METADATA_FILE}
+
+
 def test_a_git_state_that_crashes_the_tracker_costs_only_the_git_measures(run, tmp_path, monkeypatch):
     repository = tmp_path / "repository"
     repository.mkdir()
