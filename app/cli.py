@@ -188,7 +188,7 @@ def checked_io(input_flag: Optional[Path], output_flag: Optional[Path], demo: Pa
         raise ToucheError(f"input directory {shown(input_dir)} does not exist: pass an existing one to "
                           f"{input_origin}")
     output_origin = named_by(output_flag, "-o/--output", OUTPUT_VARIABLES)
-    if output_dir.resolve() == input_dir.resolve():  # run.txt among the data; as root, even a read-only one
+    if same_directory(output_dir, input_dir):  # run.txt among the data; as root, even a read-only one
         raise ToucheError(f"the output directory {output_dir} is the input directory: pass another to "
                           f"{output_origin}")
     if lost_with_the_container(output_dir):
@@ -248,6 +248,17 @@ def _raise_terminated(signum, frame) -> None:
 # The stops a command ends on, in words; SIGINT is Python's KeyboardInterrupt, the others `Terminated`.
 STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 STOPS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def same_directory(output_dir: Path, input_dir: Path) -> bool:
+    """Whether the output directory is the input directory: by path, and where it exists by the directory itself
+    (a bind mount of the input, `docker run -v data:/in -v data:/out`, took the run into the data)."""
+    if output_dir.resolve() == input_dir.resolve():
+        return True
+    try:
+        return output_dir.is_dir() and os.path.samefile(output_dir, input_dir)
+    except OSError:  # one that cannot be looked at: its own checks say so
+        return False
 
 
 def _say(line: str) -> None:

@@ -615,3 +615,24 @@ def test_a_stop_that_cuts_a_progress_bar_short_is_said_on_a_line_of_its_own(caps
     assert done.value.exit_code == 143
     assert capsys.readouterr().err.splitlines()[-1] == "touche: terminated"
     bar.close()
+
+
+def test_an_output_that_is_the_input_bind_mounted_elsewhere_is_the_input(tmp_path, monkeypatch):
+    """`docker run -v data:/in -v data:/out` (or `mount --bind`): the paths differ, the directory is one, and the
+    run was written into the data."""
+    import subprocess
+
+    import app.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "run", lambda settings: pytest.fail("the run started"))
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    if subprocess.run(["mount", "--bind", str(tmp_path / "in"), str(tmp_path / "out")],
+                      capture_output=True).returncode != 0:
+        pytest.skip("bind mounts need root here")
+    try:
+        result = runner.invoke(app, ["run", "-i", str(tmp_path / "in"), "-o", str(tmp_path / "out")])
+        assert result.exit_code == 1 and "is the input directory: pass another to -o/--output" in result.stderr
+    finally:
+        subprocess.run(["umount", str(tmp_path / "out")], check=True)
+    assert list((tmp_path / "in").iterdir()) == []
