@@ -253,7 +253,29 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
             raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
         if (directory / name).exists() and (lock := locked(directory / name)):
             raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")
+        if overwrite and (owner := _sticky_owner(directory, name)) is not None:
+            raise ToucheError(f"{directory / name} belongs to another user ({owner}) in a directory only its files' "
+                              "owners may replace them in (sticky, as /tmp is): --overwrite cannot replace it")
     return made
+
+
+def _sticky_owner(directory: Path, name: str) -> str | None:
+    """The owner of an output this user may not replace, in words, where the directory is sticky (mode 1777, as
+    /tmp is) and neither it nor the output is this user's (root may): the rename onto it failed after the work,
+    "operation not permitted"; else None."""
+    try:
+        found, holder = (directory / name).lstat(), directory.stat()
+    except OSError:
+        return None
+    user = os.geteuid()
+    if user == 0 or not holder.st_mode & stat.S_ISVTX or user in (found.st_uid, holder.st_uid):
+        return None
+    try:
+        import pwd
+
+        return pwd.getpwuid(found.st_uid).pw_name
+    except (KeyError, ImportError):
+        return f"uid {found.st_uid}"
 
 
 @contextmanager

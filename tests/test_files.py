@@ -144,6 +144,25 @@ def test_what_a_killed_run_kept_goes_with_the_next_runs_start_what_a_running_one
     assert sorted(path.name for path in tmp_path.iterdir()) == [".touche-previous.2.run.txt.tmp", "run.txt"]
 
 
+def test_an_output_of_another_user_in_a_sticky_directory_cannot_be_overwritten_said_before_the_work(
+        tmp_path, monkeypatch):
+    """As /tmp is (mode 1777): the rename onto another user's run.txt failed after the work, "operation not
+    permitted"."""
+    import os
+
+    sticky = tmp_path / "shared"
+    sticky.mkdir()
+    (sticky / "run.txt").write_text("another user's run")
+    os.chmod(sticky, 0o1777)
+    prepare_output(sticky, ["run.txt"], overwrite=True)  # this user's own
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(sticky).st_uid + 4242)
+    with pytest.raises(ToucheError, match=r"run.txt belongs to another user \(.+\) in a directory only its files' "
+                                          r"owners may replace them in \(sticky"):
+        prepare_output(sticky, ["run.txt"], overwrite=True)
+    os.chmod(sticky, 0o777)
+    prepare_output(sticky, ["run.txt"], overwrite=True)  # not sticky: any writer may replace it
+
+
 def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):
     """With umask 077 the run's 0644 files sat in a directory only its owner could enter."""
     import os
