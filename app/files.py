@@ -250,7 +250,8 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
         if (directory / name).is_dir():  # --overwrite cannot replace it either
             raise ToucheError(f"{directory / name} is a directory, not a file: remove it or choose another output")
         if ((directory / name).exists() or (directory / name).is_symlink()) and not overwrite:  # a link too
-            raise ToucheError(f"{directory / name} exists; pass --overwrite to replace it")
+            dangling = "" if (directory / name).exists() else f" ({not_a_file(directory / name)})"
+            raise ToucheError(f"{directory / name} exists{dangling}; pass --overwrite to replace it")
         if (directory / name).exists() and (lock := locked(directory / name)):
             raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")
         if overwrite and (owner := _sticky_owner(directory, name)) is not None:

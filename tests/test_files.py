@@ -179,7 +179,8 @@ def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):
 def test_a_link_named_as_an_output_needs_overwrite(tmp_path):
     """A link leading nowhere under run.txt's name was replaced without --overwrite."""
     (tmp_path / "run.txt").symlink_to(tmp_path / "nowhere")
-    with pytest.raises(ToucheError, match="run.txt exists; pass --overwrite"):
+    with pytest.raises(ToucheError, match=r"run.txt exists \(a link to .*nowhere, which leads nowhere\); pass "
+                                          "--overwrite"):
         prepare_output(tmp_path, ["run.txt"], overwrite=False)
     prepare_output(tmp_path, ["run.txt"], overwrite=True)
 
