@@ -6,9 +6,10 @@ windows lets each stage read the parts that matter (`app.pipeline` picks which) 
 
 Which windows a topic reads (`read_passages`): a document the encoder reads whole stays one passage, its text as
 it is; a longer one gives its first window (where a page says what it is) and the windows where BM25 scores the
-topic's query highest (the next ones where it finds none), at most `PER_DOCUMENT`. On the dev web pages (all visible text, 25 windows per page on average) the
-first window and the two best BM25 windows ranked as well as all windows did and better than two (judged-only
-nDCG@5); a main-content page has 8 windows on average, so a page costs about 3 encodings instead of 1.
+topic's query highest (the next ones where it finds none), at most `PER_DOCUMENT`. On the dev web pages (all
+visible text, 25 windows per page on average) the first window and the two best BM25 windows ranked as well as all
+windows did and better than two (judged-only nDCG@5); a main-content page has 8 windows on average, so a page costs
+about 3 encodings instead of 1.
 
 Sentences come from a rule (an end mark followed by space and a capital A-Z, digit or quote; a line break), so no
 model or data file is needed. Windows take whole sentences while they fit `max_words`; a sentence longer than that
