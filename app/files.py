@@ -354,7 +354,8 @@ def remove_abandoned_temporaries(directory: Path, prefix: str, by_change: bool =
         except OSError:  # no locks here
             _remove_if_stale(path, by_change)
         else:
-            path.unlink(missing_ok=True)
+            with suppress(OSError):  # another user's in a sticky directory (as /tmp): theirs to remove
+                path.unlink(missing_ok=True)
         finally:
             os.close(descriptor)
 
@@ -364,7 +365,8 @@ def _remove_if_stale(path: Path, by_change: bool) -> None:
         found = path.lstat()
         touched = found.st_ctime if by_change else found.st_mtime
         if not stat.S_ISDIR(found.st_mode) and time.time() - touched > STALE_AFTER_S:
-            path.unlink(missing_ok=True)
+            with suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
 # How long a temporary file (`atomic_file`'s) may go unwritten before it counts as a killed process's: a write in
@@ -481,40 +483,51 @@ def _hold_previous(path: Path) -> None:
     if os.path.abspath(path.parent) not in _KEEPING or not (path.is_file() or path.is_symlink()):
         return
     held = path.with_name(f"{_KEPT_PREFIX}{uuid.uuid4().hex}.{path.name}{TEMPORARY_SUFFIX}")  # other runs' differ
+    # Locked before it is linked, the copy is born locked (a lock is the file's, whatever its name): another run's
+    # start cannot take it for a killed run's in between.
+    descriptor = _locked(path)
     try:
         os.link(path, held, follow_symlinks=False)
     except OSError:
+        if descriptor is not None:
+            os.close(descriptor)
         return
-    if _locked(held):  # else another run's start swept it away in between: not kept
-        _HELD[os.path.abspath(path)] = held
+    if descriptor is not None:
+        if _same_file(descriptor, held):
+            _HOLDING[str(held)] = descriptor
+        else:  # replaced between its locking and its linking: kept unlocked, it goes by its age
+            os.close(descriptor)
+    _HELD[os.path.abspath(path)] = held
 
 
-def _locked(held: Path) -> bool:
-    """Lock a kept copy for as long as its run holds it (`_HOLDING`), so that the next run's start removes it only
-    once that run is gone; False where it is gone already. A link, or a copy on a file system without locks, is
-    kept unlocked: it goes by its age (STALE_AFTER_S)."""
+def _same_file(descriptor: int, path: Path) -> bool:
     try:
-        descriptor = os.open(held, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return False
+        return os.fstat(descriptor).st_ino == os.lstat(path).st_ino
     except OSError:
-        return True
+        return False
+
+
+def _locked(path: Path) -> int | None:
+    """A descriptor holding the lock on the file at `path` for as long as its run keeps it (`_HOLDING`), so that
+    the next run's start removes a copy only once that run is gone; None for a link, a file this user cannot read,
+    or one on a file system without locks: such a copy goes by its age (STALE_AFTER_S)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.lstat(held)  # still there: not swept between its opening and its locking
-    except FileNotFoundError:
-        os.close(descriptor)
-        return False
     except OSError:
         os.close(descriptor)
-        return True
-    _HOLDING[str(held)] = descriptor
-    return True
+        return None
+    return descriptor
 
 
-def _let_go(held: Path) -> None:
-    """Remove a kept copy (`_hold_previous`) and release its lock."""
-    held.unlink(missing_ok=True)
+def _let_go(held: Path, remove: bool = True) -> None:
+    """Remove a kept copy (`_hold_previous`) and release its lock; with `remove` False, release it only: the copy
+    stays for the next run's start to remove."""
+    if remove:
+        held.unlink(missing_ok=True)
     descriptor = _HOLDING.pop(str(held), None)
     if descriptor is not None:
         os.close(descriptor)
@@ -547,9 +560,8 @@ def outputs_kept(output_dir: Path, names: Iterable[str]) -> Iterator[None]:
     finally:
         _KEEPING.discard(key)
         for path in [path for path in _HELD if os.path.dirname(path) == key]:
-            held = _HELD.pop(path)
-            if ended:  # else a stop cut the putting back short: the copies stay until the next run, not lost
-                _let_go(held)
+            # Not ended: a stop cut the putting back short, and the copies stay until the next run, not lost.
+            _let_go(_HELD.pop(path), remove=ended)
 
 
 @contextmanager
@@ -598,5 +610,6 @@ def _withdraw(output_dir: Path, before: dict[str, tuple[int, int, int] | None]) 
             pass
         except OSError as error:
             log.warning("a stopped run cannot put back %s: %s", target, os_reason(error))
+            _let_go(copy, remove=False)
             continue
         _let_go(copy)

@@ -163,6 +163,77 @@ def test_an_output_of_another_user_in_a_sticky_directory_cannot_be_overwritten_s
     prepare_output(sticky, ["run.txt"], overwrite=True)  # not sticky: any writer may replace it
 
 
+def test_a_kept_copy_is_born_locked_so_another_runs_start_never_takes_it(tmp_path, monkeypatch):
+    """Locked after its linking, a copy another run's start swept up in between was lost, and with it the old run
+    a stop puts back."""
+    import os
+
+    import app.files as files
+
+    link = os.link
+
+    def link_then_another_run_starts(source, target, **options):
+        link(source, target, **options)
+        files.remove_abandoned_temporaries(tmp_path, ".touche-previous.", by_change=True)
+
+    monkeypatch.setattr(files.os, "link", link_then_another_run_starts)
+    (tmp_path / "run.txt").write_text("old run")
+    with pytest.raises(KeyboardInterrupt), files.outputs_kept(tmp_path, ["run.txt"]):
+        with files.atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("stopped run")
+        raise KeyboardInterrupt
+    assert {path.name: path.read_text() for path in tmp_path.iterdir()} == {"run.txt": "old run"}
+    assert files._HOLDING == {}
+
+
+def test_a_copy_a_stop_cannot_put_back_stays_unlocked_for_the_next_run(tmp_path, monkeypatch, caplog):
+    """Its lock was held for the life of the process: the next run in it (the tests run many) could not remove it."""
+    import errno
+    import os
+
+    import app.files as files
+
+    link = os.link
+
+    def full_for_run_txt(source, target, **options):
+        if str(target).endswith("/run.txt"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        link(source, target, **options)
+
+    (tmp_path / "run.txt").write_text("old run")
+    with pytest.raises(KeyboardInterrupt), files.outputs_kept(tmp_path, ["run.txt"]):
+        with files.atomic_file(tmp_path / "run.txt", ".run.", output=True) as out:
+            out.write("stopped run")
+        monkeypatch.setattr(files.os, "link", full_for_run_txt)
+        raise KeyboardInterrupt
+    assert "a stopped run cannot put back" in caplog.text and files._HOLDING == {}
+    assert [path.name.split(".")[-3:] for path in tmp_path.iterdir()] == [["run", "txt", "tmp"]]
+    with files.outputs_kept(tmp_path, ["run.txt"]):
+        pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_temporary_this_user_may_not_remove_is_passed_over(tmp_path, monkeypatch):
+    """Another user's killed run's, in a sticky directory (as /tmp): the sweep raised, and ir-metadata.yml was not
+    written."""
+    from pathlib import Path
+
+    from app.files import remove_abandoned_temporaries
+
+    for name in (".ir-metadata.theirs.tmp", ".ir-metadata.ours.tmp"):
+        (tmp_path / name).write_text("half: written")
+    unlink = Path.unlink
+
+    def sticky(path, missing_ok=False):
+        if "theirs" in path.name:
+            raise PermissionError(1, "Operation not permitted")
+        unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", sticky)
+    remove_abandoned_temporaries(tmp_path, ".ir-metadata.")
+    assert [path.name for path in tmp_path.iterdir()] == [".ir-metadata.theirs.tmp"]
+
+
 def test_directories_made_for_outputs_are_readable_whatever_the_umask(tmp_path):
     """With umask 077 the run's 0644 files sat in a directory only its owner could enter."""
     import os
