@@ -264,10 +264,13 @@ def same_directory(output_dir: Path, input_dir: Path) -> bool:
 def _say(line: str) -> None:
     """A command's last line on stderr, on a line of its own: a progress bar a stop cut short before its line
     ended is closed first ("BM25 index: 0doc [00:00, ?doc/s]touche: terminated")."""
+    bars = []
     if "tqdm" in sys.modules:
-        for bar in list(sys.modules["tqdm"].tqdm._instances):
-            with suppress(Exception):  # one stopped while it was being made, or whose stream is gone
-                bar.close()
+        with suppress(RuntimeError):  # a bar made by another thread while they are listed
+            bars = list(sys.modules["tqdm"].tqdm._instances)
+    for bar in bars:
+        with suppress(Exception):  # one stopped while it was being made, or whose stream is gone
+            bar.close()
     typer.echo(line, err=True)
 
 

@@ -2,8 +2,8 @@
 
 Features (each a per-candidate array):
 - lexical: the first stage's score (BM25's, ChatNoir's, the re-rank file's, or where it gives none its order's
-  own, `records.scores_or_order`) divided by the largest absolute score among the topic's candidates, negative
-  scores mapped onto [0, 1] (`lexical_feature`);
+  own, `records.scores_or_order`) divided by the largest absolute score among the topic's reranked candidates,
+  negative scores mapped onto [0, 1] (`lexical_feature`);
 - dense: cosine similarity of the topic's title and the passage under all-MiniLM-L6-v2;
 - length: a saturating log prior on the word count. Dense models prefer short, non-argumentative text
   (BEIR Touché; Thakur et al., SIGIR 2024); arguments need room, so very short texts are pushed down;
@@ -49,24 +49,27 @@ def length_prior(word_counts: np.ndarray) -> np.ndarray:
 
 
 def lexical_feature(scores: np.ndarray, head: int | None = None) -> np.ndarray:
-    """A topic's first-stage scores divided by the largest absolute one (the `lexical` feature, at most 1 in size).
+    """A topic's first-stage scores as the `lexical` feature, in [0, 1]: divided by the largest absolute one among
+    the first `head` (the reranked ones; all by default).
 
-    Where the first `head` scores (the reranked ones; all by default) go below 0 (log-probabilities, negated
-    distances), the scores are mapped onto [0, 1] instead, the lowest of those `head` at 0 and the best at 1, and the
-    tail's below them at 0: read as they were, in [-1, -0.77], they lay outside the BM25 scores the relevance head
+    Where those go below 0 (log-probabilities, negated distances) they are mapped onto [0, 1] instead, their lowest
+    at 0 and their best at 1: read as they were, in [-1, -0.77], they lay outside the BM25 scores the relevance head
     learned. On the 2022 dev topics BM25's scores made log-probability-like (s - max - 1) then rank as BM25's do
-    (`scripts/negative_scores.py`). The reranked scores alone set the mapping, so their feature does not depend on
-    how deep the first stage went (`--candidates`: taken from every candidate, it turned the order of a top two);
-    the scores are scaled before they are shifted, so no finite score overflows (1e308 and -1e308 gave NaN)."""
+    (`scripts/negative_scores.py`). The reranked scores alone set the mapping, and the tail's are clipped into
+    [0, 1], so the reranked ones' feature does not depend on how deep the first stage went (`--candidates`: mapped
+    by every candidate's lowest score, the order of a top two turned); they are scaled before they are shifted, so no
+    finite score overflows (1e308 and -1e308 gave NaN)."""
     scores = np.asarray(scores, dtype=np.float64)
-    top = np.abs(scores).max() if len(scores) else 0.0
-    scaled = scores / top if top > 0 else scores
-    if not len(scaled) or (lowest := scaled[:head].min()) >= 0:
-        return scaled
-    best = scaled.max()
-    if best == lowest:
-        return (scaled >= lowest).astype(np.float64)
-    return np.maximum((scaled - lowest) / (best - lowest), 0.0)
+    reranked = scores[:head]
+    if not len(reranked):
+        return np.zeros(len(scores))
+    top = np.abs(reranked).max()
+    with np.errstate(over="ignore"):  # a tail score past the head's by 1e308 times is clipped to 1
+        scaled = scores / top if top > 0 else scores.copy()
+        lowest, best = scaled[:head].min(), scaled[:head].max()
+        if lowest < 0:
+            scaled = (scaled - lowest) / (best - lowest) if best > lowest else (scaled >= lowest).astype(np.float64)
+    return np.clip(scaled, 0.0, 1.0)
 
 
 def padded(head: np.ndarray, size: int) -> np.ndarray:

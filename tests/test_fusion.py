@@ -164,6 +164,12 @@ def test_the_lexical_feature_of_the_reranked_scores_does_not_hang_on_the_tail_be
     assert deep[:2].tolist() == [1.0, 0.0] and np.all(deep[2:] == 0.0)
     assert lexical_feature([-0.001], 1).tolist() == [1.0] and lexical_feature([-3.0, -3.0, -4.0], 2).tolist() == [
         1.0, 1.0, 0.0]
+    # A positive head above a negative tail (logits crossing 0), and a head ranked by rank with a tail scored above it.
+    assert lexical_feature([8.0, 4.0, -12.0], 2).tolist() == [1.0, 0.5, 0.0] and lexical_feature(
+        [8.0, 4.0], 2).tolist() == [1.0, 0.5]
+    assert lexical_feature([-3.0, -5.0, -1.0, -10.0], 2).tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert lexical_feature([1e-300, 1e308], 1).tolist() == [1.0, 1.0] and lexical_feature([2.0, 1.0], 0).tolist() == [
+        0.0, 0.0]
 
 
 def test_extreme_finite_scores_give_a_finite_lexical_feature():
