@@ -255,8 +255,8 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
         if (directory / name).exists() and (lock := locked(directory / name)):
             raise ToucheError(f"{directory / name} is {lock}: --overwrite cannot replace it")
         if overwrite and (owner := _sticky_owner(directory, name)) is not None:
-            raise ToucheError(f"{directory / name} belongs to another user ({owner}) in a directory only its files' "
-                              "owners may replace them in (sticky, as /tmp is): --overwrite cannot replace it")
+            raise ToucheError(f"{directory / name} belongs to another user ({owner}) in a sticky directory (as /tmp "
+                              "is), where only a file's owner may replace it: --overwrite cannot replace it")
     return made
 
 

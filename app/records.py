@@ -147,8 +147,8 @@ def record_score(value) -> float | None:
 def scores_or_order(scores: list[float | None]) -> list[float]:
     """A first stage's scores for one topic's candidates in their given order, where each is a finite number (None
     where it is not: NaN, inf, no number); else the order's own, 1 / (1 + position / 100): 1, 0.99, ..., 0.5 at the
-    101st, positive and falling as a BM25 score, and read as one (`fusion.lexical_feature`: 0, -1, -2, ... read as
-    0 down to -1 there once, far below any score the relevance head was trained on). Mixed scores rank nothing."""
+    101st, positive and falling as a BM25 score, and read as one (`fusion.lexical_feature`). Mixed scores rank
+    nothing."""
     if any(score is None for score in scores):
         return [1.0 / (1.0 + position / 100) for position in range(len(scores))]
     return list(scores)

@@ -156,8 +156,8 @@ def test_an_output_of_another_user_in_a_sticky_directory_cannot_be_overwritten_s
     os.chmod(sticky, 0o1777)
     prepare_output(sticky, ["run.txt"], overwrite=True)  # this user's own
     monkeypatch.setattr(os, "geteuid", lambda: os.stat(sticky).st_uid + 4242)
-    with pytest.raises(ToucheError, match=r"run.txt belongs to another user \(.+\) in a directory only its files' "
-                                          r"owners may replace them in \(sticky"):
+    with pytest.raises(ToucheError, match=r"run.txt belongs to another user \(.+\) in a sticky directory \(as /tmp "
+                                          r"is\), where only a file's owner may replace it"):
         prepare_output(sticky, ["run.txt"], overwrite=True)
     os.chmod(sticky, 0o777)
     prepare_output(sticky, ["run.txt"], overwrite=True)  # not sticky: any writer may replace it
