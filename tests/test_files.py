@@ -96,9 +96,9 @@ def test_an_output_replaced_or_removed_is_kept_until_the_run_ends(tmp_path, endi
 
 def test_a_stopped_run_leaves_what_another_run_put_in_place_meanwhile(tmp_path):
     """Two runs into one output: the stopped one put its kept run.txt over the other's finished one."""
-    from app.files import atomic_file, outputs_kept
-
     import fcntl
+
+    from app.files import atomic_file, outputs_kept
 
     (tmp_path / "run.txt").write_text("old run")
     (tmp_path / ".touche-previous.1.run.txt.tmp").write_text("another run's kept file")
