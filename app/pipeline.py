@@ -16,7 +16,7 @@ from . import debates, fusion, runfile, stance
 from .files import run_scratch
 from .logs import StageTimer
 from .questions import QuestionAnalysis, load_classifier
-from .records import Candidate, Topic
+from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, Candidate, Topic
 from .rerank import Encoded, score_candidates
 from .retrieval import candidate_source, first_stage
 from .settings import RunSettings
@@ -53,13 +53,17 @@ def run(settings: RunSettings) -> RunReport:
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics
                 else read_topics(settings.input_dir))
         source = candidate_source(settings)  # a wrong corpus or ChatNoir setting is said before any model loads
-        task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
-    log.info("%d %s topics from %s", len(topics), task, settings.topics or settings.input_dir)
-    foreseen = runfile.foreseen_problems(len(topics), min(settings.candidates, settings.depth))
+    log.info("%d topics from %s", len(read), settings.topics or settings.input_dir)
+    foreseen = runfile.foreseen_problems(len(read), min(settings.candidates, settings.depth))
     for problem in foreseen.values():
         log.warning("TIRA will reject this run: %s", problem)
 
-    candidates, corpus_size, cache, origin = first_stage(settings, topics, timer, source)
+    # Before the question classifier loads: a re-rank file holding none of the topics is said without it.
+    candidates, corpus_size, cache, origin = first_stage(settings, read, timer, source)
+    with timer.stage("questions"):
+        task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
+    log.info("%s topics: stance labels %s", task,
+             " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)

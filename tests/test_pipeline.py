@@ -233,6 +233,24 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
                         progress=False))
 
 
+def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads(fixtures, tmp_path, monkeypatch):
+    """It needs the file read, and was said after the question classifier had loaded (about 10 s)."""
+    import shutil
+
+    import app.pipeline as pipeline
+
+    def load_classifier(*args, **kwargs):
+        raise AssertionError("a model loaded")
+
+    monkeypatch.setattr(pipeline, "load_classifier", load_classifier)
+    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
+                                         "</topics>")
+    with pytest.raises(ToucheError, match="holds none of the 1 topics' numbers"):
+        run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        progress=False))
+
+
 @pytest.mark.slow
 def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
     """A topic that finds nothing is not in the run: "wrote ... for 3 topics" beside "the run has 2 topics" misled."""
