@@ -286,11 +286,15 @@ def atomic_file(path: Path, prefix: str | None = None, binary: bool = False,
     `.NAME.`: hidden, and told apart from the temporaries of the files beside it) and renamed
     onto it when the block ends without error, so readers see the whole file or none; on error (a full disk,
     Ctrl-C) the temporary file is removed. An `output` (run.txt, ir-metadata.yml) is remembered as this process's
-    (`placed_here`), so that a stopped run can take back what it put in place and nothing else.
+    (`placed_here`), so that a stopped run can take back what it put in place and nothing else, and the temporaries
+    of its name that a killed run left beside it go first (`remove_abandoned_temporaries`: not a running one's).
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
     """
-    handle, temporary, lock = _locked_temporary(path, f".{path.name}." if prefix is None else prefix)
+    prefix = f".{path.name}." if prefix is None else prefix
+    if output:
+        remove_abandoned_temporaries(path.parent, prefix)
+    handle, temporary, lock = _locked_temporary(path, prefix)
     try:
         with os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8") as out:
             yield out
@@ -485,7 +489,7 @@ def _hold_previous(path: Path) -> None:
     held = path.with_name(f"{_KEPT_PREFIX}{uuid.uuid4().hex}.{path.name}{TEMPORARY_SUFFIX}")  # other runs' differ
     # Locked before it is linked, the copy is born locked (a lock is the file's, whatever its name): another run's
     # start cannot take it for a killed run's in between.
-    descriptor = _locked(path)
+    descriptor = _lock(path)
     try:
         os.link(path, held, follow_symlinks=False)
     except OSError:
@@ -507,7 +511,7 @@ def _same_file(descriptor: int, path: Path) -> bool:
         return False
 
 
-def _locked(path: Path) -> int | None:
+def _lock(path: Path) -> int | None:
     """A descriptor holding the lock on the file at `path` for as long as its run keeps it (`_HOLDING`), so that
     the next run's start removes a copy only once that run is gone; None for a link, a file this user cannot read,
     or one on a file system without locks: such a copy goes by its age (STALE_AFTER_S)."""

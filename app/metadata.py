@@ -21,10 +21,9 @@ from importlib import metadata as distribution
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from .files import atomic_file, prepare_output, remove_abandoned_temporaries, run_scratch
+from .files import atomic_file, prepare_output, run_scratch
 
 log = logging.getLogger(__name__)
-_TEMPORARY_PREFIX = ".ir-metadata."
 
 METADATA_FILE = "ir-metadata.yml"
 MODELS = Path(__file__).resolve().parent / "models"
@@ -156,8 +155,7 @@ def _write(export: Path, settings, target: Path, found: dict) -> None:
     if isinstance(source.get("repository"), str):  # TIRA keeps the file with the run: a CI clone's token went along
         source["repository"] = without_credentials(source["repository"])
     data.update(product_facts(settings, found.get("first stage")))
-    remove_abandoned_temporaries(target.parent, _TEMPORARY_PREFIX)  # a killed run's, not a running one's
-    with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:
+    with atomic_file(target, ".ir-metadata.", output=True) as out:  # a killed run's temporaries go first
         yaml.safe_dump(data, out, allow_unicode=True)
 
 

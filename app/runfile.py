@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .errors import ToucheError, counted
-from .files import (atomic_file, discard_output, not_a_file, not_utf8, open_packed, os_reason, prepare_output,
-                    remove_abandoned_temporaries)
+from .files import atomic_file, discard_output, not_a_file, not_utf8, open_packed, os_reason, prepare_output
 from .metadata import METADATA_FILE
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL, INTEGER, RunRow, record_id
 
@@ -79,8 +78,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
     try:
-        remove_abandoned_temporaries(output_dir, _TEMPORARY_PREFIX)  # a killed run's, not a running one's
-        with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:
+        with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:  # a killed run's temporaries go first
             out.writelines(format_row(row) for row in rows)
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
