@@ -9,6 +9,17 @@ from app.topics import read_topics
 from app.runfile import validate_run
 
 
+@pytest.fixture
+def no_model_loads(monkeypatch):
+    """The question classifier, the first model a run loads, fails the test if it is loaded."""
+    import app.pipeline as pipeline
+
+    def load_classifier(*args, **kwargs):
+        raise AssertionError("a model loaded")
+
+    monkeypatch.setattr(pipeline, "load_classifier", load_classifier)
+
+
 def run_on(input_dir, output_dir, **options):
     report = run(RunSettings(input_dir=input_dir, output_dir=output_dir, progress=False, **options))
     lines = report.run_path.read_text().splitlines()
@@ -207,17 +218,11 @@ def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures,
     ("chatnoir retries", "CHATNOIR_RETRIES"),
 ])
 def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtures, tmp_path, monkeypatch, layout,
-                                                                           error):
+                                                                           error, no_model_loads):
     """They were said after the question classifier and the encoder had loaded (13 s), in the first stage."""
     import lzma
     import shutil
 
-    import app.pipeline as pipeline
-
-    def load_classifier(*args, **kwargs):
-        raise AssertionError("a model loaded")
-
-    monkeypatch.setattr(pipeline, "load_classifier", load_classifier)
     shutil.copy(fixtures / "passages" / "topics.xml", tmp_path)
     passages = (fixtures / "passages" / "passages.jsonl").read_bytes()
     if layout == "xz":
@@ -233,16 +238,10 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
                         progress=False))
 
 
-def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads(fixtures, tmp_path, monkeypatch):
+def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads):
     """It needs the file read, and was said after the question classifier had loaded (about 10 s)."""
     import shutil
 
-    import app.pipeline as pipeline
-
-    def load_classifier(*args, **kwargs):
-        raise AssertionError("a model loaded")
-
-    monkeypatch.setattr(pipeline, "load_classifier", load_classifier)
     shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
     (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
                                          "</topics>")
