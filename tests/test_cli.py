@@ -251,6 +251,33 @@ def test_a_previous_stages_run_tira_mounts_is_said_to_be_ignored(tmp_path, monke
     assert "ignoring $inputRun (/tira-data/input-run): this software takes its candidates" in result.stderr
 
 
+@pytest.mark.parametrize("options, said", [
+    (["--stance-model", "head", "--stance-depth", "30"],
+     "--stance-depth 30 is how many documents the stance cross-encoder reads, which --stance-model head leaves out"),
+    (["--no-stance", "--stance-depth", "30"], "--stance-depth 30 is how many documents the stance cross-encoder "
+                                              "reads, which --no-stance leaves out: ignored"),
+    (["--no-stance", "--stance-model", "head"], "--stance-model head picks how stance is read, which --no-stance "
+                                                "leaves out: ignored"),
+])
+def test_stance_options_others_leave_without_effect_are_said_to_be_ignored(tmp_path, options, said):
+    """--stance-depth beside --stance-model head was passed over without a word: the run read as asked, not as meant."""
+    from app.pipeline import DEMO_INPUT
+
+    result = runner.invoke(app, ["run", "-i", str(DEMO_INPUT), "-o", str(tmp_path / "out"), "--device", "cuda",
+                                 *options])
+    assert result.exit_code == 1  # no CUDA here: stopped before any work, the warning said first
+    assert said in result.stderr.replace("\n", " ")
+
+
+def test_stance_options_that_take_effect_are_not_said_to_be_ignored(tmp_path):
+    from app.pipeline import DEMO_INPUT
+
+    result = runner.invoke(app, ["run", "-i", str(DEMO_INPUT), "-o", str(tmp_path / "out"), "--device", "cuda",
+                                 "--stance-depth", "30", "--stance-model", "cross"])
+    assert result.exit_code == 1
+    assert "ignored" not in result.stderr
+
+
 def test_a_relative_xdg_cache_home_is_ignored_as_the_specification_asks(monkeypatch, caplog):
     """It put the cache under whatever directory the run was started in."""
     import os
