@@ -19,7 +19,7 @@ from sklearn.metrics import f1_score
 from .errors import ToucheError, counted
 from .files import not_utf8, open_packed, os_reason
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
-from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run
+from .runfile import NO_STANCE, OTHER_SPACE, STANCE_LABELS, locate_run, open_run
 
 log = logging.getLogger(__name__)
 
@@ -144,10 +144,10 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
     `touche validate` rejects, counts once, by its best-scored line (of equal scores the better rank, then the
     first), as Touché's evaluation reads it, with a warning."""
     best: dict[tuple[str, str], tuple[float, float, str]] = {}  # (score, -rank, stance)
-    twice = []
+    twice, spaced = [], []
     try:
         with open_run(path) as lines:
-            for _, (qid, stance, doc_id, rank, score, _tag) in _columns(lines, 6):
+            for _, (qid, stance, doc_id, rank, score, _tag) in _columns(_spaces_seen(lines, spaced), 6):
                 value = float(score)
                 if not math.isfinite(value):  # trec_eval would rank it anywhere
                     raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
@@ -171,6 +171,10 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
         log.warning("%s: %s ranked more than once in a topic (e.g. %s for topic %s); each counts once, by its "
                     "best-scored line, as Touché's evaluation reads it (`touche validate` rejects such a run)",
                     path, counted(len(set(twice)), "document"), doc_id, qid)
+    if spaced:  # as `touche validate` warns
+        number, space = spaced[0]
+        log.warning("%s: U+%04X between or before columns (line %d), which trec_eval reads as part of a column; "
+                    "scored as Touché's evaluation (Python) reads it, split there", path, ord(space), number)
     scored = [ir_measures.ScoredDoc(qid, doc_id, value) for (qid, doc_id), (value, _, _) in best.items()]
     _say_ties(path, scored)
     if marked := next((doc.query_id for doc in scored if doc.query_id.startswith("\ufeff")), None):
@@ -178,6 +182,15 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
         log.warning("%s: a byte order mark (U+FEFF) before topic %r makes it another topic, which no qrels judge, "
                     "as trec_eval reads it; scored so", path, marked[1:])
     return scored, {key: stance for key, (_, _, stance) in best.items()}
+
+
+def _spaces_seen(lines: Iterable[str], spaced: list[tuple[int, str]]) -> Iterator[str]:
+    """The lines, the first whitespace among them that C's isspace() (trec_eval) does not split at kept in `spaced`
+    as (line number, character)."""
+    for number, line in enumerate(lines, 1):
+        if not spaced and not line.isprintable() and (space := OTHER_SPACE.search(line)):
+            spaced.append((number, space[0]))
+        yield line
 
 
 def _say_ties(path: Path, scored: list[ir_measures.ScoredDoc]) -> None:

@@ -33,7 +33,9 @@ NO_STANCE = frozenset({"Q0", "0"})
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
-_OTHER_SPACE = re.compile(r"[^\S \t\n\r\x0b\x0c]")  # whitespace TIRA's check splits at, C's isspace() does not
+# Whitespace TIRA's check (and Python's split) splits at, C's isspace() does not: U+00A0, U+3000, but also the
+# ASCII separators U+001C-U+001F.
+OTHER_SPACE = re.compile(r"[^\S \t\n\r\x0b\x0c]")
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -266,7 +268,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
-    if not line.isascii() and (space := _OTHER_SPACE.search(line)):  # opening the line too: another topic then
+    if not line.isprintable() and (space := OTHER_SPACE.search(line)):  # opening the line too: another topic then
         result.warnings.append(f"line {number}: U+{ord(space[0]):04X} between or before columns, which trec_eval "
                                "reads as part of a column")
     if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):

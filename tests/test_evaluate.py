@@ -247,6 +247,16 @@ def test_a_run_with_a_bom_is_scored_as_trec_eval_scores_it_and_said(tmp_path, ca
     assert "a byte order mark (U+FEFF) before topic '2' makes it another topic" in caplog.text
 
 
+def test_other_whitespace_between_columns_is_scored_as_split_and_said(tmp_path, caplog):
+    """`touche validate` warns of it, trec_eval reads it as part of a column; evaluate scored it as if clean, unsaid."""
+    clean = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
+    assert "U+" not in caplog.text
+    spaced = [RUN[0], RUN[1], RUN[2].replace(" ", "\u00a0", 1), "\x1c".join(RUN[3].split()), *RUN[4:]]
+    assert evaluate_run(write(tmp_path, "run2.txt", spaced), tmp_path / "q") == clean
+    assert ("run2.txt: U+00A0 between or before columns (line 3), which trec_eval reads as part of a column; scored as "
+            "Touché's evaluation (Python) reads it, split there") in caplog.text
+
+
 def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):
     run, qrels = write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS)
     with pytest.raises(ToucheError, match="none of its topics is judged in"):

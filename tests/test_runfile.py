@@ -238,6 +238,9 @@ def test_columns_separated_by_other_whitespace_than_space_and_tab_are_named(tmp_
         "line 1: U+00A0 between or before columns, which trec_eval reads as part of a column",
         "line 2: U+3000 between or before columns, which trec_eval reads as part of a column"]
     assert validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\t"), GOOD[1].replace(" ", "\x0b")] + GOOD[2:])).ok
+    result = validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\x1c", 1)] + GOOD[1:]))  # an ASCII separator
+    assert result.ok and result.warnings == [
+        "line 1: U+001C between or before columns, which trec_eval reads as part of a column"]
 
 
 def test_a_plain_trec_run_labels_no_stance_with_0(tmp_path):
