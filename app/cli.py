@@ -400,11 +400,11 @@ def run(
         from .runfile import RUN_FILES, check_tag
         from .topics import topics_file
 
+        check_tag(tag)  # before the input: a bad tag is said without "running the bundled demo" first
         input_dir, output_dir, output_origin = checked_io(input_dir, output_dir, DEMO_INPUT)
         check_choice(backend, corpus)
         if topics is not None:
             topics = topics_file(input_dir, topics)
-        check_tag(tag)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
         warn_moot_stance_options(stance, stance_model, stance_depth)
@@ -529,6 +529,8 @@ def classify(
     debug: bool = DEBUG_OPTION,
 ) -> None:
     """Question type (argumentative / factual / method), comparative or not, and the compared objects."""
+    if not questions and file is None:  # a usage error, said before the classifier loads
+        raise typer.BadParameter("no questions: pass them as arguments or with --file", param_hint="QUESTIONS")
     with _errors(debug):
         from .questions import format_line, given_questions, load_classifier
 

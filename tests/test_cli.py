@@ -432,7 +432,9 @@ def test_counts_are_printed_as_counts(tmp_path):
                                         (["run", "--backend", "web"], "'web' is not one of 'auto', 'local', 'chat"),
                                         (["run", "--page-text", "all"], "'all' is not one of 'main', 'full'"),
                                         (["validate", "run.txt", "--task", "both"], "Invalid value for '--task'"),
-                                        (["classify", "--method", "neural", "A or B?"], "for '--method'")])
+                                        (["classify", "--method", "neural", "A or B?"], "for '--method'"),
+                                        # nothing to classify (it was exit 1, after the classifier loaded)
+                                        (["classify"], "no questions: pass them as arguments or with --file")])
 def test_a_usage_error_is_one_line_with_exit_status_2(capsys, args, says):
     with pytest.raises(SystemExit) as exit_:
         main(args)
