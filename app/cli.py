@@ -459,7 +459,8 @@ def validate(
         if problems.more:
             say(f"{kind}: ... and {problems.more} more")
     if not result.ok:
-        say(f"invalid: {counted(result.errors.count, 'problem')} in {result.path or path}")
+        kind = f" ({result.kind})" if result.kind else ""
+        say(f"invalid: {counted(result.errors.count, 'problem')} in {result.path or path}{kind}")
         raise typer.Exit(1)
     say(f"valid: {result.path} ({counted(result.lines, 'line')}, {counted(result.topics, 'topic')})")
 

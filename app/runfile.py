@@ -129,10 +129,21 @@ class Validation:
     lines: int = 0
     rejected: Counter = field(default_factory=Counter)  # per topic, its lines rejected (no rank or score read)
     short: dict[str, str] = field(default_factory=dict)  # TIRA's size checks failed ("lines", "topics"): errors
+    widths: Counter = field(default_factory=Counter)  # lines by their number of columns
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @property
+    def kind(self) -> str:
+        """What a file of no run line seems to be instead ('' where it has one): a qrels file or a corpus passed by
+        mistake was a thousand column errors and no word of why."""
+        if not self.widths or self.widths[6]:
+            return ""
+        if set(self.widths) == {4}:
+            return "every line has 4 columns, as TREC qrels have; a run has 6"
+        return "no line has the 6 columns of a run"
 
     def unforeseen(self, foreseen: dict[str, str]) -> list[str]:
         """The errors, less the size checks that `foreseen_problems` already announced before the work."""
@@ -241,6 +252,7 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
 
 def _check_line(line, number, result, by_topic, tags, stances) -> None:
     columns = line.split()
+    result.widths[len(columns)] += 1
     if len(columns) != 6:
         result.errors.append(f"line {number}: expected 6 columns, found {len(columns)}")
         result.rejected.update(columns[:1])

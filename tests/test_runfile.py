@@ -230,6 +230,15 @@ def test_a_byte_order_mark_is_named(tmp_path):
     assert result.warnings[1] == "line 1: special characters in an id"
 
 
+def test_a_file_of_no_run_line_says_what_it_seems_to_be(tmp_path):
+    """qrels or a corpus given to `touche validate` were a thousand column errors and no word of why."""
+    assert validate_run(write_lines(tmp_path, ["1 0 d1 2", "1 0 d2 0"])).kind == (
+        "every line has 4 columns, as TREC qrels have; a run has 6")
+    assert validate_run(write_lines(tmp_path, ['{"id": "d1", "contents": "a text"}'])).kind == (
+        "no line has the 6 columns of a run")
+    assert validate_run(write_lines(tmp_path, GOOD[:1] + ["1 0 d1 2"])).kind == ""  # a run with a bad line
+
+
 def test_columns_separated_by_other_whitespace_than_space_and_tab_are_named(tmp_path):
     """TIRA's check_format splits at any whitespace, trec_eval at ASCII whitespace only (C's isspace()): a no-break
     space passed unsaid."""
