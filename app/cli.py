@@ -585,8 +585,12 @@ def _train_command(name: str, help_text: str):
                 check_interpreter()
             module = import_module(f"app.training.{name.replace('-', '_')}")
             require_data(data, module.DATA_FILES, f"touche train {name}")
-            prepare_output(out, module.OUTPUTS, overwrite=True, flag="--out")  # before the minutes of training
-            module.main(data, out, seed)
+            made = prepare_output(out, module.OUTPUTS, overwrite=True, flag="--out")  # before the minutes of training
+            try:  # a training that fails or is stopped leaves no folder it made behind, where it is empty
+                module.main(data, out, seed)
+            except BaseException:
+                remove_empty(made)
+                raise
 
     train.__doc__ = help_text
     return train

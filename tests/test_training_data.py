@@ -101,6 +101,21 @@ def test_an_output_that_cannot_take_the_models_is_refused_before_the_training(sh
     assert [path.name for path in (tmp_path / "models").iterdir()] == ["questions.json"]
 
 
+def test_a_training_that_fails_leaves_no_empty_folder_it_made(shared_data, tmp_path, monkeypatch):
+    """A stopped `touche train` left its empty --out folder behind, as a failed run no longer does."""
+    def stopped(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("app.training.questions.main", stopped)
+    result = CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out",
+                                      str(tmp_path / "new" / "models")])
+    assert result.exit_code != 0
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()  # a folder that was there stays
+    CliRunner().invoke(app, ["train", "questions", "--data", str(shared_data), "--out", str(tmp_path / "kept")])
+    assert (tmp_path / "kept").is_dir()
+
+
 def _all_data_files(folder: Path, module: str) -> None:
     """Every file `module` reads, present and empty (a glob gets one match)."""
     for name in data_files(module):
