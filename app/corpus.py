@@ -443,15 +443,18 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
     """(line number, parsed value) of each non-blank line of a JSONL file read by `open_text` (of each value on
     it, where values were written back to back: `_json_values`); None for a line that is not JSON, longer than
     MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader decides whether that is skipped,
-    counted or an error). A file whose first line opens a JSON array is an error of every reader: written an element
-    a line, each element's line ("{...},") would be a bad line but the last, read as if the file were JSON lines."""
+    counted or an error). A file whose first line opens a JSON array of records is an error of every reader: written
+    an element a line, each element's line ("{...},") would be a bad line but the last, read as if the file were JSON
+    lines; a first line that is a whole array of plain values (a header, `["id", "text"]`) is a bad line. So is a
+    file whose last line has no line end and is no JSON: a file cut short (a copy stopped, a disk filled) must not
+    silently give a run of the documents before the cut, as a cut gzip stream does not."""
     with open_text(path, defects) as lines:
         number, opened = 0, False
         while line := lines.readline(MAX_LINE_BYTES):
             number += 1
             if not opened and line.strip():
                 opened = True
-                if line.lstrip().startswith(b"["):
+                if line.lstrip().startswith(b"[") and not _plain_values(line):
                     raise ToucheError(f"{path.name}: a JSON array, not JSON lines (one object a line)")
             if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):  # read past the rest, a piece at a time
                 while (rest := lines.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
@@ -463,9 +466,18 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
             if line.count(b"[") + line.count(b"{") > MAX_LINE_CONTAINERS:
                 yield number, None
                 continue
-            for record in _json_values(line):
-                yield number, record
-            record = None  # not held while the next line is parsed
+            records = _json_values(line)
+            if records == [None] and not line.endswith(b"\n"):  # the last line: readline stops short only at the end
+                raise ToucheError(f"{path.name}: cut short: its last line (line {number}) ends within a record, "
+                                  "without a line end; copy the file again")
+            yield from ((number, record) for record in records)
+            records = None  # not held while the next line is parsed
+
+
+def _plain_values(line: bytes) -> bool:
+    """Whether a line is a whole JSON array none of whose elements is an object or an array."""
+    value = _json_values(line)[0]
+    return isinstance(value, list) and not any(isinstance(item, (dict, list)) for item in value)
 
 
 _JSON = json.JSONDecoder(strict=False)  # strict=False: a raw control character in a string (a tab) costs no record

@@ -634,6 +634,32 @@ def test_a_json_array_as_json_lines_says_so(tmp_path, name, joined):
         read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
 
 
+@pytest.mark.parametrize("name", ["passages.jsonl", "rerank.jsonl"])
+def test_a_json_lines_file_cut_short_is_an_error_not_a_run_of_what_came_before(tmp_path, name):
+    """A plain file cut within a record (a copy stopped) ranked the documents before the cut with exit 0, "1 bad
+    line"; a gzip stream cut so was an error already."""
+    records = "".join(json.dumps({"qid": "1", "query": "q", "docno": f"p{i}", "id": f"p{i}", "text": "a text",
+                                  "contents": "a text"}) + "\n" for i in range(3))
+    path = tmp_path / name
+    path.write_text(records[:-20])
+    with pytest.raises(ToucheError, match=rf"^{name}: cut short: its last line \(line 3\) ends within a record, "
+                                          "without a line end; copy the file again$"):
+        source = detect_corpus(tmp_path)
+        read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
+    path.write_text(records.rstrip("\n"))  # a whole last record without its line end is read
+    source = detect_corpus(tmp_path)
+    assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3
+    path.write_text(records + "not json\n")  # a bad line that ends is a bad line
+    assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3
+
+
+def test_a_first_line_of_plain_values_is_a_bad_line_not_a_json_array(tmp_path, caplog):
+    """A header line (`["id", "contents"]`) cost the whole corpus: "a JSON array, not JSON lines"."""
+    (tmp_path / "passages.jsonl").write_text('["id", "contents"]\n{"id": "a", "contents": "t"}\n')
+    assert [doc.doc_id for doc in read_documents(detect_corpus(tmp_path))] == ["a"]
+    assert "1 bad line" in caplog.text
+
+
 def test_objects_without_usable_values_are_no_usable_documents(tmp_path):
     """Objects of the right fields whose values are unusable are no layout problem (from review: they were said to
     be no JSON objects)."""
