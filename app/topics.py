@@ -273,10 +273,12 @@ def _reached(used: list, declared: dict) -> list:
 
 def _parsed(path: Path, data: bytes, encoding: str | None, resolve):
     """The root of an XML document; a ToucheError saying what is malformed, without the parser's advice on its own
-    options (XML_PARSE_HUGE, xmlCtxtSetMaxAmplification), which no user can act on."""
+    options (XML_PARSE_HUGE, xmlCtxtSetMaxAmplification), which no user can act on. `huge_tree` lifts libxml2's
+    10 MB limit on one text or comment ("Resource limit exceeded" for a well-formed file of 10 MB of blank lines
+    under the 64 MB the file may hold); its limit on entity amplification (a billion laughs) holds with it."""
     try:
         return etree.fromstring(data, parser=etree.XMLParser(resolve_entities=resolve, no_network=True,
-                                                             encoding=encoding))
+                                                             encoding=encoding, huge_tree=True))
     except etree.XMLSyntaxError as error:
         reason = re.sub(r",? (?:use|try) XML_PARSE_HUGE(?: option)?|,? see xmlCtxtSetMaxAmplification\.?"
                         r"| \(<string>, line \d+\)$", "", str(error))
