@@ -84,15 +84,18 @@ CORPUS_FILES = (
 CORPUS_NAMES = tuple(name for *_, names in CORPUS_FILES for name in names)
 # Other exporters' names for a JSONL record's id and text, tried after those its file's name asks for: TIREx and
 # ir_datasets' export (`docno` / `doc_id`, `text`), Pyserini (`id`, `contents`), BEIR's corpus.jsonl (`_id`, `title`,
-# `text`), `docid`.
+# `text`), `docid`; ir_datasets' export of args.me (`ir_datasets export argsme/... docs --format jsonl`: `doc_id`,
+# `conclusion`, `premises_texts`; its premises, with their stance, are not exported).
 ID_FIELDS = ("docno", "doc_id", "docid", "id", "_id")
-TEXT_FIELDS = ("text", "contents", "body")
+TEXT_FIELDS = ("text", "contents", "body", "premises_texts")
+TITLE_FIELDS = ("title", "conclusion")  # what opens a record's text
 # A re-rank line's document id: TIREx's `docno`, else ir_datasets' and BEIR tools' names for it.
 RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
 # (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
-# with a byte order mark), so that a kept cache never serves an index of the old reading.
-JSONL_READING = 6
+# with a byte order mark; 7: premises_texts, a conclusion as title), so that a kept cache never serves an index of
+# the old reading.
+JSONL_READING = 7
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
@@ -532,10 +535,10 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:
     """The documents of JSONL files: each record's id and text under the fields its file's name asks for, else under
-    another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a record's `title` opens its text (BEIR's, and
-    ir_datasets' export of args.me and other corpora with titles), unless the text opens with it already; a title
-    without a text field is the text, as a title with an empty text is. A file none of whose records has an id and
-    a text field is an error naming the fields its first record has."""
+    another exporter's names for them (`ID_FIELDS`, `TEXT_FIELDS`); a record's title (`TITLE_FIELDS`: BEIR's, an
+    args.me argument's conclusion) opens its text, unless the text opens with it already, as args.me's reading
+    does; a title without a text field is the text, as a title with an empty text is. A file none of whose records
+    has an id and a text field is an error naming the fields its first record has."""
     ids = (source.id_field, *(name for name in ID_FIELDS if name != source.id_field))
     texts = (source.text_field, *(name for name in TEXT_FIELDS if name != source.text_field))
     for path in source.paths:
@@ -547,7 +550,8 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             objects += 1
             id_field = next((name for name in ids if name in record), None)
             text_field = next((name for name in texts if name in record), None)
-            if id_field is None or text_field is None and not isinstance(record.get("title"), str):
+            title = next((record[name] for name in TITLE_FIELDS if isinstance(record.get(name), str)), None)
+            if id_field is None or text_field is None and title is None:
                 if first is None:
                     first = list(record)  # its names only: a record's text may be megabytes
                 defects.add("line without an id or a text field")
@@ -556,8 +560,7 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             if doc_id is None or not isinstance(text, str):
                 defects.add("bad line")
                 continue
-            title = record.get("title")
-            if isinstance(title, str) and (title := title.strip()) and not _opens_with(text, title):
+            if title is not None and (title := title.strip()) and not _opens_with(text, title):
                 text = f"{title} {text}"
             read += 1
             yield Document(doc_id, bounded_text(text))

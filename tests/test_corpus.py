@@ -9,6 +9,7 @@ import pytest
 
 from app.corpus import MAX_DIGITS, MAX_JSON_DEPTH, JsonGuard, choose_source, detect_corpus, read_documents, read_rerank
 from app.errors import ToucheError
+from app.records import Document
 
 # A topic ranked by order: the first-stage scores `records.scores_or_order` gives it.
 ORDER = [1 / (1 + position / 100) for position in range(10)]
@@ -560,7 +561,8 @@ def test_a_jsonl_corpus_without_an_id_or_a_text_field_names_its_fields(tmp_path,
     """Records of unknown fields were "skipped 2 records (2 bad lines)", "no usable documents"."""
     (tmp_path / "passages.jsonl").write_text('{"key": "a", "text": "t"}\n{"key": "b", "text": "u"}\n')
     with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has an id \(id, docno, doc_id, docid, _id\) "
-                                          r"and a text \(contents, text, body\) field \(its first has key, text\)$"):
+                                          r"and a text \(contents, text, body, premises_texts\) field \(its first has key, "
+                                          r"text\)$"):
         list(read_documents(detect_corpus(tmp_path)))
     assert "skipped 2 records (2 lines without an id or a text field)" in caplog.text
 
@@ -632,6 +634,18 @@ def test_a_json_array_as_json_lines_says_so(tmp_path, name, joined):
     with pytest.raises(ToucheError, match=rf"^{name}: a JSON array, not JSON lines \(one object a line\)$"):
         source = detect_corpus(tmp_path, path if name == "mine.jsonl" else None)
         read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
+
+
+def test_ir_datasets_export_of_args_me_is_read_as_args_me_reads(tmp_path):
+    """`ir_datasets export argsme/... docs --format jsonl` writes doc_id, conclusion, premises_texts (its premises
+    list is not exported): it was "no record has an id and a text field"."""
+    record = {"doc_id": "S1-A1", "conclusion": "Tea is healthy", "premises_texts": "It has antioxidants.",
+              "aspects_names": "", "source_id": "S1", "source_title": "Tea", "topic": "Tea"}
+    (tmp_path / "documents.jsonl").write_text(json.dumps(record) + "\n")
+    assert list(read_documents(detect_corpus(tmp_path))) == [Document("S1-A1", "Tea is healthy It has antioxidants.")]
+    (tmp_path / "documents.jsonl").rename(tmp_path / "argsme-docs.jsonl")  # any name, given with --corpus
+    source = detect_corpus(tmp_path, Path("argsme-docs.jsonl"))
+    assert [doc.text for doc in read_documents(source)] == ["Tea is healthy It has antioxidants."]
 
 
 @pytest.mark.parametrize("name", ["passages.jsonl", "rerank.jsonl"])
@@ -1011,7 +1025,7 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
         list(read_documents(detect_corpus(tmp_path, tmp_path / "lines.json")))
     (tmp_path / "corpus.jsonl").write_text(json.dumps({"key": "d1", "body": "t"}) + "\n")
     with pytest.raises(ToucheError, match=r"first record has the fields body, key; expected an id \(docno, doc_id, "
-                                          r"docid, id, _id\) and a text \(text, contents, body\)"):
+                                          r"docid, id, _id\) and a text \(text, contents, body, premises_texts\)"):
         detect_corpus(tmp_path, tmp_path / "corpus.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(ToucheError, match="no JSON object in its first 100 lines"):
