@@ -489,7 +489,7 @@ def evaluate(
         return
     if per_topic:
         for qid in sorted(result.per_topic, key=topic_order):
-            for name, value in sorted(result.per_topic[qid].items()):
+            for name, value in result.per_topic[qid].items():  # in the means' order (nDCG@5 before @10)
                 say(f"{qid}\t{name}\t{value:.4f}")
     for name, value in result.mean.items():  # a count as a count ("stance judged documents")
         say(f"all\t{name}\t{value:.0f}" if name.endswith("documents") else f"all\t{name}\t{value:.4f}")

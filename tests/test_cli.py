@@ -402,6 +402,15 @@ def test_evaluate_prints_json(tmp_path):
     assert '"relevance nDCG@5 judged-only"' in result.stdout
 
 
+def test_evaluate_prints_each_topic_in_the_means_order(tmp_path):
+    """Each topic's measures were sorted by name (nDCG@10 before nDCG@5), the means in their own order."""
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 0\n1 0 b 1\n")
+    result = runner.invoke(app, ["evaluate", str(tmp_path), "--qrels", str(tmp_path / "qrels"), "--per-topic"])
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [name for qid, name, _ in lines if qid == "1"] == [name for qid, name, _ in lines if qid == "all"]
+
+
 def test_counts_are_printed_as_counts(tmp_path):
     lines = [f"{q} FIRST d{r} {r} {10 - r}.0 t" for q in (1, 2, 3) for r in (1, 2)]
     (tmp_path / "run.txt").write_text("".join(line + "\n" for line in lines[:5] + ["3 FIRST d2 2 9.5 t"]))
