@@ -190,7 +190,8 @@
   heavy as the other columns (1) or as the side model's (SIDE_EMPHASIS). 5 fold splits against 0.459 +- 0.025 as
   shipped (0.471, 0.498, 0.450, 0.423, 0.456): sums 0.465 +- 0.023 (0.479, 0.499, 0.458, 0.430, 0.458: higher on
   every split, by 0.001 to 0.008; rerun on 2026-11-28) / 0.450 +- 0.027, diff 0.457 +- 0.030 / 0.447 +- 0.024,
-  mean 0.451 +- 0.027 / 0.439 +- 0.026. The best of six variants, +0.006, chosen on these splits, for a new dependency: not shipped.
+  mean 0.451 +- 0.027 / 0.439 +- 0.026. The best of six variants, +0.006, chosen on these splits, for a new
+  dependency: not shipped.
   VADER reads social-media sentiment ("slow" and "expensive" are neutral to it).
 - sidedness (not shipped): out of fold (split of seed 13) the head confuses the sides little (of the 110 sided
   dev passages it calls 46 sided, 40 of them on the right side) but calls 64 NEUTRAL or NO. The head is linear

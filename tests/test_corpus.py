@@ -561,8 +561,8 @@ def test_a_jsonl_corpus_without_an_id_or_a_text_field_names_its_fields(tmp_path,
     """Records of unknown fields were "skipped 2 records (2 bad lines)", "no usable documents"."""
     (tmp_path / "passages.jsonl").write_text('{"key": "a", "text": "t"}\n{"key": "b", "text": "u"}\n')
     with pytest.raises(ToucheError, match=r"^passages.jsonl: no record has an id \(id, docno, doc_id, docid, _id\) "
-                                          r"and a text \(contents, text, body, premises_texts\) field \(its first has key, "
-                                          r"text\)$"):
+                                          r"and a text \(contents, text, body, premises_texts\) field "
+                                          r"\(its first has key, text\)$"):
         list(read_documents(detect_corpus(tmp_path)))
     assert "skipped 2 records (2 lines without an id or a text field)" in caplog.text
 
