@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -42,7 +43,7 @@ from app import debates
 from app.errors import ToucheError
 from app.files import atomic_file
 from app.heads import check_finite
-from app.records import StancePrediction, Topic
+from app.records import FUNCTION_WORDS, QUESTION_WORDS, StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
 from app.stance_side import SideModel, both_object_sentences, within
@@ -72,6 +73,9 @@ _WORD = re.compile(r"[A-Za-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 SpanList = list[tuple[int, int]]
+# Words a text holds in lowercase that an object written in capitals may spell (`find_mentions`).
+_COMMON_WORDS = FUNCTION_WORDS | QUESTION_WORDS | frozenset(
+    "us me am so up go if he she they them him her his its all any one may now new use but out".split())
 
 
 def task_kind(topics: list[Topic], override: str | None = None,
@@ -132,12 +136,32 @@ def _side(label: str) -> str | None:
 
 
 def find_mentions(text: str, obj: str) -> SpanList:
-    """Character spans of an object's mentions: whole words, any case, optional plural `s`/`es`."""
+    """Character spans of an object's mentions: whole words, any case, optional plural `s`/`es`. An object in
+    capitals that spells a common word ("US", "IT", "WHO") is found in capitals only: "Tell us ..." named the US."""
     obj = obj.strip()
     if not obj:
         return []
     pattern = r"(?<![\w])" + re.escape(obj) + r"(?:e?s)?(?![\w])"
-    return [match.span() for match in re.finditer(pattern, text, flags=re.IGNORECASE)]
+    flags = 0 if obj.isupper() and obj.lower() in _COMMON_WORDS else re.IGNORECASE
+    return [match.span() for match in re.finditer(pattern, text, flags=flags)]
+
+
+def object_mentions(text: str, objects: tuple[str, str]) -> tuple[SpanList, SpanList]:
+    """Each object's mentions (`find_mentions`), less those inside a longer mention of the other: "C" in "C++",
+    "Windows" in "Windows 10", "tea" in "green tea" name only the other object (a text about C++ alone named both,
+    and its sides tied)."""
+    first, second = find_mentions(text, objects[0]), find_mentions(text, objects[1])
+    return _outside(first, second), _outside(second, first)
+
+
+def _outside(spans: SpanList, others: SpanList) -> SpanList:
+    """The spans that lie within none of `others` (both sorted by start), by bisection on the others' starts."""
+    reach, furthest = [], -1  # reach[i]: the furthest end among others[:i + 1]
+    for _, other_end in others:
+        furthest = max(furthest, other_end)
+        reach.append(furthest)
+    starts = [start for start, _ in others]
+    return [(s, e) for s, e in spans if not ((before := bisect_right(starts, s)) and reach[before - 1] >= e)]
 
 
 def lexical_features(text: str, spans_first: SpanList, spans_second: SpanList) -> np.ndarray:
@@ -195,8 +219,7 @@ def comparative_lexical(texts: Sequence[str], objects: tuple[str, str] | None,
     """Lexical features of passages on a comparative topic (object mentions found unless given; none without
     objects), followed, with a `side` model, by its side features (`app.stance_side.SideModel.passage_features`)."""
     if spans is None:
-        spans = [(find_mentions(text, objects[0]), find_mentions(text, objects[1])) if objects else ([], [])
-                 for text in texts]
+        spans = [object_mentions(text, objects) if objects else ([], []) for text in texts]
     rows = [lexical_features(text, *spans[i]) for i, text in enumerate(texts)]
     matrix = np.vstack(rows) if rows else np.zeros((0, len(FEATURE_NAMES)), np.float32)
     if side is None:
@@ -263,6 +286,7 @@ should must ought shall can could would will may might is are was were be been b
 the a an of to in on for we it
 """.split())
 _TOKEN = re.compile(r"[a-z0-9]+")
+_COMPARING = frozenset({"than", "over", "vs", "versus"})  # a statement whose order of words is its meaning
 _NOT = re.compile(r"n[’']t\b|\bcannot\b")
 # How sure the orientation of a statement about the question's subject is taken to be: a text read surer the other
 # way still turns it.
@@ -284,9 +308,18 @@ def subject_sentiment(statement: str, question: str, max_words: int = 8) -> floa
     named = [word for word in words if word not in _FRAME_WORDS and not _AGAINST_TARGET.fullmatch(word)]
     if not named or len(words) > max_words:
         return None
-    if not set(_stemmer().stemWords(named)) <= _stems(question):
+    stems = _stemmer().stemWords(named)
+    if not set(stems) <= _stems(question):
         return None
+    if _COMPARING & set(words) and not _in_order(stems, _stem_sequence(question)):
+        return None  # "Democracy is better than communism" does not name "Is communism better than democracy?"
     return -1.0 if len(against) % 2 else 1.0
+
+
+def _in_order(stems: list[str], sequence: tuple[str, ...]) -> bool:
+    """Whether the stems come in the order the sequence first holds them."""
+    positions = [sequence.index(stem) for stem in stems]
+    return positions == sorted(positions)
 
 
 @lru_cache(maxsize=1)
@@ -297,9 +330,14 @@ def _stemmer():
 
 
 @lru_cache(maxsize=256)
+def _stem_sequence(text: str) -> tuple[str, ...]:
+    """The Snowball stems of a text's words in order; a question's are looked up once for all its statements."""
+    return tuple(_stemmer().stemWords(_TOKEN.findall(text.lower())))
+
+
+@lru_cache(maxsize=256)
 def _stems(text: str) -> frozenset[str]:
-    """The Snowball stems of a text's words; a question's are looked up once for all its statements."""
-    return frozenset(_stemmer().stemWords(_TOKEN.findall(text.lower())))
+    return frozenset(_stem_sequence(text))
 
 
 def controversial_features(embeddings: np.ndarray, topic_embedding: np.ndarray,
@@ -533,7 +571,7 @@ class StanceModel:
         """P(PRO), P(CON) of each statement toward the topic's question, as rows: "Abortion should be illegal" is
         CON toward "Should abortion be legal?". Read by the cross-encoder (`cross`), else by the controversial head
         on the statements' embeddings, as it reads texts; `topic_embedding` is the title's, if known. A statement
-        is read once per question and reader (a run orients its reranked head, then its tail)."""
+        is read once per question and reader: topics that ask one question share its readings."""
         known = {statement: self._oriented.get((topic.title, statement, cross)) for statement in statements}
         missing = [statement for statement, row in known.items() if row is None]
         if missing:

@@ -40,6 +40,29 @@ def test_find_mentions():
     assert [len(find_mentions("A bus, two buses, watches", name)) for name in ("bus", "watch")] == [2, 1]
 
 
+def test_an_object_named_inside_the_others_name_is_not_mentioned_there():
+    """A text about C++ alone named C too, so the sides tied: NEUTRAL for "I prefer C++" on C vs C++."""
+    from app.stance import object_mentions
+
+    text = "I prefer C++. C++ is faster than C, and green tea beats tea."
+    first, second = object_mentions(text, ("C", "C++"))
+    assert [text[s:e] for s, e in first] == ["C"] and [text[s:e] for s, e in second] == ["C++", "C++"]
+    first, second = object_mentions(text, ("green tea", "tea"))
+    assert [text[s:e] for s, e in first] == ["green tea"] and [text[s:e] for s, e in second] == ["tea"]
+    assert object_mentions("Java or JavaScript", ("Java", "JavaScript")) == ([(0, 4)], [(8, 18)])
+    model = StanceModel.load()
+    topic = Topic("1", "Is C better than C++?", objects=("C", "C++"))
+    assert [p.label for p in model.predict(topic, ["I prefer C++. C++ is faster, safer and easier."])] == ["SECOND"]
+
+
+def test_an_object_in_capitals_that_spells_a_common_word_is_found_in_capitals_only():
+    """"Tell us what you think" took the US's side."""
+    assert find_mentions("Tell us what the US and the U.S. do", "US") == [(17, 19)]
+    assert find_mentions("IT jobs: it pays", "IT") == [(0, 2)]
+    assert len(find_mentions("PHP or php, Mac or MAC", "PHP")) == 2  # a name that spells no word: any case
+    assert len(find_mentions("a Mac and a MAC", "MAC")) == 2
+
+
 def test_comparative_features_see_each_query_and_the_title_stands_for_all():
     from app.stance import comparative_features
 
@@ -417,6 +440,9 @@ def test_a_side_may_win_only_where_the_heads_no_does_not():
     ("Abortion is murder", "Should abortion be legal?", None),  # says more than the question's words
     ("Capital punishment", "Should the death penalty be abolished?", None),
     ("Should not", "Should gay marriage be legal?", None),  # names nothing
+    # a comparison's order is its meaning: the reversed one took the question's side at 0.9
+    ("Democracy is better than communism", "Is communism better than democracy?", None),
+    ("Communism is better than democracy", "Is communism better than democracy?", 1.0),
     ("", "Should gay marriage be legal?", None),
 ])
 def test_a_statement_about_the_questions_subject_alone_is_told_apart(statement, question, sentiment):

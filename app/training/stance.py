@@ -39,7 +39,7 @@ from app.relevance import EMBEDDING_DIM, QUERY_NAMES, topic_queries
 from app.stance import FEATURE_NAMES as LEXICAL_FEATURE_NAMES
 from app.stance import (DEFAULT_MODEL, NEUTRAL_LABELS, SWAPPED, SoftmaxHead, StanceModel, comparative_features,
                         comparative_lexical, controversial_features, decode_comparative, find_mentions,
-                        symmetric_probabilities, topic_polarity)
+                        object_mentions, symmetric_probabilities, topic_polarity)
 from app import stance_side
 from app.stance_side import SideModel, masked
 from app.training import common
@@ -187,7 +187,7 @@ def load_dev_passages(data_dir: Path) -> list[ComparativeExample]:
     for (qid, doc_id), label in common.read_dev_stances(data_dir).items():
         if doc_id in passages and qid in topics:  # the topics dev-topics.txt names
             topic, text = topics[qid], passages[doc_id]
-            spans = (find_mentions(text, topic.objects[0]), find_mentions(text, topic.objects[1]))
+            spans = object_mentions(text, topic.objects)
             examples.append(ComparativeExample(qid, topic.title, text, topic.objects, spans, label,
                                                tuple(topic_queries(topic))))
     return examples
@@ -201,13 +201,13 @@ def swap(example: ComparativeExample) -> ComparativeExample:
 
 def load_compsent(data_dir: Path, split: str) -> list[ComparativeExample]:
     """CompSent-19 sentences of one split ("train": its train_dev file, "test": its held-out file), objects found
-    by `find_mentions`; BETTER (the first object wins) -> FIRST, WORSE -> SECOND, NONE -> NONE."""
+    by `object_mentions`; BETTER (the first object wins) -> FIRST, WORSE -> SECOND, NONE -> NONE."""
     path = data_dir / "stance" / "compsent19" / COMPSENT_FILES[split]
     examples = []
     with common.reading(path) as handle:
         for row in common.csv_rows(handle, ("object_a", "object_b", "sentence", "most_frequent_label")):
             objects, text = (row["object_a"].strip(), row["object_b"].strip()), row["sentence"]
-            spans = (find_mentions(text, objects[0]), find_mentions(text, objects[1]))
+            spans = object_mentions(text, objects)
             examples.append(ComparativeExample("compsent", "", text, objects, spans,
                                                COMPSENT_LABELS[row["most_frequent_label"]]))
     return examples
