@@ -1026,7 +1026,8 @@ class ChatNoirBackend:
         hits = self._search_all(topics, depth)
         texts = self._texts(hits, text_depth, next((topic.title for topic in topics if topic.number in hits), ""))
         candidates = {
-            qid: [Candidate(qid, Document(hit.doc_id, texts.get(hit.doc_id) or hit.preview), hit.score) for hit in topic_hits]
+            qid: [Candidate(qid, Document(hit.doc_id, texts[hit.doc_id]) if texts.get(hit.doc_id)
+                            else Document(hit.doc_id, hit.preview, stand_in=True), hit.score) for hit in topic_hits]
             for qid, topic_hits in hits.items()
         }
         self.stats.topics = len(hits)

@@ -175,13 +175,16 @@ class Document:
     """A retrievable unit: an args.me argument, a passage, a web page's text.
 
     `stance` carries a stance the corpus itself states and `stance_target` the statement it is toward (args.me: the
-    premise's PRO/CON toward the argument's conclusion); the stance stage turns it toward the topic.
+    premise's PRO/CON toward the argument's conclusion); the stance stage turns it toward the topic. `stand_in`
+    marks a text that stands in for one not read (a web page's title and snippet where the page could not be
+    fetched): the document's length and text statistics are unknown, not the stand-in's.
     """
 
     doc_id: str
     text: str
     stance: str | None = None
     stance_target: str | None = None
+    stand_in: bool = False
 
 
 @dataclass(frozen=True)

@@ -151,11 +151,13 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         flat = np.array([row for document in read for row in document])
         sizes = [len(document) for document in read]
         documents = np.split(np.arange(len(flat)), np.cumsum(sizes)[:-1])
+        stand_in = np.repeat([candidate.doc.stand_in for candidate in head], sizes).astype(bool)
+        words, read_quality = typical_where_unknown(word_counts[flat], quality[flat], stand_in)
         per_passage = {
             "dense": encoded.vectors[flat] @ queries[topic.number][TITLE],
-            "length": fusion.length_prior(word_counts[flat]),
-            "quality": quality[flat],
-            "relevance": relevance.score(topic, word_counts[flat], encoded.vectors[flat], queries[topic.number],
+            "length": fusion.length_prior(words),
+            "quality": read_quality,
+            "relevance": relevance.score(topic, words, encoded.vectors[flat], queries[topic.number],
                                          np.repeat(lexical[: len(head)], sizes)),
         }
         per_document, best = fusion.aggregate(per_passage, documents)
@@ -165,3 +167,16 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
             best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best[copies])},
         )
     return scored
+
+
+def typical_where_unknown(words: np.ndarray, quality: np.ndarray,
+                          stand_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Word counts and quality with the rows of stand-in texts (`Document.stand_in`: a page not fetched) given the
+    median of the others: read as a 40-word snippet, a page whose fetch failed fell from ChatNoir's top 10 to the
+    bottom of the reranked head (length prior, the relevance head's length, the quality head's text statistics),
+    whatever its grade. Where every row is a stand-in they are compared with each other, as read."""
+    if not stand_in.any() or stand_in.all():
+        return words, quality
+    words, quality = words.astype(np.float64), quality.copy()
+    words[stand_in], quality[stand_in] = np.median(words[~stand_in]), np.median(quality[~stand_in])
+    return words, quality

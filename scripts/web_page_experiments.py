@@ -4,6 +4,7 @@
     python scripts/web_page_experiments.py compare OUT_A OUT_B [OUT_C ...]    # per topic, paired bootstrap
     python scripts/web_page_experiments.py page-stance                        # about 3 min on 2 cores
     python scripts/web_page_experiments.py short-documents BEFORE/run.txt AFTER/run.txt [--input DIR]
+    python scripts/web_page_experiments.py failed-pages OUT [--share 0.3] [--seed 13]  # about 4 min
 
 - compare: judged-only nDCG@5 (relevance 2020 and 2021, quality 2021) of the runs the dev loop left in each OUT,
   with the judgements restricted to the served pages (as ../shared/tools/touche_eval.py computes it), per topic,
@@ -18,6 +19,9 @@
   passages: for every document the encoder reads whole (one passage) and that both runs rerank (rank within the
   rerank depth; the tail's scores follow the head's minimum), its stance and score per topic: how many rows are
   identical, and the largest score difference (bf16 encoding in batches of other neighbours moves the 6th decimal).
+- failed-pages: the dev loop with a share of the served pages (drawn with the seed) answered empty by ChatNoir's
+  cache, so the run reads them as their title + snippet (app.rerank.typical_where_unknown); OUT is then an arm for
+  `compare`. The loop's stand-in is copied into OUT/tools and taught to fail the pages listed in OUT/failed.txt.
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ import gzip
 import importlib.util
 import json
 import logging
+import os
+import random
+import shutil
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -203,6 +211,38 @@ def short_documents(before: Path, after: Path, input_dir: Path, depth: int = 100
           f"{largest[0]:.6f} (topic {largest[1][0]}, {largest[1][1]})")
 
 
+# What teaches a copy of the dev loop's stand-in to answer the pages listed in $STANDIN_FAIL empty.
+_STANDIN_FAIL = (
+    ('    seen = Counter(); log = os.environ.get("STANDIN_LOG")\n',
+     '    seen = Counter(); log = os.environ.get("STANDIN_LOG")\n'
+     '    failed = set(open(os.environ["STANDIN_FAIL"]).read().split()) if os.environ.get("STANDIN_FAIL") else set()\n'),
+    ('                if a.mode == "empty-pages":\n',
+     '                if a.mode == "empty-pages" or d["trec_id"] in failed:\n'),
+)
+
+
+def failed_pages(out: Path, share: float, seed: int) -> None:
+    tools = out / "tools"
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(tools, ignore_errors=True)
+    shutil.copytree(SHARED / "tools", tools)
+    (out / "data").unlink(missing_ok=True)
+    (out / "data").symlink_to(DATA)  # the check script finds the data beside its folder
+    standin = tools / "chatnoir_standin.py"
+    code = standin.read_text()
+    for old, new in _STANDIN_FAIL:
+        if code.count(old) != 1:
+            sys.exit(f"{standin}: the stand-in changed, {old.strip()!r} is not found once")
+        code = code.replace(old, new)
+    standin.write_text(code)
+    pages = [page["doc_id"] for page in served_pages()]
+    failed = random.Random(seed).sample(pages, round(share * len(pages)))
+    (out / "failed.txt").write_text("\n".join(failed) + "\n")
+    print(f"{len(failed)} of {len(pages)} pages answered empty", file=sys.stderr)
+    subprocess.run([str(tools / "web-pages-check.sh"), "--out", str(out)], check=True,
+                   env={**os.environ, "STANDIN_FAIL": str(out / "failed.txt")})
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -215,11 +255,17 @@ def main(argv: list[str] | None = None) -> None:
     short.add_argument("before", type=Path)
     short.add_argument("after", type=Path)
     short.add_argument("--input", type=Path, default=TASK_2022 / "tira-input")
+    failing = commands.add_parser("failed-pages", help="the dev loop with a share of the pages not fetched")
+    failing.add_argument("out", type=Path)
+    failing.add_argument("--share", type=float, default=0.3)
+    failing.add_argument("--seed", type=int, default=13)
     args = parser.parse_args(argv)
     if args.command == "compare":
         compare(args.outs)
     elif args.command == "page-stance":
         page_stance(args.depth)
+    elif args.command == "failed-pages":
+        failed_pages(args.out, args.share, args.seed)
     else:
         short_documents(args.before, args.after, args.input)
 

@@ -343,6 +343,7 @@ def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog)
 
     explosions = next(c.doc for c in candidates["2"] if c.doc.doc_id == "clueweb22-en0002-22-00006")
     assert explosions.text.startswith("E-cigarette explosions")  # not in the cache: title + snippet, tags gone
+    assert explosions.stand_in and not any(c.doc.stand_in for c in candidates["1"])  # its length is unknown
     assert "<em>" not in explosions.text and "Faulty batteries" in explosions.text
     assert backend.stats.fallbacks == {"HTTP 404": 1}
     assert "1 documents use title + snippet" in caplog.text
@@ -492,6 +493,7 @@ def test_text_depth_limits_the_documents_fetched(stub, settings):
     assert "Schools should reward good teachers" in candidates["1"][0].doc.text
     assert "Academic freedom" not in candidates["1"][1].doc.text  # below text_depth: title + snippet
     assert candidates["1"][1].doc.text.startswith("Teacher tenure protects academic freedom")
+    assert [c.doc.stand_in for c in candidates["1"][:2]] == [False, True]
 
 
 def test_depth_is_one_request_of_at_most_1000(stub, settings):

@@ -51,3 +51,19 @@ def test_passages_of_one_text_each_get_its_vector_without_a_cache(encoded_texts,
     encoded = encode_passages(passages, settings, None)
     assert encoded.ids == ["a", "b", "c"] and encoded_texts == ["a mirrored page", "another page, longer"]
     assert [vector[0] for vector in encoded.vectors] == [15.0, 15.0, 20.0]
+
+
+def test_a_stand_in_text_takes_the_typical_length_and_quality_of_the_others():
+    """A page whose fetch failed, read as its 40-word snippet, fell from ChatNoir's top 10 to the bottom of the
+    reranked head: its length and text statistics are unknown, not short."""
+    import numpy as np
+
+    from app.rerank import typical_where_unknown
+
+    words, quality = np.array([40, 900, 1500, 300]), np.array([0.1, 0.6, 0.8, 0.4], np.float32)
+    typical_words, typical_quality = typical_where_unknown(words, quality, np.array([True, False, False, False]))
+    assert typical_words.tolist() == [900, 900, 1500, 300] and typical_quality[0] == pytest.approx(0.6)
+    assert quality[0] == pytest.approx(0.1)  # the read values are kept
+    for stand_in in (np.zeros(4, bool), np.ones(4, bool)):  # none, or all: compared as read
+        assert typical_where_unknown(words, quality, stand_in)[0].tolist() == words.tolist()
+

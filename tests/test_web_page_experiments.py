@@ -14,7 +14,20 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "web_page_experiments
 def test_the_script_runs_against_the_package():
     result = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents"))
+    assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents", "failed-pages"))
+
+
+def test_the_stand_in_can_be_taught_to_fail_pages(load_script):
+    """failed-pages patches a copy of the dev loop's stand-in: each piece it replaces is there once."""
+    script = load_script("web_page_experiments")
+    standin = script.SHARED / "tools" / "chatnoir_standin.py"
+    if not standin.exists():
+        pytest.skip("needs ../shared/tools")
+    code = standin.read_text()
+    assert all(code.count(old) == 1 for old, _ in script._STANDIN_FAIL)
+    for old, new in script._STANDIN_FAIL:
+        code = code.replace(old, new)
+    compile(code, str(standin), "exec")
 
 
 def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path, load_script):
