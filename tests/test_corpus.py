@@ -665,6 +665,9 @@ def test_a_json_lines_file_cut_short_is_an_error_not_a_run_of_what_came_before(t
     assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3
     path.write_text(records + "not json\n")  # a bad line that ends is a bad line
     assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3
+    for last in ('{"id": "p9", "docno": "p9", "qid": "1", "text": "C:\\path\\x"}', "{'id': 'p9'}", "\x1a"):
+        path.write_text(records + last)  # a whole record that is no JSON, or a DOS end-of-file mark: a bad line
+        assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3
 
 
 def test_a_first_line_of_plain_values_is_a_bad_line_not_a_json_array(tmp_path, caplog):
