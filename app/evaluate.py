@@ -186,9 +186,9 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
 
 def _spaces_seen(lines: Iterable[str], spaced: list[tuple[int, str]]) -> Iterator[str]:
     """The lines, the first whitespace among them that C's isspace() (trec_eval) does not split at kept in `spaced`
-    as (line number, character)."""
+    as (line number, character); after the last column it changes no column trec_eval reads."""
     for number, line in enumerate(lines, 1):
-        if not spaced and not line.isprintable() and (space := OTHER_SPACE.search(line)):
+        if not spaced and (space := OTHER_SPACE.search(line.rstrip())):
             spaced.append((number, space[0]))
         yield line
 

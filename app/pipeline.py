@@ -19,7 +19,7 @@ from .questions import QuestionAnalysis, load_classifier
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, Candidate, Topic
 from .rerank import Encoded, score_candidates
 from .retrieval import candidate_source, first_stage
-from .settings import RunSettings
+from .settings import STANCE_DEPTH, RunSettings
 from .topics import parse_objects, read_topics
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,10 @@ def run(settings: RunSettings) -> RunReport:
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
     log.info("%s topics: stance labels %s", task,
              " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
+    if task == "comparative" and settings.stance and (settings.stance_model, settings.stance_depth) != (
+            RunSettings.stance_model, STANCE_DEPTH):  # the heads read comparative stance, measured better there
+        log.warning("comparative topics: their stance is read by the heads alone, so --stance-model and "
+                    "--stance-depth are ignored")
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)

@@ -151,8 +151,8 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         flat = np.array([row for document in read for row in document])
         sizes = [len(document) for document in read]
         documents = np.split(np.arange(len(flat)), np.cumsum(sizes)[:-1])
-        stand_in = np.repeat([candidate.doc.stand_in for candidate in head], sizes).astype(bool)
-        words, read_quality = typical_where_unknown(word_counts[flat], quality[flat], stand_in)
+        stand_in = np.array([candidate.doc.stand_in for candidate in head], bool)
+        words, read_quality = typical_where_unknown(word_counts[flat], quality[flat], documents, stand_in)
         per_passage = {
             "dense": encoded.vectors[flat] @ queries[topic.number][TITLE],
             "length": fusion.length_prior(words),
@@ -169,14 +169,20 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
     return scored
 
 
-def typical_where_unknown(words: np.ndarray, quality: np.ndarray,
+def typical_where_unknown(words: np.ndarray, quality: np.ndarray, documents: list[np.ndarray],
                           stand_in: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Word counts and quality with the rows of stand-in texts (`Document.stand_in`: a page not fetched) given the
-    median of the others: read as a 40-word snippet, a page whose fetch failed fell from ChatNoir's top 10 to the
-    bottom of the reranked head (length prior, the relevance head's length, the quality head's text statistics),
-    whatever its grade. Where every row is a stand-in they are compared with each other, as read."""
+    """Passage rows' word counts and quality, the rows of each stand-in document (`Document.stand_in`: a page not
+    fetched) given the median of the other documents' (a document's words, its passages' mean quality; a long page
+    is one document of up to three rows): read as a 40-word snippet, a page whose fetch failed fell from ChatNoir's
+    top 10 to the bottom of the reranked head (length prior, the relevance head's length, the quality head's text
+    statistics), whatever its grade. Where every document is a stand-in they are compared with each other, as read.
+    `documents` holds each document's rows, `stand_in` a flag per document."""
     if not stand_in.any() or stand_in.all():
         return words, quality
+    read = [rows for rows, unknown in zip(documents, stand_in) if not unknown]
+    typical_words = np.median([words[rows[0]] for rows in read])
+    typical_quality = np.median([quality[rows].mean() for rows in read])
     words, quality = words.astype(np.float64), quality.copy()
-    words[stand_in], quality[stand_in] = np.median(words[~stand_in]), np.median(quality[~stand_in])
+    for rows in (rows for rows, unknown in zip(documents, stand_in) if unknown):
+        words[rows], quality[rows] = typical_words, typical_quality
     return words, quality

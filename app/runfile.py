@@ -280,7 +280,7 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
-    if not line.isprintable() and (space := OTHER_SPACE.search(line)):  # opening the line too: another topic then
+    if space := OTHER_SPACE.search(line.rstrip()):  # opening the line too: another topic then; after it, harmless
         result.warnings.append(f"line {number}: U+{ord(space[0]):04X} between or before columns, which trec_eval "
                                "reads as part of a column")
     if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):

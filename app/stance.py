@@ -46,7 +46,7 @@ from app.heads import check_finite
 from app.records import FUNCTION_WORDS, QUESTION_WORDS, StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
-from app.stance_side import SideModel, both_object_sentences, within
+from app.stance_side import SideModel, both_object_sentences, furthest_ends, within
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +155,11 @@ def object_mentions(text: str, objects: tuple[str, str]) -> tuple[SpanList, Span
 
 
 def _outside(spans: SpanList, others: SpanList) -> SpanList:
-    """The spans that lie within none of `others` (both sorted by start), by bisection on the others' starts."""
-    reach, furthest = [], -1  # reach[i]: the furthest end among others[:i + 1]
-    for _, other_end in others:
-        furthest = max(furthest, other_end)
-        reach.append(furthest)
-    starts = [start for start, _ in others]
+    """The spans that lie within no longer one of `others` (both sorted by start), by bisection on their starts; a
+    span both give ("cars" of "car" and "cars") stays each one's."""
+    same = set(spans)
+    others = [span for span in others if span not in same]
+    reach, starts = furthest_ends(others), [start for start, _ in others]
     return [(s, e) for s, e in spans if not ((before := bisect_right(starts, s)) and reach[before - 1] >= e)]
 
 

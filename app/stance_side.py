@@ -17,6 +17,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from functools import cached_property
+from itertools import accumulate
 
 import numpy as np
 from scipy.special import softmax
@@ -42,12 +43,14 @@ def within(spans: SpanList, start: int, end: int) -> SpanList:
     return [(s - start, e - start) for s, e in spans[first:last]]
 
 
+def furthest_ends(spans: SpanList) -> list[int]:
+    """furthest[i]: the furthest end among spans[:i + 1] (sorted by start), for bisection on their starts."""
+    return list(accumulate((end for _, end in spans), max))
+
+
 def _apart(spans: SpanList, others: SpanList) -> SpanList:
     """The spans that overlap none of `others` (both sorted by start), by bisection on the others' starts."""
-    reach, furthest = [], -1  # reach[i]: the furthest end among others[:i + 1]
-    for _, other_end in others:
-        furthest = max(furthest, other_end)
-        reach.append(furthest)
+    reach = furthest_ends(others)
     kept = []
     for s, e in spans:
         before = bisect_left(others, e, key=lambda span: span[0])  # the others that start before this one ends

@@ -215,7 +215,8 @@ def short_documents(before: Path, after: Path, input_dir: Path, depth: int = 100
 _STANDIN_FAIL = (
     ('    seen = Counter(); log = os.environ.get("STANDIN_LOG")\n',
      '    seen = Counter(); log = os.environ.get("STANDIN_LOG")\n'
-     '    failed = set(open(os.environ["STANDIN_FAIL"]).read().split()) if os.environ.get("STANDIN_FAIL") else set()\n'),
+     '    failed = set(open(os.environ["STANDIN_FAIL"]).read().split()) '
+     'if os.environ.get("STANDIN_FAIL") else set()\n'),
     ('                if a.mode == "empty-pages":\n',
      '                if a.mode == "empty-pages" or d["trec_id"] in failed:\n'),
 )

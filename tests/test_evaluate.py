@@ -255,6 +255,9 @@ def test_other_whitespace_between_columns_is_scored_as_split_and_said(tmp_path, 
     assert evaluate_run(write(tmp_path, "run2.txt", spaced), tmp_path / "q") == clean
     assert ("run2.txt: U+00A0 between or before columns (line 3), which trec_eval reads as part of a column; scored as "
             "Touché's evaluation (Python) reads it, split there") in caplog.text
+    caplog.clear()  # after the last column: the tag, which trec_eval does not read
+    evaluate_run(write(tmp_path, "run3.txt", [line + "\u00a0" for line in RUN]), tmp_path / "q")
+    assert "U+" not in caplog.text
 
 
 def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):

@@ -339,10 +339,18 @@ def test_the_demo_ranks_and_labels_as_it_did(fixtures, tmp_path):
     assert len([key for key, (_, label) in pinned.items() if ran[key][1] != label]) <= len(pinned) // 50
 
 
-def test_demo_input_ships_in_the_package(tmp_path):
+def test_demo_input_ships_in_the_package(tmp_path, caplog):
     report, rows = run_on(DEMO_INPUT, tmp_path)
     assert report.topics == 12 and report.documents == 100
     assert validate_run(tmp_path).ok
+    assert "are ignored" not in caplog.text
+
+
+def test_stance_options_comparative_topics_do_not_read_are_said_to_be_ignored(tmp_path, caplog):
+    """The demo's topics are comparative, whose stance the heads read: --stance-depth was passed over unsaid."""
+    run_on(DEMO_INPUT, tmp_path, stance_depth=30, rerank_depth=10)
+    assert ("comparative topics: their stance is read by the heads alone, so --stance-model and --stance-depth are "
+            "ignored") in caplog.text
 
 
 @pytest.mark.slow

@@ -55,15 +55,19 @@ def test_passages_of_one_text_each_get_its_vector_without_a_cache(encoded_texts,
 
 def test_a_stand_in_text_takes_the_typical_length_and_quality_of_the_others():
     """A page whose fetch failed, read as its 40-word snippet, fell from ChatNoir's top 10 to the bottom of the
-    reranked head: its length and text statistics are unknown, not short."""
+    reranked head: its length and text statistics are unknown, not short. The typical ones are the documents', a
+    long page counting once whatever its passages."""
     import numpy as np
 
     from app.rerank import typical_where_unknown
 
-    words, quality = np.array([40, 900, 1500, 300]), np.array([0.1, 0.6, 0.8, 0.4], np.float32)
-    typical_words, typical_quality = typical_where_unknown(words, quality, np.array([True, False, False, False]))
-    assert typical_words.tolist() == [900, 900, 1500, 300] and typical_quality[0] == pytest.approx(0.6)
+    # documents: a stand-in (row 0), a 2,000-word page of three passages (rows 1-3), pages of 90 and 110 words
+    words, quality = np.array([40, 2000, 2000, 2000, 90, 110]), np.array([0.1, 0.9, 0.8, 0.7, 0.3, 0.5], np.float32)
+    documents = [np.array([0]), np.array([1, 2, 3]), np.array([4]), np.array([5])]
+    stand_in = np.array([True, False, False, False])
+    typical_words, typical_quality = typical_where_unknown(words, quality, documents, stand_in)
+    assert typical_words.tolist() == [110, 2000, 2000, 2000, 90, 110]
+    assert typical_quality[0] == pytest.approx(0.5) and typical_quality[1:].tolist() == quality[1:].tolist()
     assert quality[0] == pytest.approx(0.1)  # the read values are kept
-    for stand_in in (np.zeros(4, bool), np.ones(4, bool)):  # none, or all: compared as read
-        assert typical_where_unknown(words, quality, stand_in)[0].tolist() == words.tolist()
-
+    for flags in (np.zeros(4, bool), np.ones(4, bool)):  # none, or all: compared as read
+        assert typical_where_unknown(words, quality, documents, flags)[0].tolist() == words.tolist()

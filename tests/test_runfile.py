@@ -250,6 +250,7 @@ def test_columns_separated_by_other_whitespace_than_space_and_tab_are_named(tmp_
     result = validate_run(write_lines(tmp_path, [GOOD[0].replace(" ", "\x1c", 1)] + GOOD[1:]))  # an ASCII separator
     assert result.ok and result.warnings == [
         "line 1: U+001C between or before columns, which trec_eval reads as part of a column"]
+    assert not validate_run(write_lines(tmp_path, [GOOD[0] + "\u00a0"] + GOOD[1:])).warnings  # after the tag
 
 
 def test_a_plain_trec_run_labels_no_stance_with_0(tmp_path):

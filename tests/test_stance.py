@@ -50,6 +50,7 @@ def test_an_object_named_inside_the_others_name_is_not_mentioned_there():
     first, second = object_mentions(text, ("green tea", "tea"))
     assert [text[s:e] for s, e in first] == ["green tea"] and [text[s:e] for s, e in second] == ["tea"]
     assert object_mentions("Java or JavaScript", ("Java", "JavaScript")) == ([(0, 4)], [(8, 18)])
+    assert object_mentions("two cars", ("car", "cars")) == ([(4, 8)], [(4, 8)])  # one span of both: each's
     model = StanceModel.load()
     topic = Topic("1", "Is C better than C++?", objects=("C", "C++"))
     assert [p.label for p in model.predict(topic, ["I prefer C++. C++ is faster, safer and easier."])] == ["SECOND"]
