@@ -448,10 +448,10 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
     MAX_LINE_BYTES or holding more than MAX_LINE_CONTAINERS brackets (each reader decides whether that is skipped,
     counted or an error). A file whose first line opens a JSON array of records is an error of every reader: written
     an element a line, each element's line ("{...},") would be a bad line but the last, read as if the file were JSON
-    lines; a first line that is a whole array of plain values (a header, `["id", "text"]`) is a bad line. So is a
-    file whose last line has no line end (readline stops short only at the end) and opens a record it does not
-    close: a file cut short (a copy stopped, a disk filled) must not silently give a run of the documents before the
-    cut, as a cut gzip stream does not; a whole last record that is no JSON (a bad escape) is a bad line."""
+    lines; a first line that is a whole array of plain values (a header, `["id", "text"]`) is a bad line. A file
+    whose last line has no line end (readline stops short only at the end) and ends within a record (`_cut_record`)
+    is an error too: a file cut short (a copy stopped, a disk filled) must not silently give a run of the documents
+    before the cut, as a cut gzip stream does not; a whole last record that is no JSON (a bad escape) is a bad line."""
     with open_text(path, defects) as lines:
         number, opened = 0, False
         while line := lines.readline(MAX_LINE_BYTES):
@@ -471,17 +471,27 @@ def json_lines(path: Path, defects: Defects) -> Iterator[tuple[int, object | Non
                 yield number, None
                 continue
             records = _json_values(line)
-            if records == [None] and not line.endswith(b"\n") and _opened_unclosed(line):  # the last line
+            if records == [None] and not line.endswith(b"\n") and _cut_record(line):  # the last line
                 raise ToucheError(f"{path.name}: cut short: its last line (line {number}) ends within a record, "
                                   "without a line end; copy the file again")
             yield from ((number, record) for record in records)
             records = None  # not held while the next line is parsed
 
 
-def _opened_unclosed(line: bytes) -> bool:
-    """Whether a line opens a JSON object and does not end with a closing brace (a DOS end-of-file mark aside)."""
-    body = line.strip().removeprefix(b"\xef\xbb\xbf").rstrip(b"\x1a \t\r")
-    return body.startswith(b"{") and not body.endswith(b"}")
+def _cut_record(line: bytes) -> bool:
+    """Whether a line's last JSON object ends before it is closed: the parser runs out of text, or out of a string
+    (a DOS end-of-file mark aside). A whole object that is no JSON (a bad escape, a Python repr) is not cut."""
+    text = line.decode(errors="replace").strip().lstrip("\ufeff").rstrip("\x1a \t\r")
+    position = 0
+    while position < len(text) and text[position] == "{":  # each object of those written back to back
+        try:
+            _, position = _JSON.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            return error.msg.startswith("Unterminated string") or error.pos >= len(text)
+        except RecursionError:
+            return False
+        position = _SPACE.match(text, position).end()
+    return False
 
 
 def _plain_values(line: bytes) -> bool:

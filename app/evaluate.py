@@ -188,7 +188,7 @@ def _spaces_seen(lines: Iterable[str], spaced: list[tuple[int, str]]) -> Iterato
     """The lines, the first whitespace among them that C's isspace() (trec_eval) does not split at kept in `spaced`
     as (line number, character); after the last column it changes no column trec_eval reads."""
     for number, line in enumerate(lines, 1):
-        if not spaced and (space := OTHER_SPACE.search(line.rstrip())):
+        if not spaced and (space := OTHER_SPACE.search(line.rstrip() or line)):  # a line of such spaces too
             spaced.append((number, space[0]))
         yield line
 

@@ -64,10 +64,10 @@ def run(settings: RunSettings) -> RunReport:
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
     log.info("%s topics: stance labels %s", task,
              " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
-    if task == "comparative" and settings.stance and (settings.stance_model, settings.stance_depth) != (
-            RunSettings.stance_model, STANCE_DEPTH):  # the heads read comparative stance, measured better there
-        log.warning("comparative topics: their stance is read by the heads alone, so --stance-model and "
-                    "--stance-depth are ignored")
+    if (task == "comparative" and settings.stance and settings.stance_model == "cross"
+            and settings.stance_depth != STANCE_DEPTH):  # the heads read comparative stance, measured better there
+        log.warning("comparative topics: their stance is read by the heads alone, so --stance-depth %d is ignored",
+                    settings.stance_depth)
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: rank(candidates[qid], fusion.fuse(topic.features), settings.depth)

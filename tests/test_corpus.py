@@ -655,11 +655,12 @@ def test_a_json_lines_file_cut_short_is_an_error_not_a_run_of_what_came_before(t
     records = "".join(json.dumps({"qid": "1", "query": "q", "docno": f"p{i}", "id": f"p{i}", "text": "a text",
                                   "contents": "a text"}) + "\n" for i in range(3))
     path = tmp_path / name
-    path.write_text(records[:-20])
-    with pytest.raises(ToucheError, match=rf"^{name}: cut short: its last line \(line 3\) ends within a record, "
-                                          "without a line end; copy the file again$"):
-        source = detect_corpus(tmp_path)
-        read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
+    for cut in (records[:-20], records + '{"id": "p9", "meta": {"b": 1}', records.rstrip("\n") + '{"id": "p9", "t'):
+        path.write_text(cut)  # within a string, after a nested object, within the second of two joined records
+        with pytest.raises(ToucheError, match=rf"^{name}: cut short: its last line \(line \d\) ends within a record, "
+                                              "without a line end; copy the file again$"):
+            source = detect_corpus(tmp_path)
+            read_rerank(source) if source.kind == "rerank" else list(read_documents(source))
     path.write_text(records.rstrip("\n"))  # a whole last record without its line end is read
     source = detect_corpus(tmp_path)
     assert len(read_rerank(source)["1"] if source.kind == "rerank" else list(read_documents(source))) == 3

@@ -258,6 +258,8 @@ def test_other_whitespace_between_columns_is_scored_as_split_and_said(tmp_path, 
     caplog.clear()  # after the last column: the tag, which trec_eval does not read
     evaluate_run(write(tmp_path, "run3.txt", [line + "\u00a0" for line in RUN]), tmp_path / "q")
     assert "U+" not in caplog.text
+    evaluate_run(write(tmp_path, "run4.txt", [*RUN, "\u00a0"]), tmp_path / "q")  # a line of one: no blank line
+    assert "U+00A0 between or before columns (line 7)" in caplog.text
 
 
 def test_stance_qrels_of_other_topics_are_an_error_not_a_score_of_zero(tmp_path):
