@@ -19,7 +19,7 @@ from sklearn.metrics import f1_score
 from .errors import ToucheError, counted
 from .files import not_utf8, open_packed, os_reason
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
-from .runfile import NO_STANCE, OTHER_SPACE, STANCE_LABELS, locate_run, open_run
+from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run, other_space
 
 log = logging.getLogger(__name__)
 
@@ -185,11 +185,11 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
 
 
 def _spaces_seen(lines: Iterable[str], spaced: list[tuple[int, str]]) -> Iterator[str]:
-    """The lines, the first whitespace among them that C's isspace() (trec_eval) does not split at kept in `spaced`
-    as (line number, character); after the last column it changes no column trec_eval reads."""
+    """The lines, the first whitespace among them that trec_eval does not split at (`runfile.other_space`) kept in
+    `spaced` as (line number, character)."""
     for number, line in enumerate(lines, 1):
-        if not spaced and (space := OTHER_SPACE.search(line.rstrip() or line)):  # a line of such spaces too
-            spaced.append((number, space[0]))
+        if not spaced and (space := other_space(line)):
+            spaced.append((number, space))
         yield line
 
 

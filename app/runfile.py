@@ -35,7 +35,7 @@ _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
 # Whitespace TIRA's check (and Python's split) splits at, C's isspace() does not: U+00A0, U+3000, but also the
 # ASCII separators U+001C-U+001F.
-OTHER_SPACE = re.compile(r"[^\S \t\n\r\x0b\x0c]")
+_OTHER_SPACE = re.compile(r"[^\S \t\n\r\x0b\x0c]")
 
 
 def ranked_rows(qid: str, doc_ids: list[str], scores: list[float], stances: list[str] | None,
@@ -250,6 +250,14 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
     return result
 
 
+def other_space(line: str) -> str | None:
+    """The first whitespace between or before a run line's columns (opening it: another topic then) that TIRA's check
+    splits at and trec_eval reads as part of a column; one after the last column changes no column trec_eval reads
+    (a line of such whitespace alone: its first)."""
+    space = _OTHER_SPACE.search(line.rstrip() or line)
+    return space[0] if space else None
+
+
 def _check_line(line, number, result, by_topic, tags, stances) -> None:
     columns = line.split()
     result.widths[len(columns)] += 1
@@ -280,8 +288,8 @@ def _check_line(line, number, result, by_topic, tags, stances) -> None:
     if qid.startswith("\ufeff"):  # an editor's byte order mark: trec_eval reads it as part of the topic
         result.warnings.append(f"line {number}: a byte order mark (U+FEFF) before topic {qid[1:]!r} makes it "
                                "another topic")
-    if space := OTHER_SPACE.search(line.rstrip()):  # opening the line too: another topic then; after it, harmless
-        result.warnings.append(f"line {number}: U+{ord(space[0]):04X} between or before columns, which trec_eval "
+    if space := other_space(line):
+        result.warnings.append(f"line {number}: U+{ord(space):04X} between or before columns, which trec_eval "
                                "reads as part of a column")
     if not _SAFE_ID.match(doc_id) or not _SAFE_ID.match(qid.removeprefix("\ufeff")):
         result.warnings.append(f"line {number}: special characters in an id")
