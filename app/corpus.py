@@ -495,7 +495,10 @@ def _cut_record(line: bytes) -> bool:
 
 
 def _plain_values(line: bytes) -> bool:
-    """Whether a line is a whole JSON array none of whose elements is an object or an array."""
+    """Whether a line is a whole JSON array none of whose elements is an object or an array. One that opens with an
+    object or an array is not, said without parsing it: a corpus written as one array may be a line of megabytes."""
+    if line.lstrip().removeprefix(b"[").lstrip()[:1] in (b"{", b"["):
+        return False
     value = _json_values(line)[0]
     return isinstance(value, list) and not any(isinstance(item, (dict, list)) for item in value)
 
