@@ -8,6 +8,7 @@ import re
 
 import requests
 import webencodings
+from resiliparse.parse.encoding import detect_encoding
 
 from app.files import bom_encoding
 
@@ -22,6 +23,14 @@ _TEXT_APPLICATIONS = ("application/xhtml+xml", "application/xml", "application/j
 _SAMPLE_BYTES = 4096
 _MAX_BINARY_SHARE = 0.1
 _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff]")
+# The first bytes of files no page is (PDF, PNG, GIF, JPEG, zip, gzip): a PDF opening with its metadata as
+# text passed the first bytes' share.
+_SIGNATURES = (b"%PDF-", b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b")
+# A page's text is read up to its first stretch of this many characters over _MAX_BINARY_SHARE binary (`readable`).
+_TEXT_WINDOW = 1000
+_LAST_WORD = re.compile(r"\S*\Z")
+# How many bytes of a page without a label decide whether it is UTF-8, else what `detect_encoding` reads them as.
+_DETECTED_BYTES = 1 << 20
 # How far a browser looks for a <meta> charset before it reads the page (HTML's prescan), and what it reads there:
 # comments ("<!-->" is one), <meta> tags, their attributes, and a charset within an http-equiv's content.
 _PRESCAN_BYTES = 1024
@@ -37,18 +46,42 @@ _SUPERSETS = {"shift_jis": "cp932", "euc_kr": "cp949", "big5": "big5hkscs", "gbk
 def page_encoding(response: requests.Response) -> str:
     """How a page's bytes decode, as browsers decide it (WHATWG HTML's encoding sniffing): by its byte order mark,
     else the header's charset, else a `<meta>` charset in its first 1,024 bytes (`_meta_charset`), else UTF-8
-    (requests would assume ISO-8859-1 for text/* without a charset). Labels are read as browsers read them
-    (`_codec`); one no browser knows is no answer, and the next place is asked."""
-    if encoding := bom_encoding(response.content):
+    where the bytes are UTF-8, else what a browser's detector finds (requests would assume ISO-8859-1 for text/*
+    without a charset). Labels are read as browsers read them (`_codec`); one no browser knows is no answer, and
+    the next place is asked, as is a UTF-16 label on bytes without a NUL (UTF-16 markup has one in every other
+    byte: a header's "charset=utf-16" on a UTF-8 page read it as CJK nonsense)."""
+    content = response.content
+    if encoding := bom_encoding(content):
         return encoding
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
-        if codec := _codec(response.encoding):
+        codec = _codec(response.encoding)
+        if codec and not (codec.startswith("utf-16") and b"\x00" not in content[:_SAMPLE_BYTES]):
             return codec
     if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
         # Bytes read as ASCII cannot be UTF-16 (WHATWG). Bytes that are UTF-8 and not ASCII are read as UTF-8: a
         # page saved as UTF-8 under its old <meta> ("iso-8859-1") read "cafÃ©", where it was read right before.
         return "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
-    return "utf-8"
+    # Resiliparse's detector, as ChatNoir reads pages: an unlabelled windows-1252 page read as UTF-8 lost its accents
+    # and quotes to U+FFFD, and where they were many it was refused as "undecodable bytes" (Shift_JIS, GBK too).
+    if content[:_DETECTED_BYTES].isascii() or _utf8_text(content[:_DETECTED_BYTES]):
+        return "utf-8"
+    return _codec(detect_encoding(content[:_DETECTED_BYTES])) or "utf-8"
+
+
+def readable(text: str) -> str:
+    """A page's text up to its first stretch of _TEXT_WINDOW characters of which more than a tenth are no text's
+    (`_BINARY_CHARACTERS`: U+FFFD, private use), cut before the word holding that stretch's first such character
+    (random bytes read as text hold stray letters too). `not_text` reads a page's first bytes only, and binary
+    after them (a PDF opening with its metadata as text, a capture with a binary tail) reached the stages as 20,000
+    characters of U+FFFD and stray letters, whose length and text statistics ranked the page above clean copies of
+    its own text."""
+    for start in range(0, len(text), _TEXT_WINDOW):
+        start = max(0, min(start, len(text) - _TEXT_WINDOW))  # the last stretch as long as the others
+        window = text[start:start + _TEXT_WINDOW]
+        found = _BINARY_CHARACTERS.findall(window)
+        if len(found) > _MAX_BINARY_SHARE * len(window):
+            return _LAST_WORD.sub("", text[:start + window.index(found[0])]).rstrip()
+    return text
 
 
 def _utf8_text(content: bytes) -> bool:
@@ -95,11 +128,14 @@ def _meta_charset(head: bytes) -> str | None:
 def not_text(response: requests.Response) -> str | None:
     """What a cache answer is when it is not a text page: its binary content type ("application/pdf"), or
     "undecodable bytes" when more than a tenth of its first bytes are no text's characters in its encoding
-    (`page_encoding`); None for a text page."""
+    (`page_encoding`), or "a file signature's bytes" where it opens as a PDF, an image or an archive does; None
+    for a text page."""
     content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if content_type.startswith(_BINARY_TYPES) and content_type not in _TEXT_APPLICATIONS \
             and not content_type.endswith("+xml"):
         return content_type
+    if response.content[:64].lstrip().startswith(_SIGNATURES):
+        return "a file signature's bytes"
     try:
         sample = response.content[:_SAMPLE_BYTES].decode(response.encoding or "utf-8", errors="replace")
     except LookupError:  # a charset Python does not know

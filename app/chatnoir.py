@@ -41,7 +41,7 @@ from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, M
                                 ProtocolError, ProxyError, ReadTimeoutError, SSLError)
 from urllib3.util.retry import Retry
 
-from app.charset import not_text, page_encoding
+from app.charset import not_text, page_encoding, readable
 from app.errors import ToucheError, counted
 from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason, small_file
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bulk
@@ -67,9 +67,9 @@ _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div
                     r"table|tr|td|th|h[1-6]|script|style|article|section|nav|header|footer|main)\b[^<>]*>)", re.I)
 MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
-# answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3), so that a kept cache never serves an older
-# reading.
-PAGE_READING = 4
+# answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3; 5: `TEXT_READING` 4, cut at binary
+# (`charset.readable`), unlabelled pages detected), so that a kept cache never serves an older reading.
+PAGE_READING = 5
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.
@@ -652,10 +652,14 @@ class ChatNoirClient:
         page = response.text
         if "html" not in content_type and not _MARKUP_START.match(page) and (
                 content_type or not _A_TAG.search(page, 0, MARKUP_SNIFF_CHARS)):
-            return clean_text(page[:MAX_PAGE_CHARS])
-        if len(page) > MAX_PAGE_CHARS:
-            page = without_bulk(page, MAX_PAGE_CHARS)
-        return read_page(page, self.settings.page_text)
+            text = clean_text(page[:MAX_PAGE_CHARS])
+        else:
+            text = read_page(without_bulk(page, MAX_PAGE_CHARS) if len(page) > MAX_PAGE_CHARS else page,
+                             self.settings.page_text)
+        if text and not (text := readable(text)):
+            raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with a text of undecodable bytes",
+                                       NOT_TEXT)
+        return text
 
     def _pause(self, what: str, problem: str, attempts: "_Attempts") -> None:
         """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first

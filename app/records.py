@@ -13,8 +13,9 @@ from dataclasses import dataclass
 MAX_TEXT_CHARS = 20_000
 # How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
 # embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned; 3: a NUL
-# goes, not a space), so that a kept cache never serves what an older reading made.
-TEXT_READING = 3
+# goes, not a space; 4: every noncharacter, bidirectional controls), so that a kept cache never serves what
+# an older reading made.
+TEXT_READING = 4
 # Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
@@ -30,10 +31,12 @@ INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels
 # through), noncharacters and lone surrogates. Taken out of a page's markup and again out of every text, where
 # character references (&#1;, &#157;, &#xFFFE;) put them back: a NUL goes (browsers ignore it, as HTML asks: as a
 # space it cut "manufacturer" into "man ufacturer"), the others become spaces (`without_unreadable`).
-UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
-# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark), which
-# the tokenizers read as breaks: "uni&shy;forms" was the terms "uni" and "form".
-_WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff]")
+UNREADABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ud800-\udfff"
+                        + "".join(chr(plane << 16 | low) for plane in range(17) for low in (0xFFFE, 0xFFFF)) + "]")
+# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark, the
+# controls of bidirectional embeddings and isolates), which the tokenizers read as breaks: "uni&shy;forms" was the
+# terms "uni" and "form".
+_WORD_BREAKERS = re.compile("[\u00ad\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 # Spaces within a line besides the plain one, Unicode's too: a no-break space between words was no space to the
 # sentence splitter and the stance features, and flipped a passage's side.
 _OTHER_SPACES = "\t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"

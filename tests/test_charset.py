@@ -5,7 +5,7 @@ import random
 import pytest
 import requests
 
-from app.charset import not_text, page_encoding
+from app.charset import not_text, page_encoding, readable
 
 
 def _page(body: bytes, content_type: str) -> requests.Response:
@@ -72,3 +72,42 @@ def test_utf8_bytes_under_an_old_meta_charset_are_read_as_utf8():
     utf8 = _page(f"<html><head>{meta}</head><p>Crème brûlée – café</p>".encode(), "text/html")
     latin = _page(f"<html><head>{meta}</head><p>Crème brûlée café</p>".encode("latin-1"), "text/html")
     assert "Crème brûlée – café" in utf8.text and "Crème brûlée café" in latin.text
+
+
+@pytest.mark.parametrize("text, codec", [("L’énergie nucléaire est préférable à l’éolien. ", "cp1252"),
+                                         ("Ядерная энергия лучше. ", "cp1251"), ("原子力発電は太陽光より良い。", "cp932")])
+def test_a_page_without_any_label_is_read_as_its_bytes_are_detected(text, codec):
+    """No byte order mark, header charset or <meta>: bytes that are no UTF-8 are read by Resiliparse's detector, as
+    ChatNoir reads pages (a windows-1252 page read as UTF-8 lost its accents to U+FFFD, a Cyrillic or Japanese one
+    was refused as undecodable); UTF-8 and ASCII stay UTF-8."""
+    page = _page(f"<html><body><p>{text * 60}</p></body></html>".encode(codec), "text/html")
+    assert page.encoding == codec and not_text(page) is None and text in page.text
+    assert _page(f"<p>{text * 60}</p>".encode(), "text/html").encoding == "utf-8"
+    assert _page(b"<p>" + b"tea " * 300_000 + "caf\u00e9".encode(), "text/html").encoding == "utf-8"  # past 1 MB
+
+
+def test_a_utf16_header_on_bytes_without_a_nul_is_not_believed():
+    """UTF-16 markup holds a NUL in every other byte: a header's "charset=utf-16" on a UTF-8 page read it as CJK."""
+    body = "<p>Nuclear power is reliable \u2014 caf\u00e9.</p>".encode()
+    assert _page(body, "text/html; charset=utf-16").encoding == "utf-8"
+    assert _page(body.decode().encode("utf-16-le"), "text/html; charset=utf-16le").encoding == "utf-16-le"
+
+
+@pytest.mark.parametrize("head", [b"%PDF-1.6\n<?xpacket begin=''?>\n" + b"<x:xmpmeta/>" * 400,
+                                  b"  \x89PNG\r\n\x1a\n", b"GIF89a" + b"a" * 5000, b"PK\x03\x04" + b"a" * 5000])
+def test_a_file_signature_is_no_text_page_whatever_text_follows_it(head):
+    """A PDF opening with its XMP metadata as text passed the first 4 kB's share of binary characters."""
+    assert not_text(_page(head + random.Random(13).randbytes(50_000), "text/html")) == "a file signature's bytes"
+    assert not_text(_page(b"<p>%PDF-1.6 is the version of the file.</p>", "text/html")) is None
+
+
+def test_a_text_is_read_up_to_its_first_stretch_of_binary_characters():
+    """Binary after a page's first bytes reached the stages as thousands of U+FFFD and stray letters, and its length
+    ranked the page above clean copies of its own text."""
+    clean = "Nuclear energy provides reliable baseload power. " * 100
+    junk = random.Random(13).randbytes(20_000).decode("utf-8", "replace")
+    assert readable(clean + junk).startswith(clean.rstrip()) and len(readable(clean + junk)) < len(clean) + 1000
+    assert readable(junk) == "" and readable(clean) == clean
+    sparse = ("A broken \ufffd character here and there. " * 40) + "\ue000 icon " * 10
+    assert readable(sparse) == sparse  # a few replaced characters or icons in every line are text
+    assert readable(clean + "caf\ufffd") == clean + "caf\ufffd"  # the last stretch is as long as the others

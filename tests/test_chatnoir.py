@@ -6,6 +6,7 @@ import importlib.util
 import json
 import logging
 import os
+import random
 import re
 import signal
 import socket
@@ -1002,6 +1003,25 @@ def test_an_answer_without_a_content_type_is_read_as_a_page_where_it_holds_tags(
     response = _answer(body, content_type)
     monkeypatch.setattr(client, "_send", lambda *args, **kwargs: response)
     assert client.cached_text(uuid5(NAMESPACE_URL, "x")).split("\n")[-1] == text
+
+
+def test_a_page_is_read_up_to_binary_after_its_first_bytes_and_refused_where_none_is_left(settings, monkeypatch):
+    """A capture with a binary tail was read as 20,000 characters of U+FFFD and stray letters; a page whose text is
+    binary all through (its first bytes a script) is not text (title + snippet), not a text of junk."""
+    from app.chatnoir import ChatNoirClient, ChatNoirRequestError
+
+    client = ChatNoirClient(replace(settings, page_text="full"), ChatNoirStats())
+    tail = random.Random(13).randbytes(100_000)
+    clean = b"<html><body><p>" + b"Tenure protects academic freedom. " * 150 + b"</p><p>"
+    response = _answer(clean + tail, "text/html; charset=utf-8")
+    monkeypatch.setattr(client, "_send", lambda *args, **kwargs: response)
+    text = client.cached_text(uuid5(NAMESPACE_URL, "x"))
+    assert text.startswith("Tenure protects academic freedom. " * 149) and len(text) < 150 * 34 + 1000
+    assert "\ufffd" not in text
+    script = b"<html><head><script>" + b"var a = 1;" * 500 + b"</script></head><body><p>"
+    response = _answer(script + tail, "text/html; charset=utf-8")
+    with pytest.raises(ChatNoirRequestError, match="undecodable"):
+        client.cached_text(uuid5(NAMESPACE_URL, "x"))
 
 
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):

@@ -28,3 +28,10 @@ def test_a_text_is_cleaned_composed_and_cut():
     assert bounded_text("a\n\nb") == "a\nb" and bounded_text("a \n b") == "a\nb"
     assert bounded_text("cafe\u0301\u00a0au\u00adlait") == "caf\u00e9 aulait"
     assert len(bounded_text("word " * MAX_TEXT_CHARS)) == MAX_TEXT_CHARS
+
+
+def test_every_noncharacter_and_bidirectional_control_goes():
+    """Noncharacters past U+FFFF and in U+FDD0-U+FDEF stayed in page texts, and bidirectional controls within a
+    word split it for BM25 and the stance features ("nu\u202ecl\u202cear" was "nu" and "cl" and "ear")."""
+    assert bounded_text("nu\u202ecl\u202cear \u2066power\u2069") == "nuclear power"
+    assert bounded_text("a\ufdd0b \U0001fffe c \U0010ffff d\ufffe") == "a b c d"
