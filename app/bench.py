@@ -307,7 +307,7 @@ def effectiveness(data: Path, depths: tuple[int, ...] = (100, 200, 1000), length
 
     from . import fusion
     from .evaluate import read_qrels
-    from .pipeline import rank
+    from .fusion import rank
     from .rerank import score_candidates
     from .retrieval import first_stage
     from .settings import RunSettings

@@ -14,8 +14,11 @@ Features (each a per-candidate array):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
+
+from .records import Candidate
 
 LENGTH_SATURATION_WORDS = 150
 # A document read as several passages (app.passages) takes the mean of each feature over its best passages by
@@ -123,3 +126,20 @@ def aggregate(features: dict[str, np.ndarray], documents: list[np.ndarray], weig
     aggregated = {name: np.array([values[rows].mean(dtype=np.float64) for rows in best]).astype(values.dtype)
                   for name, values in features.items()}
     return aggregated, np.array([rows[0] for rows in best], dtype=np.int64)
+
+
+class Ranking(NamedTuple):
+    """A topic's document ids and their fused scores, best first."""
+
+    doc_ids: list[str]
+    scores: list[float]
+
+
+def rank(found: list[Candidate], scores: np.ndarray, depth: int) -> Ranking:
+    """A topic's document ids and fused scores, best first, cut at `depth`.
+
+    Ties keep the first-stage order: the tail below the rerank depth shares one fused score and so stays in the
+    first stage's order (BM25's, ChatNoir's or the re-rank file's).
+    """
+    order = sorted(range(len(found)), key=lambda i: -scores[i])[:depth]
+    return Ranking([found[i].doc.doc_id for i in order], [float(scores[i]) for i in order])

@@ -22,7 +22,9 @@ import pandas as pd
 import pyterrier as pt
 
 from . import fusion, stance
-from .pipeline import Ranking, detect_stances, rank, topic_task
+from .fusion import Ranking, rank
+from .labelling import detect_stances
+from .questions import topic_task
 from .rerank import Encoded, encode_queries, score_candidates
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS, check_cuda
@@ -138,7 +140,7 @@ class ToucheStance(pt.Transformer):
 
     def _task(self, topics: list[Topic]) -> tuple[str, list[Topic]]:
         """The label set and the topics, comparative ones with their objects: what `touche run` decides
-        (`pipeline.topic_task`), without the question classifier when every topic names its objects."""
+        (`questions.topic_task`), without the question classifier when every topic names its objects."""
         if all(topic.objects is not None for topic in topics):
             return stance.task_kind(topics, self.task), topics
         task, topics, _ = topic_task(topics, self.task, self.options.device, self.options.precision)

@@ -22,18 +22,21 @@ import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit
 from tqdm import tqdm
 
+from app import stance
 from app.encoder import encode
 from app.errors import ToucheError
 from app.files import decoded
-from app.records import visible
-from app.topics import MAX_TOPIC_CHARS, element_text, named, read_topics, xml_root, xml_title
+from app.records import Topic, visible
+from app.topics import (MAX_TOPIC_CHARS, element_text, named, parse_objects, read_topics, xml_root,
+                        xml_title)
 
 log = logging.getLogger(__name__)
 
@@ -835,3 +838,38 @@ def load_classifier(method: str = "model", device: str = "auto", precision: str 
     if method == "model":
         return ModelClassifier.load(device=device, precision=precision)
     raise ToucheError(f"unknown question classifier {method!r}; choose 'model' or 'rules'")
+
+
+class TopicTask(NamedTuple):
+    """The run's stance label set (controversial or comparative), its topics and each topic's question analysis."""
+
+    task: str
+    topics: list[Topic]
+    analyses: dict[str, QuestionAnalysis]
+
+
+def topic_task(topics: list[Topic], override: str | None = None, device: str = "auto",
+               precision: str = "auto") -> TopicTask:
+    """The run's stance label set (`stance.task_kind`), its topics (comparative ones with their objects) and each
+    topic's question analysis, by topic number; the question classifier reads all titles at once (embedded on
+    `device` at `precision`, as the run's texts are)."""
+    questions = load_classifier(device=device, precision=precision)
+    analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
+    task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
+    if task == "comparative":
+        topics = [with_objects(topic, analyses[topic.number]) for topic in topics]
+    return TopicTask(task, topics, analyses)
+
+
+def with_objects(topic: Topic, analysis: QuestionAnalysis) -> Topic:
+    """A topic without <objects> (2020/21 Task 2) in a comparative run gets the objects its question names, where
+    the classifier reads it as a comparison ("Should school uniforms be mandatory?" named "school uniforms" and
+    "mandatory"), and where they pass the checks <objects> passes (`topics.parse_objects`: "Which is better: this or
+    that?" gave sides toward "that")."""
+    if topic.objects is not None:
+        return topic
+    objects = parse_objects(analysis.objects[:2]) if analysis.comparative else None
+    if objects is None:
+        log.warning("topic %s: no two compared objects found in %s", topic.number, topic.quoted)
+        return topic
+    return replace(topic, objects=objects)

@@ -468,7 +468,7 @@ class StanceModel:
     def _predict_comparative(self, topic: Topic, texts: list[str], embeddings: np.ndarray,
                              query_embeddings: np.ndarray) -> list[StancePrediction]:
         """`predict` on a comparative topic: the head, reading each text toward the topic's two objects."""
-        objects = topic.objects  # from <objects>, else from its question (`pipeline.with_objects`)
+        objects = topic.objects  # from <objects>, else from its question (`questions.with_objects`)
         if objects is None:
             log.warning("topic %s names no objects: its documents are NEUTRAL or NO, no side", topic.number)
         probabilities = self.comparative_probabilities(texts, objects, embeddings, query_embeddings)

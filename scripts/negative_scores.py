@@ -27,7 +27,7 @@ def main() -> None:
 
     from app import fusion
     from app.evaluate import read_qrels
-    from app.pipeline import rank
+    from app.fusion import rank
     from app.rerank import score_candidates
     from app.retrieval import first_stage
     from app.runfile import ranked_rows

@@ -1752,7 +1752,8 @@ def beir_sample_run(data_dir: Path, labels: Path, work: Path, rerank_depths: tup
     import gzip
 
     from app import bench
-    from app.pipeline import RunSettings, detect_stances
+    from app.labelling import detect_stances
+    from app.settings import RunSettings
     from app.topics import read_topics
 
     input_dir = work / "beir-sample"
@@ -1911,7 +1912,7 @@ def _up_to_stance(settings, topics):
     """A run's steps before its stance stage (`app.pipeline.run`): each topic's candidates, the encoded passages,
     the topics' query embeddings, each topic's ranking (doc ids, scores) and its documents' best passages."""
     from app import fusion
-    from app.pipeline import rank
+    from app.fusion import rank
     from app.rerank import score_candidates
     from app.retrieval import first_stage
 
@@ -1930,7 +1931,9 @@ def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
     (`whole_run`; Q0 below the rerank depth counts as a miss).
     `asked`: the topics' titles asked as Touché writes its topics (`question_or_motion`: "Should we X?")."""
     from app import bench
-    from app.pipeline import RunSettings, detect_stances, topic_task
+    from app.labelling import detect_stances
+    from app.questions import topic_task
+    from app.settings import RunSettings
     from app.topics import read_topics
 
     input_dir = bench.write_args_me(work / "args-me", data_dir)
@@ -2007,7 +2010,9 @@ def consensus(qa, dev, embed, work: Path) -> dict:
     passages the heads hold, 5 fold splits; per split, the strength chosen on each fold's other topics (`nested`);
     and strength 2 against none passage by passage (labels changed, right before / after) and topic by topic
     (`strength_2`: topics with more / fewer judged passages right)."""
-    from app.pipeline import RunSettings, reranked_head, topic_task
+    from app.labelling import reranked_head
+    from app.questions import topic_task
+    from app.settings import RunSettings
     from app.topics import read_topics
 
     input_dir = common.DEFAULT_DATA_DIR / common.TASK / "tira-input"

@@ -1,4 +1,4 @@
-"""Web pages as passages (issue 19): the measurements behind the choices in app/passages.py and app/pipeline.py.
+"""Web pages as passages (issue 19): the measurements behind the choices in app/passages.py and app/rerank.py.
 
     ../shared/tools/web-pages-check.sh --out OUT_A [-- touche run flags]        # one arm of the dev loop
     python scripts/web_page_experiments.py compare OUT_A OUT_B [OUT_C ...]    # per topic, paired bootstrap
@@ -117,7 +117,10 @@ def page_stance(depth: int) -> None:
     """The stance proxy: judged passage labels against page labels read by best passage or by the first pieces."""
     from app.html import read_page
     from app.passages import Passage
-    from app.pipeline import RunSettings, detect_stances, encode_passages, encode_queries, score_candidates, topic_task
+    from app.labelling import detect_stances
+    from app.questions import topic_task
+    from app.rerank import encode_passages, encode_queries, score_candidates
+    from app.settings import RunSettings
     from app.records import Candidate, Document, bounded_text
     from app.topics import read_topics
 

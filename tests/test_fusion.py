@@ -178,3 +178,15 @@ def test_extreme_finite_scores_give_a_finite_lexical_feature():
 
     lexical = lexical_feature([1e308, 5.0, -1e308])
     assert np.all(np.isfinite(lexical)) and lexical.tolist() == [1.0, 0.5, 0.0]
+
+
+def test_rank_orders_by_score_keeps_ties_in_first_stage_order_and_cuts_at_the_depth():
+    """The cut comes before --balance-stance: it may move a document up only from within the run's depth."""
+    import numpy as np
+
+    from app.fusion import rank
+    from app.records import Candidate, Document
+
+    found = [Candidate("1", Document(f"d{i}", "text"), 1.0) for i in range(5)]
+    doc_ids, scores = rank(found, np.asarray([0.5, 0.9, 0.5, 0.5, 0.1]), depth=3)
+    assert doc_ids == ["d1", "d0", "d2"] and scores == [0.9, 0.5, 0.5]

@@ -512,3 +512,68 @@ def test_a_classifier_of_non_finite_weights_is_not_saved_over_the_old_one(model,
     with pytest.raises(ToucheError, match=r"non-finite weights \(comparative_dense_w\); .*not written"):
         save(broken, tmp_path, {}, 13)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_a_topic_without_objects_is_said_in_one_short_line(caplog):
+    """A title may hold 5,000 characters; the warning quotes its start."""
+    from types import SimpleNamespace
+
+    from app.questions import with_objects
+    from app.records import Topic
+
+    topic = Topic("1", "tea " * 1250)
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=())) is topic
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea",))) is topic  # one
+    assert f"topic 1: no two compared objects found in '{'tea ' * 19}tea…'" in caplog.text
+    assert max(len(line) for line in caplog.text.splitlines()) < 200
+
+
+def test_comparative_topics_without_objects_get_their_questions_in_question_order():
+    """2020/21 Task 2 topics hold no <objects>: swapped objects swap FIRST and SECOND in every label, none label
+    every document NO."""
+    from app.questions import topic_task
+    from app.records import Topic
+
+    _, topics, _ = topic_task([Topic("1", "Which is better, a cat or a dog?"), Topic("2", "Suitcases: hard or soft?"),
+                               Topic("3", "Should I buy a Mac or a PC?", objects=("PC", "Mac"))])
+    assert [topic.objects for topic in topics] == [("cat", "dog"), ("hard", "soft"), ("PC", "Mac")]
+
+
+@pytest.mark.parametrize("found", [("this", "that"), ("laptop", "Laptop"), ("the", "Nikon")])
+def test_objects_the_classifier_finds_pass_the_checks_given_objects_pass(caplog, found):
+    """"Which is better: this or that?" gave its passages sides toward "that", unsaid; <objects> refuses such."""
+    from types import SimpleNamespace
+
+    from app.questions import with_objects
+    from app.records import Topic
+
+    topic = Topic("9", "Which is better: this or that?")
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=found)) is topic
+    assert "topic 9: no two compared objects found" in caplog.text
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea", "coffee", "milk"))).objects == (
+        "tea", "coffee")
+
+
+def test_a_topic_the_classifier_reads_as_no_comparison_gets_no_objects_in_a_comparative_run(caplog):
+    """Its objects were extracted anyway ("school uniforms" and "mandatory") and its documents labelled FIRST or
+    SECOND of them."""
+    from app.questions import topic_task
+    from app.records import Topic
+
+    task, topics, _ = topic_task([Topic("1", "Which is better, a cat or a dog?"), Topic("2", "Tea or coffee?"),
+                                  Topic("3", "Should school uniforms be mandatory?")])
+    assert task == "comparative" and [topic.objects for topic in topics] == [("cat", "dog"), ("Tea", "coffee"), None]
+    assert "topic 3: no two compared objects found in 'Should school uniforms be mandatory?'" in caplog.text
+
+
+def test_the_question_classifier_embeds_titles_on_the_runs_device_and_precision(monkeypatch):
+    """`--precision fp32` left the titles embedded at bf16 where the CPU has it."""
+    import app.questions
+    from app.questions import topic_task
+    from app.records import Topic
+
+    asked, shipped = [], app.questions.encode
+    monkeypatch.setattr(app.questions, "encode",
+                        lambda texts, **kwargs: asked.append(kwargs) or shipped(texts, **kwargs))
+    topic_task([Topic("1", "Which is better, a cat or a dog?")], device="cpu", precision="fp32")
+    assert asked == [{"device": "cpu", "precision": "fp32"}]
