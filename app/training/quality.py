@@ -267,9 +267,9 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL
         "ukp_pairwise_accuracy_debates_held_out": ukp_cv_accuracy(data, trainer)[0],
         "grid": grid,
     }
-    for key, value in report.items():
+    for key, value in report.items():  # what it measured, on stderr as the other trainers say it: stdout is data
         if key != "grid":
-            print(f"{key}\t{value}")
+            log.info("%s\t%s", key, value)
 
     w, b = trainer.fit(data.touche_x, data.targets(), data.pair_diffs())
     n_features = len(FEATURE_NAMES)

@@ -173,8 +173,8 @@ def main(data_dir: Path = common.DEFAULT_DATA_DIR, out_dir: Path = DEFAULT_MODEL
               "pair_weight": PAIR_WEIGHT,
               "touche_relevance_ndcg5_judged_cv": mean_ndcg5(judged, scores, everything),
               "touche_relevance_ndcg5_judged_dense_title": mean_ndcg5(judged, judged.features[:, 0], everything)}
-    for key, value in report.items():
-        print(f"{key}\t{value}")
+    for key, value in report.items():  # what it measured, on stderr as the other trainers say it: stdout is data
+        log.info("%s\t%s", key, value)
     model = fit(judged, everything, l2_features, l2_embedding, info=report)
     model.save(Path(out_dir) / DEFAULT_MODEL_PATH.name)
     log.info("wrote %s", Path(out_dir) / DEFAULT_MODEL_PATH.name)
