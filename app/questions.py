@@ -35,12 +35,13 @@ from app.encoder import encode
 from app.errors import ToucheError
 from app.files import decoded
 from app.records import Topic, visible
+from app.settings import MODELS_DIR
 from app.topics import (MAX_TOPIC_CHARS, element_text, named, parse_objects, read_topics, xml_root,
                         xml_title)
 
 log = logging.getLogger(__name__)
 
-MODEL_DIR = Path(__file__).resolve().parent / "models"
+MODEL_DIR = MODELS_DIR
 WEIGHTS_FILE = "questions.npz"
 SETTINGS_FILE = "questions.json"
 

@@ -16,7 +16,6 @@ topic-held-out cross-validation.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
@@ -25,8 +24,9 @@ from app.errors import ToucheError
 from app.heads import LinearHead
 from app.fusion import length_prior
 from app.records import Topic
+from app.settings import MODELS_DIR
 
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "models" / "relevance.npz"
+DEFAULT_MODEL_PATH = MODELS_DIR / "relevance.npz"
 QUERY_NAMES = ("title", "title_description", "description", "narrative")
 FEATURE_NAMES = tuple(f"dense_{name}" for name in QUERY_NAMES) + ("lexical", "length")
 

@@ -44,7 +44,7 @@ def score_candidates(topics: list[Topic], candidates: dict[str, list[Candidate]]
     with timer.stage("quality"):
         # Text statistics are the document's (a window's length says nothing of the page), the embedding the passage's.
         quality = QualityModel.load().score(encoded.documents, encoded.vectors)
-    with timer.stage("fusion"):
+    with timer.stage("relevance features"):  # the queries' embeddings, the relevance head and each feature
         queries = encode_queries(topics, settings)
         scored = score_features(topics, candidates, passages, encoded, quality, queries, settings)
     return Reranked(encoded, queries, scored)

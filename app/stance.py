@@ -47,6 +47,7 @@ from app.records import FUNCTION_WORDS, QUESTION_WORDS, StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
 from app.stance_side import SideModel, both_object_sentences, furthest_ends, within
+from app.settings import MODELS_DIR
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ NEUTRAL_LABELS = ("SIDED", "NEU")  # the neutral head's (StanceModel.neutral)
 # A comparative label's counterpart when the question names the objects the other way round.
 SWAPPED = {"FIRST": "SECOND", "SECOND": "FIRST", "NEUTRAL": "NEUTRAL", "NO": "NO", "NONE": "NONE"}
 TASKS = ("comparative", "controversial")
-DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "stance.npz"
+DEFAULT_MODEL = MODELS_DIR / "stance.npz"
 
 POSITIVE_WORDS = frozenset("""
 better best faster fastest superior prefer prefers preferred preferable recommend recommended easier easiest

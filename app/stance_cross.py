@@ -25,10 +25,11 @@ from app import encoder
 from app.errors import ToucheError
 from app.files import atomic_file
 from app.heads import check_finite
+from app.settings import MODELS_DIR
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "stance-cross-controversial.npz"
+DEFAULT_MODEL = MODELS_DIR / "stance-cross-controversial.npz"
 BATCH_SIZE = 16
 
 
