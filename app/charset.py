@@ -26,9 +26,10 @@ _BINARY_CHARACTERS = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f\ue000-\uf8ff
 # The first bytes of files no page is (PDF, PNG, GIF, JPEG, zip, gzip): a PDF opening with its metadata as
 # text passed the first bytes' share.
 _SIGNATURES = (b"%PDF-", b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b")
-# A page's text is read up to its first stretch of this many characters over _MAX_BINARY_SHARE binary (`readable`).
+# A page's text is read up to its first stretch of this many characters over _MAX_BINARY_SHARE undecoded
+# (`readable`): U+FFFD and controls, not private use, which icon fonts put in menus.
 _TEXT_WINDOW = 1000
-_LAST_WORD = re.compile(r"\S*\Z")
+_UNDECODED = re.compile("[\ufffd\x00-\x08\x0e-\x1f\x7f-\x9f]")
 # How many bytes of a page without a label decide whether it is UTF-8, else what `detect_encoding` reads them as.
 _DETECTED_BYTES = 1 << 20
 # How far a browser looks for a <meta> charset before it reads the page (HTML's prescan), and what it reads there:
@@ -65,22 +66,29 @@ def page_encoding(response: requests.Response) -> str:
     # and quotes to U+FFFD, and where they were many it was refused as "undecodable bytes" (Shift_JIS, GBK too).
     if content[:_DETECTED_BYTES].isascii() or _utf8_text(content[:_DETECTED_BYTES]):
         return "utf-8"
-    return _codec(detect_encoding(content[:_DETECTED_BYTES])) or "utf-8"
+    detected = detect_encoding(content[:_DETECTED_BYTES])
+    # Resiliparse names Python codecs ("euc_jp"), which WHATWG's labels write with a hyphen ("euc-jp").
+    return _codec(detected) or _codec(detected.replace("_", "-")) or "utf-8"
 
 
 def readable(text: str) -> str:
-    """A page's text up to its first stretch of _TEXT_WINDOW characters of which more than a tenth are no text's
-    (`_BINARY_CHARACTERS`: U+FFFD, private use), cut before the word holding that stretch's first such character
+    """A page (decoded, or its text) up to its first stretch of _TEXT_WINDOW characters of which more than a tenth
+    are undecoded (`_UNDECODED`: U+FFFD, controls), cut before the word holding that stretch's first such character
     (random bytes read as text hold stray letters too). `not_text` reads a page's first bytes only, and binary
     after them (a PDF opening with its metadata as text, a capture with a binary tail) reached the stages as 20,000
     characters of U+FFFD and stray letters, whose length and text statistics ranked the page above clean copies of
-    its own text."""
+    its own text. Read before the page is cleaned, the controls random bytes give in a single-byte charset
+    (Latin-1) count too."""
     for start in range(0, len(text), _TEXT_WINDOW):
         start = max(0, min(start, len(text) - _TEXT_WINDOW))  # the last stretch as long as the others
         window = text[start:start + _TEXT_WINDOW]
-        found = _BINARY_CHARACTERS.findall(window)
+        found = _UNDECODED.findall(window)
         if len(found) > _MAX_BINARY_SHARE * len(window):
-            return _LAST_WORD.sub("", text[:start + window.index(found[0])]).rstrip()
+            head = text[:start + window.index(found[0])]
+            if head and not head[-1].isspace():  # without the word it ends in (re's \S*\Z took minutes: quadratic)
+                parts = head.rsplit(None, 1)
+                head = parts[0] if len(parts) == 2 else ""
+            return head.rstrip()
     return text
 
 

@@ -649,17 +649,18 @@ class ChatNoirClient:
         # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed. A
         # longer page first loses, all of its MAX_BODY_BYTES, what holds no text (scripts, inline images, long
         # attribute values): megabytes of it cannot push the text past the bound (0.6 s for 64 MB of tags).
-        page = response.text
+        page = readable(decoded := response.text)  # before cleaning: the controls of junk in Latin-1 count
         if "html" not in content_type and not _MARKUP_START.match(page) and (
                 content_type or not _A_TAG.search(page, 0, MARKUP_SNIFF_CHARS)):
             text = clean_text(page[:MAX_PAGE_CHARS])
         else:
             text = read_page(without_bulk(page, MAX_PAGE_CHARS) if len(page) > MAX_PAGE_CHARS else page,
                              self.settings.page_text)
-        if text and not (text := readable(text)):
+        read = readable(text)  # markup may hold a text's junk apart
+        if not read and (text or page != decoded):  # nothing readable but what binary bytes left
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with a text of undecodable bytes",
                                        NOT_TEXT)
-        return text
+        return read
 
     def _pause(self, what: str, problem: str, attempts: "_Attempts") -> None:
         """Wait before retrying a request whose answer was unusable, with urllib3's backoff (none before the first

@@ -84,7 +84,9 @@ def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
     seen: set[str] = set()
     for topic in topics:
         if len(topic.number) > MAX_NUMBER_CHARS:  # each of a run's lines repeats it: TIRA's limit, after the work
-            raise ToucheError(f"{path}: topic number {topic.number[:20]}... is {len(topic.number):,} characters long "
+            size = (f"over {MAX_TOPIC_CHARS:,}" if len(topic.number) > MAX_TOPIC_CHARS  # cleaned that far only
+                    else f"{len(topic.number):,}")
+            raise ToucheError(f"{path}: topic number {topic.number[:20]}... is {size} characters long "
                               f"(at most {MAX_NUMBER_CHARS})")
         if topic.number in seen:
             raise ToucheError(f"{path}: duplicate topic number {topic.number}")

@@ -1776,7 +1776,7 @@ def beir_sample_run(data_dir: Path, labels: Path, work: Path, rerank_depths: tup
                                    progress=False, rerank_depth=depth)
             candidates, encoded, queries_, ranked, best = _up_to_stance(settings, topics)
             for variant in ("neither", "titles", "titles_and_turns"):
-                debates.shared_words = shipped[0] if variant != "neither" else (lambda documents: {})
+                debates.shared_words = shipped[0] if variant != "neither" else (lambda documents, wanted=None: {})
                 debates.turn = shipped[1] if variant == "titles_and_turns" else (lambda doc_id: None)
                 found = detect_stances(topics, ranked, best, encoded, queries_, "controversial", settings, candidates)
                 gold, predicted = [], []
@@ -2004,7 +2004,7 @@ def with_consensus(probabilities: np.ndarray, strength: float) -> np.ndarray:
 
 
 def consensus(qa, dev, embed, work: Path) -> dict:
-    """Comparative stance as a run labels the 2022 dev topics of tira-input (`app.pipeline`'s reranked head of each
+    """Comparative stance as a run labels the 2022 dev topics of tira-input (`app.labelling.reranked_head` of each
     topic, best passages first), each fold's topics labelled by a head trained without them, its FIRST-vs-SECOND
     leaning toward the topic's other passages (`with_consensus`) at each strength: macro-F1 over the judged
     passages the heads hold, 5 fold splits; per split, the strength chosen on each fold's other topics (`nested`);

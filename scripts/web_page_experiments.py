@@ -12,7 +12,7 @@
   of the first OUT joins as "chatnoir", ChatNoir's own order.
 - page-stance: a proxy for the stance of whole pages. Of the stance-judged 2022 Task 2 dev passages, those whose
   parent page (the id before "___") is among the dev pages are compared with the page's label, read two ways: as
-  the run reads a long document (its best passage for the topic, app.pipeline) and as the first 256 word pieces of
+  the run reads a long document (its best passage for the topic, app.rerank) and as the first 256 word pieces of
   the page's text (the stance models' reading before windows). Also the judged passage itself, the ceiling. The
   comparative stance head was fitted on these dev passages, so the passage figure is optimistic.
 - short-documents: two runs on the same local input (by default the 2022 Task 2 tira-input), before and after the

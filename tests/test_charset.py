@@ -111,3 +111,14 @@ def test_a_text_is_read_up_to_its_first_stretch_of_binary_characters():
     sparse = ("A broken \ufffd character here and there. " * 40) + "\ue000 icon " * 10
     assert readable(sparse) == sparse  # a few replaced characters or icons in every line are text
     assert readable(clean + "caf\ufffd") == clean + "caf\ufffd"  # the last stretch is as long as the others
+    icons = "".join(f"{chr(0xE000 + i)} Menu " for i in range(150)) + clean  # an icon font's glyphs are text
+    assert readable(icons) == icons
+    long_word = "x" * 4_000_000  # cut in linear time: re's \S*\Z, tried at each of its characters, took hours
+    assert readable(long_word + " a\ufffd" + "\ufffd" * 2000) == long_word
+
+
+def test_an_unlabelled_page_read_by_a_codec_the_detector_names_in_pythons_words():
+    """Resiliparse names "euc_jp", WHATWG's labels "euc-jp": the page fell back to UTF-8 and was refused."""
+    text = "原子力発電は太陽光より良い。"
+    page = _page(f"<html><body><p>{text * 60}</p></body></html>".encode("euc_jp"), "text/html")
+    assert page.encoding == "euc_jp" and text in page.text

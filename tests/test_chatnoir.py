@@ -1022,6 +1022,9 @@ def test_a_page_is_read_up_to_binary_after_its_first_bytes_and_refused_where_non
     response = _answer(script + tail, "text/html; charset=utf-8")
     with pytest.raises(ChatNoirRequestError, match="undecodable"):
         client.cached_text(uuid5(NAMESPACE_URL, "x"))
+    response = _answer(clean + tail, "text/html; charset=iso-8859-1")  # every byte a character, controls too
+    text = client.cached_text(uuid5(NAMESPACE_URL, "x"))
+    assert text.startswith("Tenure protects academic freedom. " * 149) and len(text) < 150 * 34 + 1000
 
 
 def test_stub_serves_a_page_fault_only_to_a_page_it_has(stub):

@@ -229,7 +229,7 @@ def test_predict_with_given_embeddings_without_objects_mentioned(monkeypatch):
 
 
 def test_a_comparative_topic_without_objects_is_read_for_neutral_or_no_with_a_warning(caplog):
-    """`pipeline.with_objects` gives a topic the objects its question names, once; a topic still without them has
+    """`questions.with_objects` gives a topic the objects its question names, once; a topic still without them has
     no side to take (the stance model does not look for them in its question again), but its texts are still read
     for NEUTRAL or NO: labelling them all NO lost the NEUTRAL class (dev macro-F1 0.166 against 0.289)."""
     unnamed = Topic("3", "Which is better, a laptop or a desktop?")
