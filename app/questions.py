@@ -41,7 +41,6 @@ from app.topics import (MAX_TOPIC_CHARS, element_text, named, parse_objects, rea
 
 log = logging.getLogger(__name__)
 
-MODEL_DIR = MODELS_DIR
 WEIGHTS_FILE = "questions.npz"
 SETTINGS_FILE = "questions.json"
 
@@ -774,7 +773,7 @@ class ModelClassifier(QuestionClassifier):
         self.device, self.precision = device, precision
 
     @classmethod
-    def load(cls, model_dir: Path = MODEL_DIR, device: str = "auto", precision: str = "auto") -> "ModelClassifier":
+    def load(cls, model_dir: Path = MODELS_DIR, device: str = "auto", precision: str = "auto") -> "ModelClassifier":
         weights_path, settings_path = model_dir / WEIGHTS_FILE, model_dir / SETTINGS_FILE
         if not weights_path.is_file() or not settings_path.is_file():
             raise ToucheError(f"question model missing in {model_dir}; train it with `touche train questions`")

