@@ -219,6 +219,15 @@ def _setup_logging(debug: bool, quiet: bool) -> None:
     log_to_stderr(logging.WARNING if quiet else logging.INFO, debug)
 
 
+def _on_terminal() -> bool:
+    """Whether stderr is a terminal, where the run's progress bars go (as tqdm's own `disable=None` decides): in a
+    log file (TIRA's) a bar's redraws ran each warning into a line of "BM25 index: 0doc ...\r"."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by an object without it
+        return False
+
+
 def _disable_imported_bars() -> None:
     """Switch off the progress bars of libraries that were imported before --quiet was read (e.g. by a test
     runner or a caller of `app`), whose import-time settings missed the variables."""
@@ -422,7 +431,7 @@ def run(
         try:  # a run that fails leaves no directory it made behind, where it is empty
             settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                    depth=depth, overwrite=overwrite, device=device, precision=precision,
-                                   progress=not quiet, backend=backend, index=index, page_text=page_text,
+                                   progress=not quiet and _on_terminal(), backend=backend, index=index, page_text=page_text,
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
                                    balance_stance=balance_stance, corpus=corpus, topics=topics)

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import ijson
 import numpy as np
@@ -51,7 +52,6 @@ _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 # Where an args.me argument starts: "{" and a key of an argument's own, which none of its premises or its context
 # begins with (a key in a string has its quotes escaped).
 ARGUMENT_START = re.compile(rb'\{\s*"(?:premises|context|id|conclusion)"\s*:')
-_ARGSME_OPENING = re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern)
 ARGSME_FILES = ("args-me.json", "debateorg.json", "debatepedia.json", "debatewise.json", "idebate.json",
                 "parliamentary.json")
 
@@ -93,21 +93,28 @@ TITLE_FIELDS = ("title", "conclusion")  # what opens a record's text
 RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
 # (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
-# with a byte order mark; 7: premises_texts, a conclusion as title), so that a kept cache never serves an index of
-# the old reading.
-JSONL_READING = 7
+# with a byte order mark; 7: premises_texts, a conclusion as title; 8: args.me's arguments, premises and stances), so
+# that a kept cache never serves an index of the old reading.
+JSONL_READING = 8
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
     """Every corpus in `input_dir`, by file name, in order of precedence (the args.me portal files are one)."""
     found = []
     for kind, id_field, text_field, names in CORPUS_FILES:
-        paths = [input_dir / name for name in names if (input_dir / name).is_file()]
-        if kind == "argsme" and paths:
-            found.append(CorpusSource(kind, tuple(paths), id_field, text_field))
+        if kind == "argsme":  # each file as it is or gzipped (`args-me.json.gz`), as it is where both are there
+            paths = [path for name in names if (path := _as_is_or_gzipped(input_dir / name))]
+            if paths:
+                found.append(CorpusSource(kind, tuple(paths), id_field, text_field))
         else:
-            found.extend(CorpusSource(kind, (path,), id_field, text_field) for path in paths)
+            found.extend(CorpusSource(kind, (input_dir / name,), id_field, text_field) for name in names
+                         if (input_dir / name).is_file())
     return found
+
+
+def _as_is_or_gzipped(path: Path) -> Path | None:
+    """The file at `path`, else the one at `path` + ".gz", else None."""
+    return next((file for file in (path, path.with_name(path.name + ".gz")) if file.is_file()), None)
 
 
 def corpus_file(path: Path) -> CorpusSource:
@@ -118,11 +125,11 @@ def corpus_file(path: Path) -> CorpusSource:
     for kind, id_field, text_field, names in CORPUS_FILES:
         if path.name in names:
             return CorpusSource(kind, (path,), id_field, text_field)
-    if path.name.lower().endswith(".json"):
+    if path.name.lower().endswith((".json", ".json.gz")):  # args-me.json.gz too
         return CorpusSource("argsme", (path,))
     if path.name.lower().endswith(_JSONL_SUFFIXES):
         return records_source(path)
-    raise ToucheError(f"--corpus {path}: expected args.me JSON (.json) or JSON lines (.jsonl, .jsonl.gz), or one "
+    raise ToucheError(f"--corpus {path}: expected args.me JSON (.json[.gz]) or JSON lines (.jsonl, .jsonl.gz), or one "
                       f"of the names {', '.join(CORPUS_NAMES)}")
 
 
@@ -163,8 +170,8 @@ def records_source(path: Path, lines: int = 100) -> CorpusSource:
             return CorpusSource("jsonl", (path,), "id", "contents")
         id_field = next((name for name in ID_FIELDS if name in fields), None)
         text_field = next((name for name in TEXT_FIELDS if name in fields), None)
-        if id_field and text_field:
-            return CorpusSource("jsonl", (path,), id_field, text_field)
+        if id_field and text_field or _is_argument(record):
+            return CorpusSource("jsonl", (path,), id_field or "id", text_field or "contents")
         raise ToucheError(f"--corpus {path}: its first record has the fields {_field_names(record)}; expected an "
                           f"id ({', '.join(ID_FIELDS)}) and a text ({', '.join(TEXT_FIELDS)}), or qid, docno and "
                           "text (a re-rank file)")
@@ -234,7 +241,7 @@ def choose_source(input_dir: Path, backend: str, choice: Path | None, chatnoir: 
         hint = f"; to rank {named[0]}, pass --corpus {named[0]}" if named else ""
         chatnoir_hint = ("" if backend == "local" else "; or, to search ChatNoir, chatnoir-credentials.json there "
                          "or --backend chatnoir with CHATNOIR_API_KEY")  # --backend local: the user chose
-        raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON, passages.jsonl[.gz], "
+        raise ToucheError(f"no corpus in {input_dir}: expected args.me JSON (args-me.json[.gz]), passages.jsonl[.gz], "
                           f"documents.jsonl[.gz] or rerank.jsonl[.gz]{chatnoir_hint}{hint}")
     if source is not None and chatnoir:
         log.warning("ranking %s (a local corpus comes first); ignoring the ChatNoir credentials (--backend "
@@ -425,7 +432,19 @@ def _bom_encoding(start: bytes) -> str:
     the first record and gave the others to json.loads as UTF-16."""
     if start[:4] in UTF32_MARKS:
         return "utf-32"
-    return bom_encoding(start) or "utf-8-sig"
+    return bom_encoding(start) or _utf16_without_mark(start[:32]) or "utf-8-sig"
+
+
+def _utf16_without_mark(head: bytes) -> str | None:
+    """UTF-16 without a byte order mark where `head` holds a NUL in every other place and no other NUL, as ASCII
+    characters written so do (JSON opens with them: `{"`): such a file was "invalid char in json text"."""
+    head = head[:len(head) & ~1]
+    if len(head) < 8:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if not odd.strip(b"\0") and b"\0" not in even:
+        return "utf-16-le"
+    return "utf-16-be" if not even.strip(b"\0") and b"\0" not in odd else None
 
 
 def open_text(path: Path, defects: Defects, guard: JsonGuard | None = None) -> io.BufferedReader:
@@ -570,6 +589,14 @@ def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Documen
             objects += 1
             id_field = next((name for name in ids if name in record), None)
             text_field = next((name for name in texts if name in record), None)
+            if text_field is None and _is_argument(record):  # args.me's arguments one a line: premises, stances
+                document = _argument_document(record)
+                if document is None:
+                    defects.add(_unread(record))
+                    continue
+                read += 1
+                yield document
+                continue
             title = next((record[name] for name in TITLE_FIELDS if isinstance(record.get(name), str)), None)
             if id_field is None or text_field is None and title is None:
                 if first is None:
@@ -614,21 +641,23 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
     items = 0
     guard = JsonGuard(path)
     with open_text(path, defects, guard) as text:
-        stream = _Resumable(text, guard)
+        shape = argsme_shape(text.peek(_Resumable.BUFFER))
+        stream = _Resumable(text, guard, shape)
         while True:
             try:
-                for item in ijson.items(stream, "arguments.item", buf_size=_Resumable.BUFFER):
+                for item in ijson.items(stream, shape.prefix, buf_size=_Resumable.BUFFER,
+                                        multiple_values=shape.prefix == ""):
                     items += 1
                     for argument in _arguments_in(item):
                         if not stream.read_anew(argument):
                             continue
                         document = _argument_document(argument)
                         if document is None:
-                            defects.add("malformed argument")
+                            defects.add(_unread(argument))
                         else:
                             last = document.doc_id
                             yield document
-                if not items:  # valid JSON of another shape: a list of arguments, "arguments" a mapping, ...
+                if not items:  # valid JSON of another shape: "arguments" a mapping, ...
                     defects.shapeless.append(path.name)  # said once with the corpus's other defects
                 return
             except (ijson.JSONError, UnicodeDecodeError) as error:  # a lone surrogate escape: UnicodeDecodeError
@@ -652,6 +681,33 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                     return
 
 
+class ArgsmeShape(NamedTuple):
+    """How an args.me file holds its arguments: where ijson finds them (`prefix`), what a parse resumed at an
+    argument reads first (`head`), how the file opens and ends."""
+
+    prefix: str
+    head: bytes
+    opening: re.Pattern
+    ending: re.Pattern
+
+
+# args.me's release: {"arguments": [...]}; the list alone (what `jq .arguments` writes); arguments one after
+# another (JSON lines under args.me's names).
+ARGSME = ArgsmeShape("arguments.item", b'{"arguments": [',
+                     re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern), re.compile(rb"\]\s*\}\s*\Z"))
+ARGUMENT_LIST = ArgsmeShape("item", b"[", re.compile(rb"\s*\[\s*" + ARGUMENT_START.pattern), re.compile(rb"\]\s*\Z"))
+ARGUMENT_LINES = ArgsmeShape("", b"", re.compile(rb"\s*" + ARGUMENT_START.pattern), re.compile(rb"\}\s*\Z"))
+
+
+def argsme_shape(start: bytes) -> ArgsmeShape:
+    """The shape of an args.me file that opens with `start` (its first decoded bytes): a list; arguments one after
+    another where an argument starts it and premises follow (every argument has them); else args.me's own."""
+    if start.lstrip()[:1] == b"[":
+        return ARGUMENT_LIST
+    lines = ARGUMENT_LINES.opening.match(start) and re.search(rb'"premises"\s*:', start)  # not passages' lines
+    return ARGUMENT_LINES if lines else ARGSME
+
+
 def _arguments_in(item) -> Iterator:
     """The arguments an item of args.me's list holds: itself, and those that damage put inside it, which still
     parses: a list of arguments ("[" one more, "]" later), or arguments among its premises ("]}" lost)."""
@@ -672,7 +728,7 @@ class _Resumable:
 
     What ijson read since just before the last argument it gave is kept (at least 4 MB, at most 64). After a damaged
     argument the parse resumes at the first argument start there (`starts`: "{" and an argument's own key, or the
-    key the file's first argument begins with) whose id was not given before, `{"arguments": [` put before it: at
+    key the file's first argument begins with) whose id was not given before, the shape's head put before it: at
     the damaged argument, whose parse then fails at its own start, and then at the one after it. Arguments read
     again are passed over (`read_anew`). Each resume starts further on, so a file of damage ends; damage further
     than is kept from the last argument given cannot be resumed after.
@@ -683,11 +739,11 @@ class _Resumable:
     MAX_KEPT = 64 << 20  # given, up to this much: the damage lies in there
     ENDED = "ended"  # what `resume` returns for damage in the last argument
     NO_START = "and no argument starts after it"
-    _HEAD = b'{"arguments": ['
     _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*")')
 
-    def __init__(self, stream: io.BufferedReader, guard: JsonGuard):
+    def __init__(self, stream: io.BufferedReader, guard: JsonGuard, shape: ArgsmeShape):
         self.stream, self.guard = stream, guard  # the guard counts the depth of what the parser reads
+        self.shape = shape
         self.kept, self.kept_from = bytearray(), 0  # the stream's bytes from position kept_from on
         self.position = 0  # how far into the stream ijson has read
         self.head = b""  # what a resumed parse reads before the kept bytes
@@ -748,9 +804,9 @@ class _Resumable:
         return True
 
     def opens_as_argsme(self) -> bool:
-        """Whether the file opens as args.me does, `{"arguments": [` and an argument's start: damage in its first
-        argument is then that argument's, not a file of another kind."""
-        return self.kept_from == 0 and _ARGSME_OPENING.match(self.kept) is not None
+        """Whether the file opens as its shape does and an argument starts (`{"arguments": [{"id": ...`): damage in
+        its first argument is then that argument's, not a file of another kind."""
+        return self.kept_from == 0 and self.shape.opening.match(self.kept) is not None
 
     def failed_at_start(self) -> bool:
         """Whether the resumed parse that just failed failed on its first argument: that argument is damaged."""
@@ -775,12 +831,12 @@ class _Resumable:
             after = at
         if at is None:
             # The file ends as args.me does, and no other argument's id follows the damaged one's
-            whole = re.search(rb"\]\s*\}\s*\Z", self.kept[-64:]) is not None and self.ids_after <= 1
+            whole = self.shape.ending.search(self.kept[-64:]) is not None and self.ids_after <= 1
             return self.ENDED if whole else self.NO_START
         self.start = self.position = at
-        self.head, self.given_at, self.reach = self._HEAD, None, 1024
+        self.head, self.given_at, self.reach = self.shape.head, None, 1024
         self.guard.restart()
-        self.guard.admit(self._HEAD)
+        self.guard.admit(self.shape.head)
         return None
 
     def _given(self, found: re.Match) -> bool:
@@ -830,10 +886,15 @@ def _json_problem(error: ijson.JSONError, last: str | None, opened: bool = False
     return f"invalid JSON {where}{unknown} ({reason}){lines}"
 
 
+def _is_argument(record: dict) -> bool:
+    """Whether a JSON record is an args.me argument: an id and premises (no exporter's text field)."""
+    return "id" in record and "premises" in record
+
+
 def _argument_document(argument) -> Document | None:
     """An args.me argument as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
-    conclusion; None for one without an id."""
-    if not isinstance(argument, dict) or not isinstance(argument.get("id"), str):
+    conclusion; None for one without an id a run can hold (`record_id`: a string or a number, one word)."""
+    if not isinstance(argument, dict) or record_id(argument.get("id")) is None:
         return None
     premises = argument.get("premises")
     premises = [premises] if isinstance(premises, (str, dict)) else premises if isinstance(premises, list) else []
@@ -851,6 +912,13 @@ def _argument_document(argument) -> Document | None:
     doc_id = record_id(argument["id"])
     return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stated else None,
                                                 bounded_text(conclusion) if stated else None)
+
+
+def _unread(argument) -> str:
+    """Why `_argument_document` read no document from an argument, as the corpus's warning counts it."""
+    if not isinstance(argument, dict):
+        return "malformed argument"
+    return "argument without an id" if argument.get("id") is None else "argument with an id no run can hold"
 
 
 def _premise_text(value) -> str:

@@ -93,6 +93,7 @@ def test_corpus_chooses_the_file_and_the_log_names_the_one_ignored(tmp_path):
                                  "--no-metadata"])
     assert result.exit_code == 0, result.stderr
     assert "ranking passages.jsonl (--corpus); ignoring args-me.json" in result.stderr
+    assert "BM25 index" not in result.stderr  # no progress bar where stderr is no terminal: TIRA's log is a file
     ranked = {line.split()[2] for line in (outputs / "run.txt").read_text().splitlines()}
     assert len(ranked) > 1 and "a1" not in ranked
 

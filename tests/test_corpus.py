@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.corpus import MAX_DIGITS, MAX_JSON_DEPTH, JsonGuard, choose_source, detect_corpus, read_documents, read_rerank
+from app.corpus import (MAX_DIGITS, MAX_JSON_DEPTH, CorpusSource, JsonGuard, _argument_document, choose_source,
+                         detect_corpus, read_documents, read_rerank)
 from app.errors import ToucheError
 from app.records import Document
 
@@ -58,7 +59,7 @@ def test_argsme_per_portal_files(fixtures, tmp_path):
     assert len(list(read_documents(source))) == 8
 
 
-@pytest.mark.parametrize("shape", [list, lambda arguments: {"arguments": {a["id"]: a for a in arguments}},
+@pytest.mark.parametrize("shape", [lambda arguments: {"arguments": {a["id"]: a for a in arguments}},
                                    lambda arguments: {"Arguments": arguments}])
 def test_an_argsme_portal_file_of_another_shape_is_named(fixtures, tmp_path, caplog, shape):
     """Valid JSON of another shape gave none of its arguments, and only "100 documents in debateorg.json,
@@ -72,6 +73,86 @@ def test_an_argsme_portal_file_of_another_shape_is_named(fixtures, tmp_path, cap
     assert [record.getMessage() for record in caplog.records] == [
         'debateorg.json, debatewise.json: no arguments read from debatewise.json (an args.me file holds them as '
         '{"arguments": [...]})']
+
+
+@pytest.mark.parametrize("write", [
+    lambda arguments: json.dumps(arguments, indent=1),  # the list alone, as `jq .arguments` writes it
+    lambda arguments: "\n".join(json.dumps(argument) for argument in arguments) + "\n",  # JSON lines
+    lambda arguments: "".join(json.dumps(argument) for argument in arguments),  # one after another
+])
+def test_argsme_files_of_the_other_shapes_arguments_take_are_read(fixtures, tmp_path, write):
+    """A portal file holding the list of arguments alone, or its arguments one a line, beside one as args.me writes
+    it: a third of a corpus went with one warning, and such a file alone was "no usable documents"."""
+    arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
+    json.dump({"arguments": arguments[:4]}, (tmp_path / "debateorg.json").open("w"))
+    (tmp_path / "idebate.json").write_text(write(arguments[4:8]))
+    read = list(read_documents(detect_corpus(tmp_path)))
+    assert [document.doc_id for document in read] == [argument["id"] for argument in arguments[:8]]
+    assert read == list(read_documents(CorpusSource("argsme", (tmp_path / "debateorg.json",)))) + [
+        _argument_document(argument) for argument in arguments[4:8]]
+
+
+@pytest.mark.parametrize("write", [
+    lambda arguments: json.dumps(arguments),
+    lambda arguments: "\n".join(json.dumps(argument) for argument in arguments) + "\n",
+])
+def test_a_damaged_argument_of_the_other_shapes_costs_itself(tmp_path, write, caplog):
+    """Damage within a list of arguments, or in a line of arguments one a line, the first too, is resumed after as in
+    args.me's own shape: the argument is skipped and counted."""
+    arguments = [{"id": f"a{i}", "conclusion": "Tea", "premises": [{"text": f"tea is good {i}", "stance": "PRO"}]}
+                 for i in range(6)]
+    text = write(arguments).replace('"tea is good 2"', '"tea is "good" 2"').replace('"tea is good 0"', '"tea 0" 1')
+    (tmp_path / "args-me.json").write_text(text)
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        read = list(read_documents(detect_corpus(tmp_path)))
+    assert [document.doc_id for document in read] == ["a1", "a3", "a4", "a5"]
+    assert "skipped 2 records (2 invalid JSON arguments)" in caplog.text
+
+
+def test_a_truncated_argument_list_is_an_error(tmp_path):
+    """A list of arguments cut short is said as args.me's own shape cut short is: a partial corpus gives another run."""
+    arguments = [{"id": f"a{i}", "conclusion": "Tea", "premises": [{"text": f"tea {i}"}]} for i in range(3)]
+    (tmp_path / "args-me.json").write_text(json.dumps(arguments)[:-30])
+    with pytest.raises(ToucheError, match="truncated: the JSON ends after argument 'a1'"):
+        list(read_documents(detect_corpus(tmp_path)))
+
+
+@pytest.mark.parametrize("name", ["documents.jsonl", "passages.jsonl.gz", "arguments.jsonl"])
+def test_argsme_arguments_one_a_line_keep_their_premises_and_stance(fixtures, tmp_path, name):
+    """args.me's arguments as JSON lines were read as their conclusions alone (22 characters on average), premises
+    and stances dropped with nothing said; under another name `--corpus` refused them."""
+    arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
+    data = "".join(json.dumps(argument) + "\n" for argument in arguments).encode()
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    source = detect_corpus(tmp_path, tmp_path / name if name == "arguments.jsonl" else None)
+    read = list(read_documents(source))
+    assert read == list(read_documents(CorpusSource("argsme", (fixtures / "argsme" / "args-me.json",))))
+    assert len(read) == 9 and all(document.stance in ("PRO", "CON") for document in read)
+
+
+def test_argsme_ids_a_run_can_hold_are_read_and_the_others_said(tmp_path, caplog):
+    """A number is an id as in JSON lines (it was dropped as "malformed"); an id with a space is no run file's, and
+    the warning says which was wrong."""
+    arguments = [{"id": doc_id, "conclusion": "Tea", "premises": [{"text": f"tea {i}", "stance": "PRO"}]}
+                 for i, doc_id in enumerate([123, "a b", None, "S1-A2"])]
+    (tmp_path / "args-me.json").write_text(json.dumps({"arguments": arguments + [7]}))
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["123", "S1-A2"]
+    assert ("skipped 3 records (1 argument with an id no run can hold, 1 argument without an id, 1 malformed "
+            "argument)") in caplog.text
+
+
+def test_argsme_files_gzipped_are_found_by_their_names(fixtures, tmp_path):
+    """`args-me.json.gz` was no corpus ("expected args.me JSON, ..."); beside its unpacked copy the copy is read."""
+    arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
+    (tmp_path / "debateorg.json.gz").write_bytes(gzip.compress(json.dumps({"arguments": arguments[:4]}).encode()))
+    (tmp_path / "idebate.json").write_text(json.dumps({"arguments": arguments[4:]}))
+    source = detect_corpus(tmp_path)
+    assert [path.name for path in source.paths] == ["debateorg.json.gz", "idebate.json"]
+    assert len(list(read_documents(source))) == 9  # the fixture's arguments but a duplicate id and an empty text
+    (tmp_path / "debateorg.json").write_text(json.dumps({"arguments": arguments[:4]}))
+    assert [path.name for path in detect_corpus(tmp_path).paths] == ["debateorg.json", "idebate.json"]
+    assert detect_corpus(tmp_path, tmp_path / "debateorg.json.gz").paths == (tmp_path / "debateorg.json.gz",)
 
 
 def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):
@@ -274,7 +355,7 @@ def test_argsme_arguments_without_an_id_are_counted_once(tmp_path, caplog):
     arguments[201] = arguments[201].replace('"conclusion 201"', '"conclusion 201", "score": NaN')
     with caplog.at_level(logging.WARNING):
         ids = _read_ids(tmp_path, _argsme(arguments))
-    assert len(ids) == 298 and "skipped 2 records (1 invalid JSON argument, 1 malformed argument)" in caplog.text
+    assert len(ids) == 298 and "skipped 2 records (1 argument without an id, 1 invalid JSON argument)" in caplog.text
 
 
 @pytest.mark.parametrize("cut", [b'\\', b'\\u00'])
@@ -298,7 +379,7 @@ def test_an_argsme_argument_without_id_too_deep_to_write_is_malformed_not_a_cras
     deep = '{"premises": ' + "[" * 990 + "]" * 990 + ', "conclusion": "c"}'
     with caplog.at_level(logging.WARNING):
         ids = _read_ids(tmp_path, _argsme([_argument(0), deep, _argument(1, ', "x": NaN'), _argument(2)]))
-    assert ids == ["a0", "a2"] and "(1 invalid JSON argument, 1 malformed argument)" in caplog.text
+    assert ids == ["a0", "a2"] and "(1 argument without an id, 1 invalid JSON argument)" in caplog.text
 
 
 def test_argsme_followed_by_what_holds_more_arguments_unread_is_an_error(tmp_path):
@@ -335,7 +416,7 @@ def test_argsme_damage_among_multibyte_characters_is_said_in_words(tmp_path):
     assert str(raised.value).endswith("not an args.me JSON file (lexical error: invalid char in json text.)")
 
 
-@pytest.mark.parametrize("opening", [b'{"args": [', b'[', b'{"arguments": {"a": 1}, "more": ['])
+@pytest.mark.parametrize("opening", [b'{"args": [', b'{"arguments": {"a": 1}, "more": ['])
 def test_a_file_that_does_not_open_as_argsme_damaged_before_an_argument_is_an_error(tmp_path, opening):
     """Nothing read yet, and the file opens otherwise: what it holds cannot be told."""
     raw = opening + _argument(0, ', "score": NaN').encode() + b", " + _argument(1).encode() + b"]}"
@@ -1041,7 +1122,7 @@ def test_corpus_choice_of_another_name_that_says_nothing_is_an_error(tmp_path):
     with pytest.raises(ToucheError, match="its first JSON line is str, not an object"):
         detect_corpus(tmp_path, tmp_path / "strings.jsonl")
     (tmp_path / "corpus.tsv").write_text("d1\tt\n")
-    with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\) or JSON lines"):
+    with pytest.raises(ToucheError, match=r"expected args.me JSON \(.json\[.gz\]\) or JSON lines"):
         detect_corpus(tmp_path, tmp_path / "corpus.tsv")
 
 
@@ -1049,6 +1130,28 @@ def test_a_corpus_file_that_is_no_file_is_named_not_missed(tmp_path):
     (tmp_path / "passages.jsonl.gz").symlink_to(tmp_path / "moved.jsonl.gz")
     with pytest.raises(ToucheError, match="passages.jsonl.gz: a link to .*moved.jsonl.gz, which leads nowhere"):
         choose_source(tmp_path, "auto", None, chatnoir=False)
+
+
+@pytest.mark.parametrize("name", ["passages.jsonl.gz", "args-me.json"])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_corpus_in_utf16_without_a_byte_order_mark_is_read_whole(tmp_path, name, encoding, caplog):
+    """Its first bytes a NUL every other place: it was "invalid char in json text", or no line read."""
+    if name == "args-me.json":
+        text = json.dumps({"arguments": [{"id": f"p{i}", "conclusion": "Tea", "premises": [{"text": f"th\u00e9 {i}"}]}
+                                         for i in range(3)]})
+    else:
+        text = "".join(json.dumps({"id": f"p{i}", "contents": f"Tea th\u00e9 {i}"}) + "\n" for i in range(3))
+    data = text.encode(encoding)
+    (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    documents = list(read_documents(detect_corpus(tmp_path)))
+    assert [d.doc_id for d in documents] == ["p0", "p1", "p2"] and "th\u00e9 2" in documents[2].text
+    assert "skipped" not in caplog.text and "undecodable" not in caplog.text
+
+
+def test_a_corpus_whose_first_line_holds_nuls_is_still_utf8(tmp_path):
+    """NULs in the first record alone (a damaged line) are no UTF-16: the other lines are read."""
+    (tmp_path / "passages.jsonl").write_bytes(b'\0\0\0\0\0\0\0\0\0\n{"id": "a", "contents": "ok"}\n')
+    assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a"]
 
 
 def test_a_raw_control_character_in_a_json_line_costs_no_record(tmp_path):
