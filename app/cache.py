@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import JSONL_READING, CorpusSource
+from .corpus import CORPUS_READING, CorpusSource
 from .encoder import EMBEDDING_DIM
 from .files import TEMPORARY_SUFFIX, atomic_file, os_reason, remove_stale_temporaries, small_file
 from .records import TEXT_READING
@@ -28,14 +28,14 @@ _PROCESS_LIMITS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # the process's, n
 
 
 def fingerprint(source: CorpusSource) -> str:
-    """A short key for a corpus: how it is read (kind, fields, for JSONL `JSONL_READING`, `TEXT_READING`), and per
+    """A short key for a corpus: how it is read (kind, fields, `CORPUS_READING`, `TEXT_READING`), and per
     file its name and the SHA-256 of its bytes.
 
     Every byte counts, so an edit anywhere (one id in the middle of a 1 GB JSONL file, same size) never reads
     stale entries; hashing runs at about 1.8 GB/s here, under a second for args.me's 1.6 GB. Unlike mtime it
     survives copying the input elsewhere.
     """
-    reading = (f"|{JSONL_READING}" if source.kind == "jsonl" else "") + f"|text {TEXT_READING}"
+    reading = f"|{CORPUS_READING}|text {TEXT_READING}"
     digest = hashlib.sha256(f"{source.kind}|{source.id_field}|{source.text_field}{reading}".encode())
     for path in source.paths:
         with path.open("rb") as stream:

@@ -91,11 +91,12 @@ TEXT_FIELDS = ("text", "contents", "body", "premises_texts")
 TITLE_FIELDS = ("title", "conclusion")  # what opens a record's text
 # A re-rank line's document id: TIREx's `docno`, else ir_datasets' and BEIR tools' names for it.
 RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
-# How a JSONL corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise
-# (2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
-# with a byte order mark; 7: premises_texts, a conclusion as title; 8: args.me's arguments, premises and stances), so
-# that a kept cache never serves an index of the old reading.
-JSONL_READING = 8
+# How a corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise (JSONL,
+# 2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
+# with a byte order mark; 7: premises_texts, a conclusion as title; 8, every kind: args.me's arguments one a line
+# or as a list, a number as an argument's id, UTF-16 without a byte order mark), so that a kept cache never serves an
+# index of the old reading.
+CORPUS_READING = 8
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:

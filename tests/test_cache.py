@@ -39,13 +39,13 @@ def test_fingerprint_follows_how_the_corpus_is_read(tmp_path, monkeypatch):
     """Reading other exporters' fields made the same bytes other documents: a kept cache served the old index."""
     source = _passages(tmp_path / "passages.jsonl.gz", TEXTS)
     before = fingerprint(source)
-    monkeypatch.setattr("app.cache.JSONL_READING", -1)
-    assert fingerprint(source) != before
+    argsme = CorpusSource("argsme", source.paths)
+    argsme_before = fingerprint(argsme)
+    monkeypatch.setattr("app.cache.CORPUS_READING", -1)  # every kind's: args.me's lines and lists were read anew
+    assert fingerprint(source) != before and fingerprint(argsme) != argsme_before
     monkeypatch.undo()
     monkeypatch.setattr("app.cache.TEXT_READING", -1)  # how every text is read: args.me's index too
     assert fingerprint(source) != before
-    argsme = CorpusSource("argsme", source.paths)
-    argsme_before = fingerprint(argsme)
     monkeypatch.setattr("app.cache.TEXT_READING", -2)
     assert fingerprint(argsme) != argsme_before
 
