@@ -75,12 +75,12 @@ def visible(text: str) -> bool:
     return any(unicodedata.category(char)[0] not in "ZC" for char in text)
 
 
-def bounded_text(text: str) -> str:
+def bounded_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """The part of a document's text that the stages read: `encodable`, `clean_text` (a no-break space is a space,
     a soft hyphen goes), in Unicode's composed form (NFC: "café" written as "e" and an accent was another word to
-    BM25 and the stance features), then its first MAX_TEXT_CHARS characters: a text cut is as long as that, which
-    tells the cut (a debate's title is sought at the end of whole texts only)."""
-    text = text[:2 * MAX_TEXT_CHARS]  # cleaning may shorten it, composing lengthen it
+    BM25 and the stance features), then its first `limit` characters: a text cut is as long as that, which tells
+    the cut (a debate's title is sought at the end of whole texts only)."""
+    text = text[:2 * limit]  # cleaning may shorten it, composing lengthen it
     ascii_only = text.isascii()  # then it has no surrogates and is composed: half the time of this function saved
     if not ascii_only:
         text = encodable(text)
@@ -88,7 +88,7 @@ def bounded_text(text: str) -> str:
         text = clean_text(text)
     if not ascii_only and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return text[:MAX_TEXT_CHARS]
+    return text[:limit]
 
 
 def _needs_cleaning(text: str) -> bool:
