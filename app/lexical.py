@@ -150,16 +150,21 @@ class LexicalIndex:
         return cls(retriever, tokenizer, retriever.scores["num_docs"])
 
     def search(self, queries: list[str], k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per query, the top-k rows and their BM25 scores, best first; rows with score 0 are dropped."""
+        """Per query, the top-k rows and their BM25 scores, best first, equal scores in corpus order (bm25s's
+        top-k kept the last of tied documents, the last first: 30 copies of a text gave rows 29, 28, ... 25); rows
+        with score 0 are dropped."""
         k = min(k, self.size)
         results = []
         for query_ids in self._query_ids(queries):
-            if not query_ids:
-                results.append((np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)))
-                continue
-            rows, scores = self.retriever.retrieve([query_ids], k=k, show_progress=False, n_threads=1)
-            keep = scores[0] > 0
-            results.append((rows[0][keep].astype(np.int64), scores[0][keep].astype(np.float32)))
+            scores = (self.retriever.get_scores(query_ids).astype(np.float32) if query_ids and k
+                      else np.zeros(0, dtype=np.float32))
+            rows = np.flatnonzero(scores > 0)
+            if len(rows) > k:  # those above the k-th best score, then the first rows of that score
+                kth = np.partition(scores[rows], len(rows) - k)[len(rows) - k]
+                above, tied = rows[scores[rows] > kth], rows[scores[rows] == kth]
+                rows = np.concatenate([above, tied[:k - len(above)]])
+            rows = rows[np.lexsort((rows, -scores[rows]))]
+            results.append((rows.astype(np.int64), scores[rows]))
         return results
 
     def scores(self, query: str) -> np.ndarray:

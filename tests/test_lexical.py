@@ -114,6 +114,30 @@ def test_chunked_build_equals_bm25s_on_real_passages(shared_data):
     _assert_same_index(index, _bm25s_reference(texts), queries, k=100)
 
 
+def test_equal_scores_come_in_corpus_order_and_the_first_of_them_are_kept():
+    """bm25s's top-k kept the last of tied documents, the last first: 30 copies of a text at k=5 gave rows 29 ... 25."""
+    texts = ["coffee is fine"] * 3 + ["tea is good"] * 30 + ["a good tea, the best tea there is"]
+    index = LexicalIndex.build(iter(texts))
+    (rows, scores), = index.search(["good tea"], 5)
+    assert rows.tolist() == [3, 4, 5, 6, 7] and scores[0] == scores[4] > 0
+    (rows, scores), = index.search(["good tea"], 100)
+    assert rows.tolist() == [*range(3, 33), 33] and scores[29] > scores[30] > 0  # the long text: a lower score
+
+
+def test_search_keeps_the_scores_bm25s_ranks_by():
+    """The same scores as bm25s's own retrieve, best first."""
+    texts = _generated_texts(300, seed=5)
+    index = LexicalIndex.build(iter(texts))
+    for query, ((rows, scores),) in ((query, index.search([query], 40)) for query in GENERATED_QUERIES):
+        query_ids = index._query_ids([query])[0]
+        if not query_ids:
+            continue
+        _, expected = index.retriever.retrieve([query_ids], k=40, show_progress=False, n_threads=1)
+        expected = expected[0][expected[0] > 0]
+        np.testing.assert_allclose(scores, expected, rtol=1e-6)
+        np.testing.assert_allclose(scores, index.scores(query)[rows], rtol=0)
+
+
 def test_empty_corpus_retrieves_nothing():
     index = LexicalIndex.build(iter([]))
     assert index.size == 0 and index.retriever.scores["num_docs"] == 0
