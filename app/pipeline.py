@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import fusion, runfile
+from .errors import ToucheError
 from .files import run_scratch
 from .labelling import balance, detect_stances
 from .logs import StageTimer
@@ -58,8 +59,11 @@ def run(settings: RunSettings) -> RunReport:
 
     # Before the question classifier loads: a re-rank file holding none of the topics is said without it.
     candidates, corpus_size, cache, origin = first_stage(settings, read, timer, source)
+    if not any(candidates.values()):  # said before the models load, not after
+        raise ToucheError(runfile.EMPTY_RUN)
     with timer.stage("questions"):
-        task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision)
+        stated = any(candidate.doc.stance for found in candidates.values() for candidate in found)  # args.me's
+        task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision, stated)
     log.info("%s topics: stance labels %s", task,
              " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
     if (task == "comparative" and settings.stance and settings.stance_model == "cross"

@@ -849,13 +849,13 @@ class TopicTask(NamedTuple):
 
 
 def topic_task(topics: list[Topic], override: str | None = None, device: str = "auto",
-               precision: str = "auto") -> TopicTask:
-    """The run's stance label set (`stance.task_kind`), its topics (comparative ones with their objects) and each
-    topic's question analysis, by topic number; the question classifier reads all titles at once (embedded on
-    `device` at `precision`, as the run's texts are)."""
+               precision: str = "auto", stated: bool = False) -> TopicTask:
+    """The run's stance label set (`stance.task_kind`; `stated`: the documents state PRO / CON stances), its topics
+    (comparative ones with their objects) and each topic's question analysis, by topic number; the question
+    classifier reads all titles at once (embedded on `device` at `precision`, as the run's texts are)."""
     questions = load_classifier(device=device, precision=precision)
     analyses = dict(zip((topic.number for topic in topics), questions.analyze_many([t.title for t in topics])))
-    task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative)
+    task = stance.task_kind(topics, override, lambda topic: analyses[topic.number].comparative, stated)
     if task == "comparative":
         topics = [with_objects(topic, analyses[topic.number]) for topic in topics]
     return TopicTask(task, topics, analyses)

@@ -72,10 +72,13 @@ def format_row(row: RunRow) -> str:
     return f"{row.qid} {row.stance} {row.doc_id} {row.rank} {row.score:.{SCORE_DECIMALS}f} {row.tag}\n"
 
 
+EMPTY_RUN = "the run is empty: no topic retrieved any document"
+
+
 def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> Path:
     """Write `run.txt` via a temporary file and a rename: readers never see a partial run."""
     if not rows:
-        raise ToucheError("the run is empty: no topic retrieved any document")
+        raise ToucheError(EMPTY_RUN)
     check_tag(rows[0].tag)
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE

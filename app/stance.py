@@ -80,13 +80,15 @@ _COMMON_WORDS = FUNCTION_WORDS | QUESTION_WORDS | frozenset(
 
 
 def task_kind(topics: list[Topic], override: str | None = None,
-              comparative: Callable[[Topic], bool] | None = None) -> str:
+              comparative: Callable[[Topic], bool] | None = None, stated: bool = False) -> str:
     """Say which stance labels a run needs: "comparative" or "controversial".
 
     An explicit `override` (the CLI's `--task`) wins. Otherwise the topics are comparative when any of them names
-    two objects or, when given, the `comparative` predicate (e.g. a question classifier) says so for at least half
-    of them: 48 of the 50 titles of 2020/21 Task 2 read as comparative, 4 of 2021 Task 1's controversial ones too
-    ("Is communism better than democracy?"), and one label set serves a whole run.
+    two objects; else controversial where the documents state PRO / CON stances (`stated`: args.me's debate portals,
+    Touché's controversial Task 1); else comparative when, given, the `comparative` predicate (e.g. a question
+    classifier) says so for at least half of them: 48 of the 50 titles of 2020/21 Task 2 read as comparative, 4 of
+    2021 Task 1's controversial ones too ("Is communism better than democracy?"), and one label set serves a whole
+    run (a run of one such topic on args.me was comparative).
     """
     if override is not None:
         if override not in TASKS:
@@ -94,6 +96,8 @@ def task_kind(topics: list[Topic], override: str | None = None,
         return override
     if any(topic.objects is not None for topic in topics):
         return "comparative"
+    if stated:
+        return "controversial"
     if comparative is not None and topics and 2 * sum(map(comparative, topics)) >= len(topics):
         return "comparative"
     return "controversial"

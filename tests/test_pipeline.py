@@ -1,5 +1,7 @@
 """The whole pipeline on small inputs of each layout and on the real TIRA-style input (slow: real models)."""
 
+import shutil
+
 import pytest
 
 from app.errors import ToucheError
@@ -42,6 +44,14 @@ def test_stance_labels_follow_the_task(fixtures, tmp_path):
     assert {r[1] for r in rows} - {"Q0"}  # the reranked head is labelled
     _, rows = run_on(fixtures / "argsme", tmp_path / "controversial")
     assert {r[1] for r in rows} <= {"PRO", "CON", "NEU", "NO", "Q0"}
+    # One topic the question classifier reads as a comparison, on args.me, whose arguments state PRO / CON: the run
+    # was comparative, its labels FIRST / SECOND toward "nuclear energy" and "solar power".
+    (tmp_path / "one").mkdir()
+    shutil.copy(fixtures / "argsme" / "args-me.json", tmp_path / "one")
+    (tmp_path / "one" / "topics.xml").write_text("<topics><topic><number>2</number><title>Is nuclear energy better "
+                                                 "than solar power?</title></topic></topics>")
+    _, rows = run_on(tmp_path / "one", tmp_path / "one-out")
+    assert {r[1] for r in rows} - {"Q0"} and {r[1] for r in rows} <= {"PRO", "CON", "NEU", "NO", "Q0"}
     _, rows = run_on(fixtures / "passages", tmp_path / "off", stance=False)
     assert {r[1] for r in rows} == {"Q0"}
     _, rows = run_on(fixtures / "passages", tmp_path / "forced", task="controversial")
@@ -103,7 +113,6 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
                                                                            error, no_model_loads):
     """They were said after the question classifier and the encoder had loaded (13 s), in the first stage."""
     import lzma
-    import shutil
 
     shutil.copy(fixtures / "passages" / "topics.xml", tmp_path)
     passages = (fixtures / "passages" / "passages.jsonl").read_bytes()
@@ -120,9 +129,20 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
                         progress=False))
 
 
+def test_a_run_no_topic_of_which_finds_a_document_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads):
+    """It was said as run.txt was to be written, after the question classifier and the encoder had loaded."""
+
+    shutil.copy(fixtures / "passages" / "passages.jsonl", tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics><topic><number>1</number><title>Is it the?</title></topic>"
+                                         "<topic><number>2</number><title>???</title></topic></topics>")
+    with pytest.raises(ToucheError, match="the run is empty: no topic retrieved any document"):
+        run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        progress=False))
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads):
     """It needs the file read, and was said after the question classifier had loaded (about 10 s)."""
-    import shutil
 
     shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
     (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
@@ -135,7 +155,6 @@ def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads
 @pytest.mark.slow
 def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
     """A topic that finds nothing is not in the run: "wrote ... for 3 topics" beside "the run has 2 topics" misled."""
-    import shutil
 
     shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
     (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"

@@ -26,6 +26,9 @@ def test_task_kind_from_objects_override_and_hook():
     should = [Topic(str(n), "Should teachers get tenure?") for n in range(4, 50)]
     assert task_kind(better + should, comparative=lambda t: "better" in t.title) == "controversial"  # 2021 Task 1
     assert task_kind(better + should[:4], comparative=lambda t: "better" in t.title) == "comparative"
+    # Documents stating PRO / CON (args.me): one topic read as a comparison made a run of args.me comparative.
+    assert task_kind(better[:1], comparative=lambda t: "better" in t.title, stated=True) == "controversial"
+    assert task_kind([LAPTOP], stated=True) == "comparative"  # named objects ask for sides whatever the corpus
     with pytest.raises(ToucheError):
         task_kind([LAPTOP], override="argumentative")
 
