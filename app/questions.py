@@ -261,7 +261,8 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
               | frozenset({"it", "one", "ones", "between", "really", "better", "very", "much", "so", "even", "any",
                            "there", "sometimes", "usually", "often", "always", "generally", "actually", "vice",
                            "versa", "preferred", "be", "been", "being", "significantly", "slightly",
-                           "considerably", "substantially", "truly", "definitely", "far", "then"}))
+                           "considerably", "substantially", "truly", "definitely", "far", "then",
+                           "think", "believe", "feel", "reckon", "guess", "suppose"}))
 # Sentence adverbs that open a question before a comma or a name ("Honestly, Bank of America or Chase?"), where they
 # are no part of the first object; elsewhere they may be ("Personally identifiable data or anonymous data?").
 OPENING_ADVERBS = frozenset({"honestly", "seriously", "frankly", "personally", "basically", "ultimately",
@@ -507,10 +508,29 @@ class ObjectSpans:
             compared = self.compared_at(p) if self.words[p] == "than" and second \
                 and self.words[p - 1] != self.words[second[1] - 1] else None
             first = compared is not None and self.first_object(pieces, compared) or self.first_object(pieces, p)
+            if first and self.words[0] in ("do", "does", "did") and first[1] - first[0] > 1 \
+                    and first[1] < len(self.words) and self.words[first[1]] not in PIVOTS \
+                    and (first[1] in self.cues or self.comparison(first[1], False)):
+                first = (first[0], first[1] - 1)  # "Do dogs make better pets than cats?": "make" is the verb
             if first and second:
-                return self.restore_head(self.opening(self.word(self.untail(first))),
-                                         self.word(self.untail(second)), p)
+                pair = self.restore_head(self.opening(self.word(self.untail(first))), self.word(self.untail(second)), p)
+                listed = self.listed(pieces, first) if self.words[p] != "than" else []
+                return _unique([*(self.text(*piece) for piece in listed), *pair])
         return _unique(self.text(*self.untail(piece)) for piece in pieces)
+
+    def listed(self, pieces: list[tuple[int, int]], first: tuple[int, int]) -> list[tuple[int, int]]:
+        """The objects listed before the first with commas, in order: "apples, oranges or bananas" names three (the
+        first was dropped, and a run compared the last two). Each opens the question or follows a break, and holds
+        no comparison ("Which is healthier, tea or coffee?", "In 2020, iPhone or Android?" list nothing)."""
+        listed, start = [], first[0]
+        while start in self.breaks and self.question[self.tokens[start - 1].end:self.tokens[start].start].strip() == ",":
+            before = next((piece for piece in pieces if piece[1] == start), None)
+            if before is None or not (before[0] == 0 or before[0] in self.breaks) or any(
+                    self.words[i] in EDGE_WORDS or self.words[i] in COMPARATIVES for i in range(*before)):
+                break
+            listed.insert(0, before)
+            start = before[0]
+        return listed
 
     def untail(self, span: tuple[int, int]) -> tuple[int, int]:
         """A span without the adverbs and comparatives that end a question ("French or Spanish first?", "Is butter

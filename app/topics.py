@@ -155,11 +155,24 @@ def parse_objects(value) -> tuple[str, str] | None:
     if not isinstance(value, (list, tuple)) or not all(isinstance(part, str) for part in value):
         return None
     parts = [part for part in map(clean_field, value) if part]
-    if len(parts) != 2 or max(map(len, parts)) > MAX_OBJECT_CHARS or parts[0].casefold() == parts[1].casefold():
+    if len(parts) != 2 or max(map(len, parts)) > MAX_OBJECT_CHARS or _one_name(*parts):
         return None
     if any(set(re.findall(r"\w+", part)) <= FUNCTION_WORDS for part in parts):  # "A", "IT" in capitals: names
         return None
     return parts[0], parts[1]
+
+
+def _one_name(first: str, second: str) -> bool:
+    """Whether two objects are one name written twice: in any case, punctuation apart, the last word in the plural or
+    not ("tea, teas", "tea, tea.": the side followed the spelling that came first, mentions of "teas" counted for both)."""
+    def words(name: str) -> list[str]:
+        return re.findall(r"[\w+#]+", name.casefold())  # "C++" and "C#" are not "C"
+
+    def forms(word: str) -> set[str]:
+        return {word, word.removesuffix("s"), word.removesuffix("es")}
+
+    (*opening, last), (*other_opening, other_last) = words(first) or [""], words(second) or [""]
+    return opening == other_opening and bool(forms(last) & forms(other_last))
 
 
 def _python_sequence(text: str) -> list | tuple | None:

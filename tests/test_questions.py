@@ -306,6 +306,17 @@ def test_model_objects_are_whole_names(model, question, objects):
     ("Is tea even healthier than coffee?", ("tea", "coffee")),  # was "tea even"
     ("Why is a nonstop flight sometimes dearer than two flights?", ("nonstop flight", "two flights")),
     ("Is there any forum better than Quora?", ("forum", "Quora")),  # was "there any forum"
+    # a verb after "do" / "does", or an opinion verb, is no part of the first object
+    ("Do dogs make better pets than cats?", ("dogs", "cats")),  # was "dogs make"
+    ("Does Python run faster than Ruby?", ("Python", "Ruby")),  # was "Python run"
+    ("Does unpasteurized cheese taste better than pasteurized cheese?",  # 2021 Task 2, topic 81
+     ("unpasteurized cheese", "pasteurized cheese")),  # was "unpasteurized cheese taste"
+    ("Do you think imagination is better than knowledge?", ("imagination", "knowledge")),  # was "think imagination"
+    # objects listed with commas before "or" are objects too (the first were dropped: a run compared the last two)
+    ("What is better: apples, oranges or bananas?", ("apples", "oranges", "bananas")),
+    ("Which is healthiest: coffee, green tea or black tea and why?", ("coffee", "green tea", "black tea")),
+    ("Which is healthier, tea or coffee?", ("tea", "coffee")),  # a comparison before the comma lists nothing
+    ("In 2020, iPhone or Android?", ("iPhone", "Android")),  # nor a phrase it opens with
 ])
 def test_model_objects_around_the_comparison(model, question, objects):
     assert model.analyze(question).objects == objects

@@ -129,6 +129,11 @@ def test_objects_are_names_of_visible_text_and_bounded_length():
         assert parse_objects(value) is None, value
     assert parse_objects("C, C++") == ("C", "C++") and parse_objects("The Beatles, a-ha") == ("The Beatles", "a-ha")
     assert parse_objects("A, B") == ("A", "B") and parse_objects("IT, HR") == ("IT", "HR")
+    # another spelling of one name: the side followed the spelling that came first (an edge-case hunt)
+    for value in ("tea, teas", "tea, tea.", "bus, buses", "green tea, Green Teas!"):
+        assert parse_objects(value) is None, value
+    assert parse_objects("C#, C") == ("C#", "C") and parse_objects("green tea, black tea") == ("green tea", "black tea")
+    assert parse_objects("iPhone 12, iPhone 13") == ("iPhone 12", "iPhone 13")
 
 
 def test_objects_as_tirex_writes_ir_datasets_tuples():
