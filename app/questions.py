@@ -36,7 +36,7 @@ from app.errors import ToucheError
 from app.files import decoded
 from app.records import Topic, visible
 from app.settings import MODELS_DIR
-from app.topics import (MAX_TOPIC_CHARS, element_text, named, parse_objects, read_topics, xml_root,
+from app.topics import (MAX_TOPIC_CHARS, clean_field, element_text, named, parse_objects, read_topics, xml_root,
                         xml_title)
 
 log = logging.getLogger(__name__)
@@ -112,14 +112,16 @@ _MARKUP = re.compile(rb"(?:\xef\xbb\xbf)?\s*<[?!A-Za-z_]")
 
 
 def given_questions(arguments: list[str], path: Path | None) -> list[str]:
-    """The questions `touche classify` reads: its arguments, then those of `path` (`read_questions`), each at most
-    MAX_TOPIC_CHARS long, as a run cuts a title (the analysis takes time quadratic in the length)."""
+    """The questions `touche classify` reads: its arguments, then those of `path` (`read_questions`), cleaned as a
+    run reads a title (`topics.clean_field`: an escape sequence for the terminal was printed as it came) and each at
+    most MAX_TOPIC_CHARS long, as a run cuts it (the analysis takes time quadratic in the length)."""
     # Under a C locale without UTF-8 mode, Python holds an argument's UTF-8 bytes as surrogate escapes.
     texts = [question.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for question in arguments]
     texts += read_questions(path) if path else []
     if not texts:
         raise ToucheError("no questions: pass them as arguments or with --file")
-    if not all(map(visible, texts)):  # nothing but spaces, or U+200B
+    texts = [clean_field(text) for text in texts]
+    if not all(texts):  # nothing but spaces, or U+200B
         raise ToucheError("empty question: every question needs some text")
     if any(len(text) > MAX_TOPIC_CHARS for text in texts):
         log.warning("questions over %d characters are read up to there", MAX_TOPIC_CHARS)

@@ -10,7 +10,7 @@ import pytest
 
 from app.errors import ToucheError
 from app.questions import (SETTINGS_FILE, QuestionAnalysis, RuleClassifier, closing_comparison, format_line,
-                           load_classifier, objects_from_tags, read_questions, rule_type, tokenize)
+                           given_questions, load_classifier, objects_from_tags, read_questions, rule_type, tokenize)
 from app.settings import MODELS_DIR
 
 
@@ -63,6 +63,15 @@ def test_rules_classifier_analysis_and_json():
     assert {"question", "type", "comparative", "objects", "confidence", "aspect"} <= doc.keys()
     assert json.loads(json.dumps(doc))["objects"] == ["laptop", "desktop"]
     assert not RuleClassifier().analyze("Should marijuana be legalized?").comparative
+
+
+def test_questions_are_cleaned_as_a_run_reads_titles(tmp_path):
+    """An escape sequence in a question reached the terminal as it came (a title bar set to "pwned")."""
+    (tmp_path / "q.txt").write_text("Is tea\x1b]0;pwned\x07 better than coffee?\nTea\u00a0or  coffee?\n")
+    assert given_questions(["Cafe\u0301 or tea?"], tmp_path / "q.txt") == [
+        "Caf\u00e9 or tea?", "Is tea ]0;pwned better than coffee?", "Tea or coffee?"]
+    with pytest.raises(ToucheError, match="empty question"):
+        given_questions(["\x1b\x07"], None)
 
 
 def test_format_line_shows_type_objects_and_question():
