@@ -259,6 +259,8 @@ def test_a_previous_stages_run_tira_mounts_is_said_to_be_ignored(tmp_path, monke
                                               "reads, which --no-stance leaves out: ignored"),
     (["--no-stance", "--stance-model", "head"], "--stance-model head picks how stance is read, which --no-stance "
                                                 "leaves out: ignored"),
+    (["--rerank-depth", "3", "--stance-depth", "30"], "--stance-depth 30: the stance cross-encoder reads the "
+                                                      "reranked documents, the top --rerank-depth 3"),  # was silent
 ])
 def test_stance_options_others_leave_without_effect_are_said_to_be_ignored(tmp_path, options, said):
     """--stance-depth beside --stance-model head was passed over without a word: the run read as asked, not as meant."""
