@@ -209,8 +209,8 @@ def resolve_cache(cache_flag: Optional[Path], output_dir: Path) -> Optional[Path
     return cache_dir
 
 
-def _setup_logging(debug: bool, quiet: bool) -> None:
-    if quiet:
+def _setup_logging(debug: bool, quiet: bool, bars: bool = True) -> None:
+    if quiet or not bars:
         # The libraries' own bars too: tqdm's and huggingface_hub's read these variables when imported, and
         # transformers' "Loading weights" bar follows huggingface_hub's switch (read when transformers is imported).
         os.environ.setdefault("TQDM_DISABLE", "1")
@@ -404,7 +404,7 @@ def run(
     debug: bool = typer.Option(False, "--debug", help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
-    _setup_logging(debug, quiet)  # before the imports: progress bars read their settings when first imported
+    _setup_logging(debug, quiet, bars=_on_terminal())  # before the imports: bars read their settings then
     with _errors(debug):  # the imports too: a memory limit, a stop or a library's bad setting fail them
         from .metadata import METADATA_FILE, recorded
         from .corpus import check_choice
@@ -434,7 +434,8 @@ def run(
         try:  # a run that fails leaves no directory it made behind, where it is empty
             settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                    depth=depth, overwrite=overwrite, device=device, precision=precision,
-                                   progress=not quiet and _on_terminal(), backend=backend, index=index, page_text=page_text,
+                                   progress=not quiet and _on_terminal(), backend=backend, index=index,
+                                   page_text=page_text,
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,
                                    balance_stance=balance_stance, corpus=corpus, topics=topics)

@@ -672,8 +672,8 @@ def _argsme_file(path: Path, defects: Defects) -> Iterator[Document]:
                     defects.add("invalid JSON argument")
                 cannot = stream.resume()
                 # After the damage, only the file's end, or garbage that holds no argument: nothing more to read.
-                ended = cannot == _Resumable.ENDED or (
-                    cannot == _Resumable.NO_START and "trailing garbage" in problem and not stream.ids_after)
+                ended = cannot == _Resumable.ENDED or (cannot == _Resumable.NO_START and not stream.ids_after and (
+                    "trailing garbage" in problem or shape is ARGUMENT_LINES))  # lines: a bad last line
                 if cannot is not None and not ended:
                     raise ToucheError(f"{path}: {problem}, {cannot}") from None
                 if defects.damage is None:  # said with the corpus's other defects, once whatever the passes
@@ -695,7 +695,8 @@ class ArgsmeShape(NamedTuple):
 # args.me's release: {"arguments": [...]}; the list alone (what `jq .arguments` writes); arguments one after
 # another (JSON lines under args.me's names).
 ARGSME = ArgsmeShape("arguments.item", b'{"arguments": [',
-                     re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern), re.compile(rb"\]\s*\}\s*\Z"))
+                     re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern),
+                     re.compile(rb"\]\s*\}\s*\Z"))
 ARGUMENT_LIST = ArgsmeShape("item", b"[", re.compile(rb"\s*\[\s*" + ARGUMENT_START.pattern), re.compile(rb"\]\s*\Z"))
 ARGUMENT_LINES = ArgsmeShape("", b"", re.compile(rb"\s*" + ARGUMENT_START.pattern), re.compile(rb"\}\s*\Z"))
 

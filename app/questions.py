@@ -16,6 +16,7 @@ for instructions ("how to …", "how do I/you …", the paper's strongest method
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -525,7 +526,7 @@ class ObjectSpans:
         first was dropped, and a run compared the last two). Each opens the question or follows a break, and holds
         no comparison ("Which is healthier, tea or coffee?", "In 2020, iPhone or Android?" list nothing)."""
         listed, start = [], first[0]
-        while start in self.breaks and self.question[self.tokens[start - 1].end:self.tokens[start].start].strip() == ",":
+        while start in self.breaks and self.between(start) == ",":
             before = next((piece for piece in pieces if piece[1] == start), None)
             if before is None or not (before[0] == 0 or before[0] in self.breaks) or any(
                     self.words[i] in EDGE_WORDS or self.words[i] in COMPARATIVES for i in range(*before)):
@@ -533,6 +534,10 @@ class ObjectSpans:
             listed.insert(0, before)
             start = before[0]
         return listed
+
+    def between(self, word: int) -> str:
+        """What stands between word `word` and the one before it, spaces aside."""
+        return self.question[self.tokens[word - 1].end:self.tokens[word].start].strip()
 
     def untail(self, span: tuple[int, int]) -> tuple[int, int]:
         """A span without the adverbs and comparatives that end a question ("French or Spanish first?", "Is butter
@@ -890,7 +895,9 @@ def with_objects(topic: Topic, analysis: QuestionAnalysis) -> Topic:
     that?" gave sides toward "that")."""
     if topic.objects is not None:
         return topic
-    objects = parse_objects(analysis.objects[:2]) if analysis.comparative else None
+    # The first two it names that are two objects ("tea, teas or coffee": tea and coffee)
+    pairs = itertools.combinations(analysis.objects, 2) if analysis.comparative else ()
+    objects = next((pair for pair in map(parse_objects, pairs) if pair is not None), None)
     if objects is None:
         log.warning("topic %s: no two compared objects found in %s", topic.number, topic.quoted)
         return topic

@@ -164,7 +164,7 @@ def parse_objects(value) -> tuple[str, str] | None:
 
 def _one_name(first: str, second: str) -> bool:
     """Whether two objects are one name written twice: in any case, punctuation apart, the last word in the plural or
-    not ("tea, teas", "tea, tea.": the side followed the spelling that came first, mentions of "teas" counted for both)."""
+    not ("tea, teas", "tea, tea.": the side followed the spelling that came first, "teas" counted for both)."""
     def words(name: str) -> list[str]:
         return re.findall(r"[\w+#]+", name.casefold())  # "C++" and "C#" are not "C"
 

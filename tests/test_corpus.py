@@ -109,6 +109,16 @@ def test_a_damaged_argument_of_the_other_shapes_costs_itself(tmp_path, write, ca
     assert "skipped 2 records (2 invalid JSON arguments)" in caplog.text
 
 
+@pytest.mark.parametrize("last", ["hello", "]", "{not json"])
+def test_garbage_after_the_last_of_arguments_one_a_line_costs_no_argument(tmp_path, caplog, last):
+    """It ended the run ("and no argument starts after it"), where the same line between arguments was skipped."""
+    arguments = [{"id": f"a{i}", "conclusion": "Tea", "premises": [{"text": f"tea {i}"}]} for i in range(3)]
+    (tmp_path / "args-me.json").write_text("".join(json.dumps(a) + "\n" for a in arguments) + last + "\n")
+    with caplog.at_level(logging.WARNING, logger="app.corpus"):
+        assert [d.doc_id for d in read_documents(detect_corpus(tmp_path))] == ["a0", "a1", "a2"]
+    assert "invalid JSON after argument 'a2'" in caplog.text
+
+
 def test_a_truncated_argument_list_is_an_error(tmp_path):
     """A list of arguments cut short is said as args.me's own shape cut short is: a partial corpus gives another run."""
     arguments = [{"id": f"a{i}", "conclusion": "Tea", "premises": [{"text": f"tea {i}"}]} for i in range(3)]

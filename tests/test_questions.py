@@ -573,6 +573,9 @@ def test_objects_the_classifier_finds_pass_the_checks_given_objects_pass(caplog,
     assert "topic 9: no two compared objects found" in caplog.text
     assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea", "coffee", "milk"))).objects == (
         "tea", "coffee")
+    # of three, the first two that are two objects: "tea, teas or coffee" compared nothing
+    assert with_objects(topic, SimpleNamespace(comparative=True, objects=("tea", "teas", "coffee"))).objects == (
+        "tea", "coffee")
 
 
 def test_a_topic_the_classifier_reads_as_no_comparison_gets_no_objects_in_a_comparative_run(caplog):
