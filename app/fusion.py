@@ -114,18 +114,18 @@ def fuse(features: dict[str, np.ndarray], weights: FusionWeights = WEIGHTS) -> n
 
 
 def aggregate(features: dict[str, np.ndarray], documents: list[np.ndarray], weights: FusionWeights = WEIGHTS,
-              top: int = DOCUMENT_PASSAGES) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Document features from passage features (rows), and each document's best passage.
+              top: int = DOCUMENT_PASSAGES) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """Document features from passage features (rows), and each document's best passages.
 
     `documents` lists each document's passage rows. A document's feature is the mean over its `top` passages of
-    highest fused score (the earlier passage among ties); its best passage is the first of them, so a document of
+    highest fused score (the earlier passage among ties), which are its best passages, best first; a document of
     one passage has that passage's features, exactly.
     """
     fused = fuse(features, weights)
     best = [rows[np.argsort(-fused[rows], kind="stable")[:top]] for rows in documents]
     aggregated = {name: np.array([values[rows].mean(dtype=np.float64) for rows in best]).astype(values.dtype)
                   for name, values in features.items()}
-    return aggregated, np.array([rows[0] for rows in best], dtype=np.int64)
+    return aggregated, best
 
 
 class Ranking(NamedTuple):

@@ -13,11 +13,13 @@ from .settings import RunSettings
 
 
 def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
-                   best_passages: dict[str, dict[str, int]], encoded: Encoded, queries: dict[str, np.ndarray],
+                   read_passages: dict[str, dict[str, list[int]]], encoded: Encoded, queries: dict[str, np.ndarray],
                    task: str, settings: RunSettings,
                    candidates: dict[str, list[Candidate]] | None = None) -> dict[str, list[str]]:
-    """Stance labels for each topic's reranked documents, each read by its best passage (`best_passages`: per topic,
-    document id -> row of `encoded`) and by the stance its corpus states, if any (`candidates`' documents). Below the
+    """Stance labels for each topic's reranked documents, each read by its best passages (`read_passages`: per
+    topic, document id -> rows of `encoded`, best first; on controversial topics the best alone, on comparative ones
+    all together: `StanceModel.predict`'s `windows`) and by the stance its corpus states, if any (`candidates`'
+    documents). Below the
     rerank depth only a stated stance or a debate's turns give a label (on controversial topics); Q0 (no label) for
     the rest, and everywhere with --no-stance. On controversial topics an args.me argument that states no stance is
     read without the title its debate's arguments among the topic's candidates share, and hears the other posts
@@ -32,24 +34,30 @@ def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
         if topic.number not in ranked:
             continue
         doc_ids, _ = ranked[topic.number]
-        best = best_passages[topic.number]
-        head = reranked_head(doc_ids, best, settings.rerank_depth)
-        passages = [best[doc_id] for doc_id in head]
+        read = read_passages[topic.number]
+        head = reranked_head(doc_ids, read, settings.rerank_depth)
+        passages = [read[doc_id][0] for doc_id in head]
         documents = {candidate.doc.doc_id: candidate.doc for candidate in (candidates or {}).get(topic.number, ())}
         reading = debates.stance_reading(doc_ids, head, [encoded.texts[row] for row in passages], documents,
                                          controversial=task == "controversial")
-        predictions = model.predict(topic, reading.texts, encoded.vectors[passages],
-                                    task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
-                                    stated=reading.stated, unread=[statement for _, statement in reading.unread],
-                                    turns=reading.turns,
-                                    unread_turns=[position for _, position in reading.unread_turns])
+        if task == "comparative":  # a long document's best passages together: reading.texts are the passages
+            rows = [row for doc_id in head for row in read[doc_id]]
+            predictions = model.predict(topic, [encoded.texts[row] for row in rows], encoded.vectors[rows], task,
+                                        query_embeddings=queries[topic.number],
+                                        windows=[len(read[doc_id]) for doc_id in head])
+        else:
+            predictions = model.predict(topic, reading.texts, encoded.vectors[passages],
+                                        task, query_embeddings=queries[topic.number], cross_depth=cross_depth,
+                                        stated=reading.stated, unread=[statement for _, statement in reading.unread],
+                                        turns=reading.turns,
+                                        unread_turns=[position for _, position in reading.unread_turns])
         labels[topic.number] = reading.labels(doc_ids, predictions)
     return labels
 
 
-def reranked_head(doc_ids: list[str], best_passages: dict[str, int], rerank_depth: int) -> list[str]:
+def reranked_head(doc_ids: list[str], read_passages: dict[str, list[int]], rerank_depth: int) -> list[str]:
     """A topic's reranked documents in ranking order: the fused ranking keeps them above the first stage's tail."""
-    return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in best_passages]
+    return [doc_id for doc_id in doc_ids[:rerank_depth] if doc_id in read_passages]
 
 
 def balance(ranked: dict[str, Ranking], stances: dict[str, list[str]],

@@ -37,8 +37,10 @@ from .topics import bounded_topic, clean_field, read_topics
 log = logging.getLogger(__name__)
 
 # The passage of a head document the reranker read it best by (app.passages; the whole text of a short one) and its
-# MiniLM embedding: the stance labeller reads them.
+# MiniLM embedding, and a long document's second best (None for one of one passage): the stance labeller reads them.
 PASSAGE, DOC_VECTOR = "touche_passage", "touche_doc_vec"
+SECOND_PASSAGE, SECOND_VECTOR = "touche_passage_2", "touche_doc_vec_2"
+_PASSAGE_COLUMNS = (PASSAGE, DOC_VECTOR, SECOND_PASSAGE, SECOND_VECTOR)
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ class ToucheOptions:
 class ToucheReranker(pt.Transformer):
     """Reranks each topic's top `rerank_depth` candidates by the fused dense, quality and relevance scores; the rest
     follow in first-stage order. Sets `score` and `rank` and adds each head document's best passage and its
-    embedding in `touche_passage` and `touche_doc_vec`."""
+    embedding in `touche_passage` and `touche_doc_vec`, a long one's second best in `touche_passage_2` and
+    `touche_doc_vec_2` (None for a document of one passage)."""
 
     def __init__(self, options: ToucheOptions = ToucheOptions()):
         self.options = options
@@ -89,7 +92,7 @@ class ToucheReranker(pt.Transformer):
         topics, frames, candidates = by_topic(inp)
         if not topics:
             return inp.iloc[:0].assign(score=pd.Series(dtype=float), rank=pd.Series(dtype=int),
-                                       **{PASSAGE: pd.Series(dtype=object), DOC_VECTOR: pd.Series(dtype=object)})
+                                       **{name: pd.Series(dtype=object) for name in _PASSAGE_COLUMNS})
         settings = self.options.run_settings()
         encoded, _, scored = score_candidates(topics, candidates, settings, None)
         ranked = []
@@ -98,12 +101,16 @@ class ToucheReranker(pt.Transformer):
             doc_ids, scores = rank(found, fusion.fuse(scored[topic.number].features), len(found))
             frame = frame.set_index("docno", drop=False).loc[doc_ids].reset_index(drop=True)
             frame["score"] = falling_scores(scores)  # as the run file's: one sort by score gives the ranking
-            best_passages = scored[topic.number].best_passages
-            best = [best_passages[doc_id] for doc_id in frame["docno"].iloc[: settings.rerank_depth]]
-            tail = [None] * (len(frame) - len(best))
-            frame[PASSAGE] = pd.Series([encoded.texts[row] for row in best] + tail, index=frame.index, dtype=object)
-            frame[DOC_VECTOR] = pd.Series([encoded.vectors[row] for row in best] + tail, index=frame.index,
-                                          dtype=object)
+            read = scored[topic.number].read_passages
+            head = [read[doc_id] + [None] for doc_id in frame["docno"].iloc[: settings.rerank_depth]]
+            tail = [None] * (len(frame) - len(head))
+            columns = ((PASSAGE, DOC_VECTOR), (SECOND_PASSAGE, SECOND_VECTOR))
+            for place, (text_column, vector_column) in enumerate(columns):
+                rows = [passages[place] for passages in head]
+                frame[text_column] = pd.Series([None if row is None else encoded.texts[row] for row in rows] + tail,
+                                               index=frame.index, dtype=object)
+                frame[vector_column] = pd.Series([None if row is None else encoded.vectors[row] for row in rows]
+                                                 + tail, index=frame.index, dtype=object)
             ranked.append(frame)
         return pt.model.add_ranks(pd.concat(ranked, ignore_index=True))
 
@@ -147,23 +154,30 @@ class ToucheStance(pt.Transformer):
         return task, topics
 
     def _head(self, topics: list[Topic], frames: list[pd.DataFrame], candidates: dict[str, list[Candidate]],
-              settings: RunSettings) -> tuple[Encoded, dict[str, dict[str, int]]]:
-        """The passages the head documents are read by, with embeddings, and per topic each document's passage row:
-        the reranker's where every head row has them, else chosen and encoded here as the reranker does."""
+              settings: RunSettings) -> tuple[Encoded, dict[str, dict[str, list[int]]]]:
+        """The passages the head documents are read by, with embeddings, and per topic each document's passage rows
+        (best first): the reranker's where every head row has them, else chosen and encoded here as the reranker
+        does."""
         heads = [frame.iloc[: settings.rerank_depth] for frame in frames]
         if all(PASSAGE in head and DOC_VECTOR in head
                and head[DOC_VECTOR].map(lambda vector: isinstance(vector, np.ndarray)).all() for head in heads):
-            numbers = [topic.number for topic, head in zip(topics, heads) for _ in range(len(head))]
-            rows = pd.concat(heads, ignore_index=True)
-            encoded = Encoded([f"{qid} {docno}" for qid, docno in zip(numbers, rows["docno"])],
-                              rows[PASSAGE].tolist(), np.stack(rows[DOC_VECTOR].tolist()), rows["text"].tolist())
-            best: dict[str, dict[str, int]] = {}
-            for row, (qid, docno) in enumerate(zip(numbers, rows["docno"])):
-                best.setdefault(qid, {})[docno] = row
-            return encoded, best
+            ids, texts, vectors, documents = [], [], [], []
+            read: dict[str, dict[str, list[int]]] = {}
+            for topic, head in zip(topics, heads):
+                for _, row in head.iterrows():
+                    passages = [(row[PASSAGE], row[DOC_VECTOR])]
+                    if isinstance(row.get(SECOND_VECTOR), np.ndarray) and isinstance(row.get(SECOND_PASSAGE), str):
+                        passages.append((row[SECOND_PASSAGE], row[SECOND_VECTOR]))
+                    read.setdefault(topic.number, {})[row["docno"]] = list(range(len(ids), len(ids) + len(passages)))
+                    for place, (text, vector) in enumerate(passages):
+                        ids.append(f"{topic.number} {row['docno']} {place}")
+                        texts.append(text)
+                        vectors.append(vector)
+                        documents.append(row["text"])
+            return Encoded(ids, texts, np.stack(vectors), documents), read
         heads = {number: found[: settings.rerank_depth] for number, found in candidates.items()}
         encoded, _, scored = score_candidates(topics, heads, settings, None)
-        return encoded, {qid: topic.best_passages for qid, topic in scored.items()}
+        return encoded, {qid: topic.read_passages for qid, topic in scored.items()}
 
 
 def touche_topics(path: str | Path) -> pd.DataFrame:

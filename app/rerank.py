@@ -114,11 +114,16 @@ def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.n
 
 @dataclass(frozen=True)
 class TopicScores:
-    """A topic's fusion features, one value per candidate, and the passage (a row of `Encoded`) each of its top
-    `rerank_depth` candidates is best read by: the stance stage reads that one."""
+    """A topic's fusion features, one value per candidate, and the passages (rows of `Encoded`, best first, at most
+    `fusion.DOCUMENT_PASSAGES`) each of its top `rerank_depth` candidates is best read by: the stance stage reads
+    the best (`best_passages`), on comparative topics the best together (`read_passages`)."""
 
     features: dict[str, np.ndarray]
-    best_passages: dict[str, int]
+    read_passages: dict[str, list[int]]
+
+    @property
+    def best_passages(self) -> dict[str, int]:
+        return {doc_id: rows[0] for doc_id, rows in self.read_passages.items()}
 
 
 def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
@@ -164,7 +169,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
         copies = fusion.first_copies([candidate.doc.text for candidate in head])
         scored[topic.number] = TopicScores(
             features=fusion.features(lexical, per_document, copies),
-            best_passages={candidate.doc.doc_id: int(flat[row]) for candidate, row in zip(head, best[copies])},
+            read_passages={candidate.doc.doc_id: flat[best[copy]].tolist() for candidate, copy in zip(head, copies)},
         )
     return scored
 

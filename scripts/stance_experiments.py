@@ -1919,8 +1919,8 @@ def _up_to_stance(settings, topics):
     candidates, _, cache, _ = first_stage(settings, topics)
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache)
     ranked = {qid: rank(candidates[qid], fusion.fuse(found.features), settings.depth) for qid, found in scored.items()}
-    best = {qid: found.best_passages for qid, found in scored.items()}
-    return candidates, encoded, queries, ranked, best
+    read = {qid: found.read_passages for qid, found in scored.items()}
+    return candidates, encoded, queries, ranked, read
 
 
 def stated_run(data_dir: Path, work: Path, asked: bool = False) -> dict:
@@ -2023,7 +2023,7 @@ def consensus(qa, dev, embed, work: Path) -> dict:
     heads = {}
     for topic in topics:
         doc_ids = reranked_head(ranked[topic.number][0], best[topic.number], settings.rerank_depth)
-        heads[topic.number] = (topic, doc_ids, [best[topic.number][doc_id] for doc_id in doc_ids])
+        heads[topic.number] = (topic, doc_ids, [best[topic.number][doc_id][0] for doc_id in doc_ids])
     judged = common.read_dev_stances(common.DEFAULT_DATA_DIR)
     model, side = StanceModel.load(), _shipped_side()
     model.side = side

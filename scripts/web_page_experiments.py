@@ -115,6 +115,7 @@ def macro_f1(pairs: list[tuple[str, str]]) -> float:
 
 def page_stance(depth: int) -> None:
     """The stance proxy: judged passage labels against page labels read by best passage or by the first pieces."""
+    from app.chatnoir import MAX_PAGE_TEXT_CHARS
     from app.html import read_page
     from app.passages import Passage
     from app.labelling import detect_stances
@@ -143,7 +144,7 @@ def page_stance(depth: int) -> None:
     for topic in topics:
         parents = sorted({parent(passage) for passage in truth[topic.number]} & set(pages))
         candidates[topic.number] = [
-            Candidate(topic.number, Document(page_id, bounded_text(read_page(pages[page_id]))),
+            Candidate(topic.number, Document(page_id, bounded_text(read_page(pages[page_id]), MAX_PAGE_TEXT_CHARS)),
                       float(len(parents) - rank))
             for rank, page_id in enumerate(parents)]
         judged_passages[topic.number] = [
@@ -156,10 +157,10 @@ def page_stance(depth: int) -> None:
     def labels_by(candidate_sets, passages=None) -> dict[str, dict[str, str]]:
         if passages is None:
             encoded, _, scored = score_candidates(topics, candidate_sets, settings, None)
-            best = {qid: found.best_passages for qid, found in scored.items()}
+            best = {qid: found.read_passages for qid, found in scored.items()}
         else:
             encoded = encode_passages(passages, settings, None)
-            best = {qid: {doc: encoded.rows[read[0].key] for doc, read in found.items()}
+            best = {qid: {doc: [encoded.rows[read[0].key]] for doc, read in found.items()}
                     for qid, found in passages.items()}
         ranked = {qid: ([c.doc.doc_id for c in found], [0.0] * len(found)) for qid, found in candidate_sets.items()}
         stances = detect_stances(topics, ranked, best, encoded, queries, task, settings)

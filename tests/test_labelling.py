@@ -14,7 +14,7 @@ def test_no_stance_labels_no_document_and_loads_no_stance_model(monkeypatch, tmp
 
     monkeypatch.setattr(stance.StanceModel, "load", load)
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", stance=False, progress=False)
-    assert detect_stances([Topic("1", "Is a cat better than a dog?")], {"1": (["d"], [1.0])}, {"1": {"d": 0}},
+    assert detect_stances([Topic("1", "Is a cat better than a dog?")], {"1": (["d"], [1.0])}, {"1": {"d": [0]}},
                           None, {}, "comparative", settings) == {}
 
 
@@ -33,7 +33,7 @@ def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch,
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=(), turns=None, unread_turns=()):
+                    unread=(), turns=None, unread_turns=(), windows=None):
             seen.update(texts=texts, turns=turns, tail=unread_turns)
             return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction("CON", 1.0)
                                                                      for _ in unread_turns]
@@ -49,7 +49,7 @@ def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch,
                       [d.text for d in documents[:3]])
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=3)
     ranked = {"3": (["S1-A1", "S2-A1", "doc", "S2-A2"], [4.0, 3.0, 2.0, 1.0])}
-    best = {"3": {"S1-A1": 0, "S2-A1": 1, "doc": 2}}
+    best = {"3": {"S1-A1": [0], "S2-A1": [1], "doc": [2]}}
     detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial", settings,
                    candidates)
     assert seen["texts"] == ["Homework should be banned It helps children learn.", "It causes stress.",
@@ -69,7 +69,7 @@ def test_detect_stances_reads_stanceless_arguments_by_their_debates(monkeypatch,
     encoded = Encoded([d.doc_id for d in posts[:2]], [d.text for d in posts[:2]], np.zeros((2, 384), np.float32),
                       [d.text for d in posts[:2]])
     ranked = {"3": ([d.doc_id for d in posts + [other]], [4.0, 3.0, 2.0, 1.0])}
-    best = {"3": {posts[0].doc_id: 0, posts[1].doc_id: 1}}
+    best = {"3": {posts[0].doc_id: [0], posts[1].doc_id: [1]}}
     labels = detect_stances([topic], ranked, best, encoded, {"3": np.zeros((4, 384), np.float32)}, "controversial",
                             RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2), candidates)
     assert seen["texts"] == ["Yes.", "No."]
@@ -90,9 +90,10 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
 
     class Model:
         def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
-                    unread=(), turns=None, unread_turns=()):
-            seen.update(texts=texts, stated=stated, cross_depth=cross_depth, tail=unread)
-            return [StancePrediction("PRO", 1.0) for _ in texts] + [StancePrediction(side, 1.0) for side, _ in unread]
+                    unread=(), turns=None, unread_turns=(), windows=None):
+            seen.update(texts=texts, stated=stated, cross_depth=cross_depth, tail=unread, windows=windows)
+            read = windows if windows is not None else texts  # one prediction a document
+            return [StancePrediction("PRO", 1.0) for _ in read] + [StancePrediction(side, 1.0) for side, _ in unread]
 
     monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: Model()))
     topic = Topic("3", "Is homework beneficial for children?")
@@ -104,7 +105,8 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
                       [d.text for d in documents[:2]])
     settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2)
     ranked = {"3": (["b", "a", "d", "c"], [4.0, 3.0, 2.0, 1.0])}
-    labels = detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+    labels = detect_stances([topic], ranked, {"3": {"a": [0], "b": [1]}}, encoded,
+                            {"3": np.zeros((4, 384), np.float32)},
                             "controversial", settings, candidates)
     assert seen["texts"] == ["Homework helps.", "Homework is not beneficial. Stress."]
     assert seen["stated"] == [None, ("PRO", "Homework is not beneficial")]
@@ -112,13 +114,22 @@ def test_detect_stances_hands_the_model_each_documents_stated_stance(monkeypatch
     assert labels == {"3": ["PRO", "PRO", "Q0", "CON"]}
     seen.clear()
     head_only = RunSettings(input_dir=tmp_path, output_dir=tmp_path, rerank_depth=2, stance_model="head")
-    detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+    detect_stances([topic], ranked, {"3": {"a": [0], "b": [1]}}, encoded, {"3": np.zeros((4, 384), np.float32)},
                    "controversial", head_only, candidates)
     assert seen["tail"] == [("CON", "Homework")] and seen["cross_depth"] == 0  # the tail is read as the head is
     seen.clear()
-    labels = detect_stances([topic], ranked, {"3": {"a": 0, "b": 1}}, encoded, {"3": np.zeros((4, 384), np.float32)},
+    labels = detect_stances([topic], ranked, {"3": {"a": [0], "b": [1]}}, encoded,
+                            {"3": np.zeros((4, 384), np.float32)},
                             "comparative", settings, candidates)
-    assert seen["tail"] == [] and labels == {"3": ["PRO", "PRO", "Q0", "Q0"]}  # comparative: no stated stances
+    assert not seen["tail"] and not seen["stated"] and labels == {"3": ["PRO", "PRO", "Q0", "Q0"]}  # comparative:
+    # no stated stances. A document of two passages is read by both together, best first (`StanceModel.predict`'s
+    # `windows`), one label each.
+    encoded = Encoded(["a", "b", "b2"], ["A.", "B best.", "B second."], np.zeros((3, 384), np.float32),
+                      ["A.", "B", "B"])
+    labels = detect_stances([topic], ranked, {"3": {"a": [0], "b": [1, 2]}}, encoded,
+                            {"3": np.zeros((4, 384), np.float32)}, "comparative", settings, candidates)
+    assert seen["texts"] == ["B best.", "B second.", "A."] and seen["windows"] == [2, 1]
+    assert labels == {"3": ["PRO", "PRO", "Q0", "Q0"]}
 
 
 def test_balance_stance_reorders_argumentative_topics_only():

@@ -184,6 +184,22 @@ def test_transformers_declare_their_columns_and_reject_frames_without_text(candi
         ToucheReranker().transform(candidates.drop(columns="text"))
 
 
+def test_stance_reads_a_long_documents_second_passage_from_the_reranker_columns():
+    """A long document's two best passages (`touche_passage_2`, `touche_doc_vec_2`) are read together, as `touche
+    run` reads them on comparative topics; a document of one passage (None there) by its own."""
+    from app.pyterrier import DOC_VECTOR, PASSAGE, SECOND_PASSAGE, SECOND_VECTOR
+    from app.records import Topic
+
+    vectors = np.eye(3, 384, dtype=np.float32)
+    frame = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "text": ["A whole.", "B"], "score": [2.0, 1.0],
+                          PASSAGE: ["A whole.", "B best."], DOC_VECTOR: [vectors[0], vectors[1]],
+                          SECOND_PASSAGE: [None, "B second."], SECOND_VECTOR: [None, vectors[2]]})
+    encoded, read = ToucheStance()._head([Topic("1", "Tea or coffee?")], [frame], {}, ToucheOptions().run_settings())
+    assert read == {"1": {"a": [0], "b": [1, 2]}}
+    assert encoded.texts == ["A whole.", "B best.", "B second."] and encoded.documents == ["A whole.", "B", "B"]
+    assert encoded.vectors.tobytes() == vectors.tobytes()
+
+
 def test_the_core_run_never_imports_pyterrier():
     code = "import sys, app.cli, app.pipeline; sys.exit('pyterrier' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0

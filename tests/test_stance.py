@@ -15,6 +15,20 @@ LAPTOP = Topic("2", "Which is better, a laptop or a desktop?", objects=("laptop"
 TENURE = Topic("51", "Should teachers get tenure?")
 
 
+def test_pool_windows_reads_a_documents_passages_together():
+    """The mean of their log-probabilities, renormalised; a document of one passage keeps its row exactly."""
+    from app.stance import pool_windows
+
+    rows = np.array([[0.7, 0.1, 0.1, 0.1], [0.1, 0.1, 0.4, 0.4], [0.25, 0.25, 0.25, 0.25]], dtype=np.float32)
+    pooled = pool_windows(rows, [2, 1])
+    expected = np.sqrt(rows[0] * rows[1]) / np.sqrt(rows[0] * rows[1]).sum()
+    np.testing.assert_allclose(pooled[0], expected, rtol=1e-6)
+    assert pooled[1].tobytes() == rows[2].tobytes() and pooled.dtype == np.float32
+    assert pool_windows(rows, [1, 1, 1]).tobytes() == rows.tobytes()
+    with pytest.raises(ValueError):
+        pool_windows(rows, [2, 2])
+
+
 def test_task_kind_from_objects_override_and_hook():
     assert task_kind([TENURE, LAPTOP]) == "comparative"
     assert task_kind([TENURE]) == "controversial"
