@@ -129,33 +129,27 @@ def test_a_wrong_corpus_or_chatnoir_setting_is_said_before_any_model_loads(fixtu
                         progress=False))
 
 
-def test_a_run_no_topic_of_which_finds_a_document_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads):
-    """It was said as run.txt was to be written, after the question classifier and the encoder had loaded."""
-
-    shutil.copy(fixtures / "passages" / "passages.jsonl", tmp_path)
-    (tmp_path / "topics.xml").write_text("<topics><topic><number>1</number><title>Is it the?</title></topic>"
-                                         "<topic><number>2</number><title>???</title></topic></topics>")
-    with pytest.raises(ToucheError, match="the run is empty: no topic retrieved any document"):
+@pytest.mark.parametrize("corpus, titles, error", [
+    # It was said as run.txt was to be written, after the question classifier and the encoder had loaded.
+    ("passages/passages.jsonl", {"1": "Is it the?", "2": "???"}, "the run is empty: no topic retrieved any document"),
+    # It needs the file read, and was said after the question classifier had loaded (about 10 s).
+    ("rerank/rerank.jsonl", {"99": "Tea or coffee?"}, "holds none of the 1 topics' numbers"),
+])
+def test_a_run_that_finds_nothing_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads, corpus, titles,
+                                                                 error):
+    shutil.copy(fixtures / corpus, tmp_path)
+    (tmp_path / "topics.xml").write_text("<topics>" + "".join(
+        f"<topic><number>{number}</number><title>{title}</title></topic>" for number, title in titles.items())
+        + "</topics>")
+    with pytest.raises(ToucheError, match=error):
         run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                         progress=False))
     assert not (tmp_path / "out").exists()
 
 
-def test_a_rerank_file_holding_none_of_the_topics_is_said_before_any_model_loads(fixtures, tmp_path, no_model_loads):
-    """It needs the file read, and was said after the question classifier had loaded (about 10 s)."""
-
-    shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
-    (tmp_path / "topics.xml").write_text("<topics><topic><number>99</number><title>Tea or coffee?</title></topic>"
-                                         "</topics>")
-    with pytest.raises(ToucheError, match="holds none of the 1 topics' numbers"):
-        run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
-                        progress=False))
-
-
 @pytest.mark.slow
 def test_the_report_counts_the_topics_the_run_holds(fixtures, tmp_path):
     """A topic that finds nothing is not in the run: "wrote ... for 3 topics" beside "the run has 2 topics" misled."""
-
     shutil.copy(fixtures / "rerank" / "rerank.jsonl", tmp_path)
     (tmp_path / "topics.xml").write_text("<topics><topic><number>11</number><title>Tea or coffee?</title></topic>"
                                          "<topic><number>12</number><title>Cats or dogs?</title></topic>"
