@@ -210,6 +210,8 @@ def resolve_cache(cache_flag: Optional[Path], output_dir: Path) -> Optional[Path
 
 
 def _setup_logging(debug: bool, quiet: bool, bars: bool = True) -> None:
+    """Logs to stderr (warnings only when `quiet`); the libraries' progress bars off when `quiet` or not `bars`, for
+    the rest of the process (through the environment, which their imports read, and their global switches)."""
     if quiet or not bars:
         # The libraries' own bars too: tqdm's and huggingface_hub's read these variables when imported, and
         # transformers' "Loading weights" bar follows huggingface_hub's switch (read when transformers is imported).
@@ -231,8 +233,10 @@ def _on_terminal() -> bool:
 def _disable_imported_bars() -> None:
     """Switch off the progress bars of libraries that were imported before --quiet was read (e.g. by a test
     runner or a caller of `app`), whose import-time settings missed the variables."""
-    if "huggingface_hub" in sys.modules:
-        sys.modules["huggingface_hub"].utils.disable_progress_bars()
+    if "huggingface_hub" in sys.modules:  # its `utils` is a lazy attribute until the submodule is imported
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
     if "transformers" in sys.modules:
         from transformers.utils import logging as transformers_logging
 

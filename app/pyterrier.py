@@ -159,8 +159,12 @@ class ToucheStance(pt.Transformer):
         (best first): the reranker's where every head row has them, else chosen and encoded here as the reranker
         does."""
         heads = [frame.iloc[: settings.rerank_depth] for frame in frames]
-        if all(PASSAGE in head and DOC_VECTOR in head
-               and head[DOC_VECTOR].map(lambda vector: isinstance(vector, np.ndarray)).all() for head in heads):
+        # The second passage's columns too (a frame of an older reranker, or one concatenated with such a frame,
+        # has none, or NaN where the reranker wrote None): else a long document would be read by one passage alone.
+        if all(PASSAGE in head and DOC_VECTOR in head and SECOND_VECTOR in head and SECOND_PASSAGE in head
+               and head[DOC_VECTOR].map(lambda vector: isinstance(vector, np.ndarray)).all()
+               and head[SECOND_VECTOR].map(lambda vector: vector is None or isinstance(vector, np.ndarray)).all()
+               for head in heads):
             ids, texts, vectors, documents = [], [], [], []
             read: dict[str, dict[str, list[int]]] = {}
             for topic, head in zip(topics, heads):

@@ -2,6 +2,7 @@
 
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -252,6 +253,17 @@ def test_a_previous_stages_run_tira_mounts_is_said_to_be_ignored(tmp_path, monke
     assert "ignoring $inputRun (/tira-data/input-run): this software takes its candidates" in result.stderr
 
 
+def test_a_run_in_a_process_holding_huggingface_hub_alone_says_its_error(tmp_path):
+    """huggingface_hub's `utils` is a lazy attribute: switching its bars off (stderr no terminal) raised
+    AttributeError, and a missing input was "No huggingface_hub attribute utils" with nothing on stderr."""
+    code = ("import sys, huggingface_hub; from typer.testing import CliRunner; from app.cli import app; "
+            "r = CliRunner().invoke(app, ['run', '-i', sys.argv[1], '-o', sys.argv[2]]); "
+            "print(r.exit_code, repr(r.exception), r.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "missing"), str(tmp_path / "out")],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert done.stdout.startswith("1 SystemExit(1)") and "does not exist" in done.stdout, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("options, said", [
     (["--stance-model", "head", "--stance-depth", "30"],
      "--stance-depth 30 is how many documents the stance cross-encoder reads, which --stance-model head leaves out"),
@@ -478,7 +490,6 @@ def test_the_command_exits_with_its_commands_status(capsys, tmp_path):
 def test_an_address_space_too_small_for_any_command_is_one_line(tmp_path):
     """Between about 240 and 280 MB (ulimit -v) scipy's OpenBLAS retried its allocation for ever as it loaded."""
     import resource
-    import subprocess
 
     def limited():
         resource.setrlimit(resource.RLIMIT_AS, (300 * 2**20, resource.RLIM_INFINITY))
@@ -508,7 +519,6 @@ def test_a_command_whose_modules_fail_to_load_says_so_in_one_line(monkeypatch, f
 
 
 def test_a_deleted_working_directory_is_one_line_before_any_work(tmp_path):
-    import subprocess
     import sys
 
     gone = tmp_path / "gone"
@@ -661,7 +671,6 @@ def test_a_stop_that_cuts_a_progress_bar_short_is_said_on_a_line_of_its_own(caps
 def test_an_output_that_is_the_input_bind_mounted_elsewhere_is_the_input(tmp_path, monkeypatch):
     """`docker run -v data:/in -v data:/out` (or `mount --bind`): the paths differ, the directory is one, and the
     run was written into the data."""
-    import subprocess
 
     import app.pipeline as pipeline
 

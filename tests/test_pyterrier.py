@@ -184,7 +184,7 @@ def test_transformers_declare_their_columns_and_reject_frames_without_text(candi
         ToucheReranker().transform(candidates.drop(columns="text"))
 
 
-def test_stance_reads_a_long_documents_second_passage_from_the_reranker_columns():
+def test_stance_reads_a_long_documents_second_passage_from_the_reranker_columns(monkeypatch):
     """A long document's two best passages (`touche_passage_2`, `touche_doc_vec_2`) are read together, as `touche
     run` reads them on comparative topics; a document of one passage (None there) by its own."""
     from app.pyterrier import DOC_VECTOR, PASSAGE, SECOND_PASSAGE, SECOND_VECTOR
@@ -198,6 +198,17 @@ def test_stance_reads_a_long_documents_second_passage_from_the_reranker_columns(
     assert read == {"1": {"a": [0], "b": [1, 2]}}
     assert encoded.texts == ["A whole.", "B best.", "B second."] and encoded.documents == ["A whole.", "B", "B"]
     assert encoded.vectors.tobytes() == vectors.tobytes()
+    # An older reranker's frame (no second columns), or one concatenated with such (NaN there): read anew, as the
+    # run reads, not by one passage each
+    import app.pyterrier
+
+    def score_candidates(*args):
+        raise LookupError("read anew")
+
+    monkeypatch.setattr(app.pyterrier, "score_candidates", score_candidates)
+    for older in (frame.drop(columns=[SECOND_PASSAGE, SECOND_VECTOR]), frame.assign(**{SECOND_VECTOR: np.nan})):
+        with pytest.raises(LookupError, match="read anew"):
+            ToucheStance()._head([Topic("1", "Tea or coffee?")], [older], {}, ToucheOptions().run_settings())
 
 
 def test_the_core_run_never_imports_pyterrier():
