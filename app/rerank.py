@@ -116,14 +116,10 @@ def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.n
 class TopicScores:
     """A topic's fusion features, one value per candidate, and the passages (rows of `Encoded`, best first, at most
     `fusion.DOCUMENT_PASSAGES`) each of its top `rerank_depth` candidates is best read by: the stance stage reads
-    the best (`best_passages`), on comparative topics the best together (`read_passages`)."""
+    the best, on comparative topics all of them together."""
 
     features: dict[str, np.ndarray]
     read_passages: dict[str, list[int]]
-
-    @property
-    def best_passages(self) -> dict[str, int]:
-        return {doc_id: rows[0] for doc_id, rows in self.read_passages.items()}
 
 
 def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
