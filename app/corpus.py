@@ -905,7 +905,10 @@ def _argument_document(argument) -> Document | None:
                 if isinstance(premise, (str, dict))]
     conclusion = argument.get("conclusion")
     conclusion = conclusion.strip() if isinstance(conclusion, str) else ""
-    parts = [conclusion] + [_premise_text(premise.get("text")) for premise in premises]
+    # No premises: a record of another exporter, its text under a JSONL text field (a list of {"id", "text"}).
+    texts = [premise.get("text") for premise in premises] or [
+        next((argument[name] for name in TEXT_FIELDS if isinstance(argument.get(name), str)), "")]
+    parts = [conclusion] + [_premise_text(text) for text in texts]
     text = " ".join(part.strip() for part in parts if part.strip())
     stance = premises[0].get("stance") if premises else None
     stance = stance.strip().upper() if isinstance(stance, str) else None  # "pro", " CON" from other exporters

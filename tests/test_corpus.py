@@ -119,6 +119,15 @@ def test_garbage_after_the_last_of_arguments_one_a_line_costs_no_argument(tmp_pa
     assert "invalid JSON after argument 'a2'" in caplog.text
 
 
+def test_a_json_list_of_records_without_premises_is_read_by_their_text_field(tmp_path):
+    """A list of {"id", "text"} was "2 empty texts" and "no usable documents"; with a conclusion, the conclusion
+    alone."""
+    records = [{"id": "p1", "text": "Tea is good."}, {"id": "p2", "conclusion": "Coffee", "contents": "It wakes."}]
+    (tmp_path / "docs.json").write_text(json.dumps(records))
+    read = list(read_documents(detect_corpus(tmp_path, tmp_path / "docs.json")))
+    assert [(d.doc_id, d.text) for d in read] == [("p1", "Tea is good."), ("p2", "Coffee It wakes.")]
+
+
 def test_a_truncated_argument_list_is_an_error(tmp_path):
     """A list of arguments cut short is said as args.me's own shape cut short is: a partial corpus gives another run."""
     arguments = [{"id": f"a{i}", "conclusion": "Tea", "premises": [{"text": f"tea {i}"}]} for i in range(3)]
