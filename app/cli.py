@@ -408,7 +408,8 @@ def run(
     debug: bool = typer.Option(False, "--debug", help="Debug logging and tracebacks."),
 ) -> None:
     """Retrieve and rank documents for every topic and write run.txt."""
-    _setup_logging(debug, quiet, bars=_on_terminal())  # before the imports: bars read their settings then
+    bars = _on_terminal()
+    _setup_logging(debug, quiet, bars)  # before the imports: bars read their settings then
     with _errors(debug):  # the imports too: a memory limit, a stop or a library's bad setting fail them
         from .metadata import METADATA_FILE, recorded
         from .corpus import check_choice
@@ -438,7 +439,7 @@ def run(
         try:  # a run that fails leaves no directory it made behind, where it is empty
             settings = RunSettings(input_dir=input_dir, output_dir=output_dir, tag=tag, candidates=candidates,
                                    depth=depth, overwrite=overwrite, device=device, precision=precision,
-                                   progress=not quiet and _on_terminal(), backend=backend, index=index,
+                                   progress=not quiet and bars, backend=backend, index=index,
                                    page_text=page_text,
                                    cache_dir=cache_dir, rerank_depth=rerank_depth, stance=stance,
                                    stance_model=stance_model, stance_depth=stance_depth, task=task,

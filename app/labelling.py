@@ -20,10 +20,10 @@ def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
     topic, document id -> rows of `encoded`, best first; on controversial topics the best alone, on comparative ones
     all together: `StanceModel.predict`'s `windows`) and by the stance its corpus states, if any (`candidates`'
     documents). Below the rerank depth only a stated stance or a debate's turns give a label (on controversial
-    topics); Q0 (no label) for the rest, and everywhere with --no-stance. On controversial topics an args.me argument that states no stance is
-    read without the title its debate's arguments among the topic's candidates share, and hears the other posts
-    read of its debate where its id numbers them (`app.debates`), which also label such a post below the rerank
-    depth."""
+    topics); Q0 (no label) for the rest, and everywhere with --no-stance. On controversial topics an args.me
+    argument that states no stance is read without the title its debate's arguments among the topic's candidates
+    share, and hears the other posts read of its debate where its id numbers them (`app.debates`), which also label
+    such a post below the rerank depth."""
     if not settings.stance:
         return {}
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)

@@ -170,7 +170,7 @@ class ToucheStance(pt.Transformer):
             for topic, head in zip(topics, heads):
                 for _, row in head.iterrows():
                     passages = [(row[PASSAGE], row[DOC_VECTOR])]
-                    if isinstance(row.get(SECOND_VECTOR), np.ndarray) and isinstance(row.get(SECOND_PASSAGE), str):
+                    if isinstance(row[SECOND_VECTOR], np.ndarray) and isinstance(row[SECOND_PASSAGE], str):
                         passages.append((row[SECOND_PASSAGE], row[SECOND_VECTOR]))
                     read.setdefault(topic.number, {})[row["docno"]] = list(range(len(ids), len(ids) + len(passages)))
                     for place, (text, vector) in enumerate(passages):
