@@ -190,9 +190,11 @@ class ChatNoirSettings:
             parts = urlsplit(base_url)
         except ValueError:  # "http://[bad/": an unclosed IPv6 address
             parts = None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or not _port_fits(parts) \
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname \
                 or any(char.isspace() for char in base_url):
             raise ToucheError(f"CHATNOIR_BASE_URL must be an http(s) URL, got {_shown_address(base_url)!r}")
+        if not _port_fits(parts):
+            raise ToucheError(f"CHATNOIR_BASE_URL's port must be 1 to 65535, got {_shown_address(base_url)!r}")
         if "?" in base_url or "#" in base_url:  # requests' paths replace it; `?apikey=...` was in ir-metadata.yml
             raise ToucheError(f"CHATNOIR_BASE_URL must be ChatNoir's address without a query or fragment (the key "
                               f"goes into CHATNOIR_API_KEY or {CREDENTIALS_FILE}), got {_shown_address(base_url)!r}")

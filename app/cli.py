@@ -346,16 +346,14 @@ def say(text: str) -> None:
         raise OutputLost(error) from None
 
 
-def warn_moot_stance_options(stance: bool, stance_model: str, stance_depth: int, rerank_depth: int) -> None:
-    """Say which stance options the others leave without effect: a run that reads as asked but not as meant."""
+def warn_moot_stance_options(stance: bool, stance_model: str, stance_depth: int) -> None:
+    """Say which stance options the others leave without effect: a run that reads as asked but not as meant (what
+    the topics' task leaves without effect, the pipeline says once it knows the task)."""
     if not stance and stance_model != RunSettings.stance_model:
         log.warning("--stance-model %s picks how stance is read, which --no-stance leaves out: ignored", stance_model)
     if stance_depth != STANCE_DEPTH and (not stance or stance_model == "head"):
         log.warning("--stance-depth %d is how many documents the stance cross-encoder reads, which %s leaves out: "
                     "ignored", stance_depth, "--no-stance" if not stance else "--stance-model head")
-    elif stance_depth != STANCE_DEPTH and stance_depth > rerank_depth:  # stance reads the reranked documents
-        log.warning("--stance-depth %d: the stance cross-encoder reads the reranked documents, the top "
-                    "--rerank-depth %d", stance_depth, rerank_depth)
 
 
 @app.command()
@@ -424,7 +422,7 @@ def run(
             topics = topics_file(input_dir, topics)
         if balance_stance and not stance:  # it would quietly reorder nothing
             raise ToucheError("--balance-stance alternates stance labels, which --no-stance leaves out: drop one")
-        warn_moot_stance_options(stance, stance_model, stance_depth, rerank_depth)
+        warn_moot_stance_options(stance, stance_model, stance_depth)
         if os.environ.get("inputRun", "").strip():  # a previous stage's run, which TIRA mounts for a pipeline step
             log.warning("ignoring $inputRun (%s): this software takes its candidates from the input (a re-rank file "
                         "there is read), its own BM25 or ChatNoir", os.environ["inputRun"].strip())

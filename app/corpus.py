@@ -107,6 +107,9 @@ def find_corpora(input_dir: Path) -> list[CorpusSource]:
             paths = [path for name in names if (path := _as_is_or_gzipped(input_dir / name))]
             if paths:
                 found.append(CorpusSource(kind, tuple(paths), id_field, text_field))
+                packed = [copy for path in paths if (copy := path.with_name(path.name + ".gz")).is_file()]
+                if packed:  # the gzipped copies passed over, so that the log names them
+                    found.append(CorpusSource(kind, tuple(packed), id_field, text_field))
         else:
             found.extend(CorpusSource(kind, (input_dir / name,), id_field, text_field) for name in names
                          if (input_dir / name).is_file())

@@ -66,10 +66,13 @@ def run(settings: RunSettings) -> RunReport:
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision, stated)
     log.info("%s topics: stance labels %s", task,
              " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
-    if (task == "comparative" and settings.stance and settings.stance_model == "cross"
-            and settings.stance_depth != STANCE_DEPTH):  # the heads read comparative stance, measured better there
-        log.warning("comparative topics: their stance is read by the heads alone, so --stance-depth %d is ignored",
-                    settings.stance_depth)
+    if settings.stance and settings.stance_model == "cross" and settings.stance_depth != STANCE_DEPTH:
+        if task == "comparative":  # the heads read comparative stance, measured better there
+            log.warning("comparative topics: their stance is read by the heads alone, so --stance-depth %d is "
+                        "ignored", settings.stance_depth)
+        elif settings.stance_depth > settings.rerank_depth:  # stance reads the reranked documents
+            log.warning("--stance-depth %d: the stance cross-encoder reads the reranked documents, the top "
+                        "--rerank-depth %d", settings.stance_depth, settings.rerank_depth)
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: fusion.rank(candidates[qid], fusion.fuse(topic.features), settings.depth)

@@ -271,8 +271,6 @@ def test_a_run_in_a_process_holding_huggingface_hub_alone_says_its_error(tmp_pat
                                               "reads, which --no-stance leaves out: ignored"),
     (["--no-stance", "--stance-model", "head"], "--stance-model head picks how stance is read, which --no-stance "
                                                 "leaves out: ignored"),
-    (["--rerank-depth", "3", "--stance-depth", "30"], "--stance-depth 30: the stance cross-encoder reads the "
-                                                      "reranked documents, the top --rerank-depth 3"),  # was silent
 ])
 def test_stance_options_others_leave_without_effect_are_said_to_be_ignored(tmp_path, options, said):
     """--stance-depth beside --stance-model head was passed over without a word: the run read as asked, not as meant."""

@@ -161,17 +161,21 @@ def test_argsme_ids_a_run_can_hold_are_read_and_the_others_said(tmp_path, caplog
             "argument)") in caplog.text
 
 
-def test_argsme_files_gzipped_are_found_by_their_names(fixtures, tmp_path):
-    """`args-me.json.gz` was no corpus ("expected args.me JSON, ..."); beside its unpacked copy the copy is read."""
+def test_argsme_files_gzipped_are_found_by_their_names(fixtures, tmp_path, caplog):
+    """`args-me.json.gz` was no corpus ("expected args.me JSON, ..."); beside its unpacked copy the copy is read, and
+    the gzipped one is said to be ignored (it was passed over unsaid, where `passages.jsonl.gz` is named)."""
     arguments = json.loads((fixtures / "argsme" / "args-me.json").read_text())["arguments"]
     (tmp_path / "debateorg.json.gz").write_bytes(gzip.compress(json.dumps({"arguments": arguments[:4]}).encode()))
     (tmp_path / "idebate.json").write_text(json.dumps({"arguments": arguments[4:]}))
     source = detect_corpus(tmp_path)
     assert [path.name for path in source.paths] == ["debateorg.json.gz", "idebate.json"]
     assert len(list(read_documents(source))) == 9  # the fixture's arguments but a duplicate id and an empty text
+    assert "ignoring" not in caplog.text
     (tmp_path / "debateorg.json").write_text(json.dumps({"arguments": arguments[:4]}))
     assert [path.name for path in detect_corpus(tmp_path).paths] == ["debateorg.json", "idebate.json"]
+    assert "ranking debateorg.json, idebate.json (precedence); ignoring debateorg.json.gz" in caplog.text
     assert detect_corpus(tmp_path, tmp_path / "debateorg.json.gz").paths == (tmp_path / "debateorg.json.gz",)
+    assert caplog.text.count("ignoring") == 2
 
 
 def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):

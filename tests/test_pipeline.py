@@ -242,9 +242,19 @@ def test_demo_input_ships_in_the_package(tmp_path, caplog):
 
 
 def test_stance_options_comparative_topics_do_not_read_are_said_to_be_ignored(tmp_path, caplog):
-    """The demo's topics are comparative, whose stance the heads read: --stance-depth was passed over unsaid."""
+    """The demo's topics are comparative, whose stance the heads read: --stance-depth was passed over unsaid. A depth
+    past --rerank-depth is not said to be cut there too: the two warnings contradicted each other."""
     run_on(DEMO_INPUT, tmp_path, stance_depth=30, rerank_depth=10)
     assert "comparative topics: their stance is read by the heads alone, so --stance-depth 30 is ignored" in caplog.text
+    assert "the top --rerank-depth" not in caplog.text
+
+
+@pytest.mark.slow
+def test_a_stance_depth_past_the_rerank_depth_is_said_on_controversial_topics(fixtures, tmp_path, caplog):
+    """It was silent: the cross-encoder reads the reranked documents only."""
+    run_on(fixtures / "argsme", tmp_path, stance_depth=30, rerank_depth=3)
+    assert "--stance-depth 30: the stance cross-encoder reads the reranked documents, the top --rerank-depth 3" \
+        in caplog.text
 
 
 @pytest.mark.slow
