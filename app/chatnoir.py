@@ -109,6 +109,7 @@ MAX_DOCUMENT_TIMEOUT_RETRIES = 1
 OUTAGE_FAILURES = frozenset(["unreachable", "broken", "HTTP 502", "HTTP 503"])
 MALFORMED_HEADERS = "malformed headers"  # an answer's, retried as a body that breaks off is
 NOT_ASKED = "not asked, the cache endpoint kept failing"
+NOT_TEXT = "not text"  # a page the cache answered with binary data, JSON or undecodable bytes
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
 # OUTAGE_PAUSE_S until it is answered): ChatNoir answering no search for MAX_OUTAGE_S is down, and the run stops
@@ -680,17 +681,14 @@ class ChatNoirClient:
         _count_retry(self.stats, what, problem, retry, attempts.left, delay)
         time.sleep(delay)
 
-    def _send(self, what: str, method: str, url: str, attempts: "_Attempts | None" = None,
-              **kwargs) -> requests.Response:
+    def _send(self, what: str, method: str, url: str, attempts: "_Attempts", **kwargs) -> requests.Response:
         """The answer to a request, its body read; a redirect is followed only where `_redirect_target` trusts it
         (method and body kept), anything but a 2xx is a ChatNoirRequestError."""
-        settings = self.settings
-        attempts = attempts or _Attempts(settings.retries)
         for _ in range(MAX_REDIRECTS + 1):
             response = self._answer(what, method, url, attempts, **kwargs)
             if not response.is_redirect:
                 break
-            url = _redirect_target(url, response, settings, what)
+            url = _redirect_target(url, response, self.settings, what)
             if query := urlsplit(url).query:  # the address names the whole request, but for the key maybe
                 key = (kwargs.pop("params", None) or {}).get("apikey")
                 # a host trusted with the key: without it, 403 "blocked this IP"; an empty apikey= there is replaced
@@ -710,7 +708,7 @@ class ChatNoirClient:
                                        "HTTP_PROXY", "unreachable")
         if status in _RETRIED_STATUSES:  # urllib3 hands back the last answer once the retries are spent
             retries = getattr(response.raw, "retries", None)
-            made = len(retries.history) + 1 if isinstance(retries, Retry) else settings.retries + 1
+            made = len(retries.history) + 1 if isinstance(retries, Retry) else self.settings.retries + 1
             raise ChatNoirRequestError(
                 f"ChatNoir {what} request failed after {counted(made, 'attempt')}: HTTP {status}", f"HTTP {status}")
         if not response.ok:
@@ -841,7 +839,6 @@ def _json_answer(response: requests.Response) -> object | None:
         return None
 
 
-NOT_TEXT = "not text"
 class _BodyTimeout(Exception):
     """An answer's body still arriving at its deadline."""
 

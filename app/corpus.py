@@ -361,10 +361,11 @@ class JsonGuard:
 class _Utf8Reader(io.RawIOBase):
     """A corpus file's bytes (gzip or plain) as valid UTF-8: the one place where corpus bytes become text.
 
-    A file that opens with a UTF-16 byte order mark is read as UTF-16. Undecodable bytes become U+FFFD and are
-    counted, so one Latin-1 byte among 868k passages costs one character,
-    not the run. A truncated or corrupt gzip stream is a ToucheError naming the file: a partial corpus must not
-    silently give a different run.
+    A file that opens with a UTF-16 or UTF-32 byte order mark is read in that encoding, and so is UTF-16 without
+    one (`_bom_encoding`). Undecodable bytes become U+FFFD and are counted, so one Latin-1 byte among 868k passages
+    costs one character, not the run. A truncated or corrupt gzip stream is a ToucheError naming the file: a partial
+    corpus must not silently give a different run. Other compressions (xz, bzip2, zip, zstd, 7z, lz4, gzip inside
+    gzip) are refused by name; a `.gz` file that is not gzip is read as it is.
     """
 
     def __init__(self, path: Path, defects: Defects, guard: JsonGuard | None = None):
@@ -899,7 +900,8 @@ def _is_argument(record: dict) -> bool:
 def _argument_document(argument) -> Document | None:
     """An args.me argument as conclusion + premises, keeping the first premise's stance (PRO/CON) toward the
     conclusion; None for one without an id a run can hold (`record_id`: a string or a number, one word)."""
-    if not isinstance(argument, dict) or record_id(argument.get("id")) is None:
+    doc_id = record_id(argument.get("id")) if isinstance(argument, dict) else None
+    if doc_id is None:
         return None
     premises = argument.get("premises")
     premises = [premises] if isinstance(premises, (str, dict)) else premises if isinstance(premises, list) else []
@@ -917,9 +919,8 @@ def _argument_document(argument) -> Document | None:
     stance = stance.strip().upper() if isinstance(stance, str) else None  # "pro", " CON" from other exporters
     # A stance is only worth keeping with the conclusion it is toward.
     stated = stance in ("PRO", "CON") and bool(conclusion)
-    doc_id = record_id(argument["id"])
-    return None if doc_id is None else Document(doc_id, bounded_text(text), stance if stated else None,
-                                                bounded_text(conclusion) if stated else None)
+    return Document(doc_id, bounded_text(text), stance if stated else None,
+                    bounded_text(conclusion) if stated else None)
 
 
 def _unread(argument) -> str:

@@ -257,6 +257,7 @@ richer poorer denser longer shorter deeper thicker thinner simpler smarter loude
 younger brighter darker softer smoother nicer fewer lesser fresher kinder older taller healthier easier tastier
 heavier riskier pricier costlier earlier happier noisier sturdier roomier busier lazier scarier trendier prettier
 uglier dirtier funnier friendlier wealthier crazier""".split())
+_COMPARING = COMPARATIVE_CUES | COMPARATIVES  # any word that compares
 ADJECTIVE_ENDINGS = ("ing", "ive", "ous", "able", "ible", "ful", "ant", "ent", "al", "ic", "less")
 # Words that never start or end an object: function words, choice verbs and comparison cues.
 EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONAL | WH_WORDS | PIVOTS | CHOICE_VERBS
@@ -292,12 +293,12 @@ def spans_of(tags: list[str], tag: str) -> list[tuple[int, int]]:
 class ObjectSpans:
     """Compared objects from token tags, robust to what the (punctuation-free, lower-cased) training data lacks.
 
-    OBJ runs are cut at punctuation and at "or"/"vs"/"than"/"over", trimmed of function words and trailing
-    prepositional phrases; the runs either side of a comparison pivot are the objects. When the tags miss one
-    side, the content words next to the pivot are taken ("Why is Linux better than Windows?"); a phrase that the
-    comparison opens before "than" is the aspect ("Is Python better for data science than R?"). An elided head is
-    restored ("steel or ceramic knives" -> "steel knives", "ceramic knives"); names joined by "of" stay whole
-    ("Bank of America").
+    OBJ runs are cut at punctuation and at the pivots ("or", "vs", "versus", "than", "over"; "differ from",
+    "compared to", "same as"), trimmed of function words and trailing prepositional phrases; the runs either side of
+    a comparison pivot are the objects. When the tags miss one side, the content words next to the pivot are taken
+    ("Why is Linux better than Windows?"); a phrase that the comparison opens before "than" is the aspect ("Is
+    Python better for data science than R?"). An elided head is restored ("steel or ceramic knives" -> "steel
+    knives", "ceramic knives"); names joined by "of" stay whole ("Bank of America").
     """
 
     def __init__(self, question: str, tokens: list[Token]):
@@ -309,7 +310,7 @@ class ObjectSpans:
         if "than" not in self.words:  # "better then", "better for beginners then": "than" mistyped
             for i in range(2, len(tokens)):
                 if self.words[i] == "then" and self.words[i - 1] not in ("more", "less") and any(
-                        w in COMPARATIVE_CUES or w in COMPARATIVES for w in self.words[max(0, i - 6):i]) \
+                        w in _COMPARING for w in self.words[max(0, i - 6):i]) \
                         and not any(max(1, i - 6) <= b <= i for b in self.breaks):
                     self.words[i] = "than"
         # the word before "than" is the comparison itself ("healthier than", "more readable than") where it reads as
@@ -326,23 +327,30 @@ class ObjectSpans:
         # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
         self.plain = not (shouted or self.titled)  # capitals that may mark names
-        self.names = set() if shouted else {i for i, t in enumerate(tokens)
-                                            if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
+        self.names = self._names(shouted)
+
+    def _names(self, shouted: bool) -> set[int]:
+        """The words that name something though they read as function words: a pronoun in capitals ("the US",
+        "IT"; none where the question is `shouted`), a capital "A" ("plan A"), "One" and "I" closing a name."""
+        question, tokens = self.question, self.tokens
+        names = set() if shouted else {i for i, t in enumerate(tokens)
+                                       if len(t.text) > 1 and t.text.isupper() and t.lower in _NAMELIKE}
         # a capital "A" after a lowercase head word ("plan A", "vitamin A") or before the comparison ("Is A better
         # than B?", "Plan A or plan B?") names something; elsewhere it is the article, in capitals in a title-cased
         # question ("What Is Better: A Mac Or A PC?") or opening a sentence
-        self.names |= {i for i, t in enumerate(tokens) if t.text == "A" and (0 < i and i not in self.breaks
-                       and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
-                       and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
-                            or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)
-                       or i == 0 and 1 < len(tokens) and self.words[1] in PIVOTS)}  # "A or B?"
+        names |= {i for i, t in enumerate(tokens) if t.text == "A" and (0 < i and i not in self.breaks
+                  and not _SENTENCE_END.search(question[tokens[i - 1].end:t.start])
+                  and (tokens[i - 1].text.islower() and self.words[i - 1] not in EDGE_WORDS
+                       or i + 1 == len(tokens) or self.words[i + 1] in PIVOTS | COMPARATIVE_CUES)
+                  or i == 0 and 1 < len(tokens) and self.words[1] in PIVOTS)}  # "A or B?"
         # so do "One" after a capitalised word ("Xbox One") and "I" closing a name ("Napoleon I or Napoleon III",
         # "World War I"; not "Should I", "Honestly I think", "Python or Java I think")
-        self.names |= {i for i, t in enumerate(tokens) if t.text in ("One", "I") and 0 < i and i not in self.breaks
-                       and tokens[i - 1].text[:1].isupper() and self.words[i - 1] not in AUXILIARIES | WH_WORDS
-                       and (t.text == "One" or i + 1 == len(tokens) or i + 1 in self.breaks
-                            or self.words[i + 1] in PIVOTS or not self.opens_sentence(i - 1)
-                            and tokens[i - 2].text[:1].isupper() and self.words[i - 2] not in EDGE_WORDS)}
+        names |= {i for i, t in enumerate(tokens) if t.text in ("One", "I") and 0 < i and i not in self.breaks
+                  and tokens[i - 1].text[:1].isupper() and self.words[i - 1] not in AUXILIARIES | WH_WORDS
+                  and (t.text == "One" or i + 1 == len(tokens) or i + 1 in self.breaks
+                       or self.words[i + 1] in PIVOTS or not self.opens_sentence(i - 1)
+                       and tokens[i - 2].text[:1].isupper() and self.words[i - 2] not in EDGE_WORDS)}
+        return names
 
     def opens_sentence(self, i: int) -> bool:
         return i == 0 or i in self.breaks or bool(
@@ -354,8 +362,8 @@ class ObjectSpans:
         opens it ("a teacher", "to consider", "healthier to eat butter" compare nothing), or a word after one of
         these ("better pets than")."""
         word, before = self.words[i], self.words[i - 1] if i else ""
-        compared_before = any(w in COMPARATIVE_CUES or w in COMPARATIVES for w in self.words[:i])
-        return (word in COMPARATIVE_CUES or word in COMPARATIVES or word == "rather" or before in ("more", "less")
+        compared_before = any(w in _COMPARING for w in self.words[:i])
+        return (word in _COMPARING or word == "rather" or before in ("more", "less")
                 or word.endswith("er") and len(word) > 3 and before not in DETERMINERS | {"to"}
                 and not compared_before
                 or look_back and i > 0 and self.comparison(i - 1, look_back=False))
@@ -480,8 +488,7 @@ class ObjectSpans:
             if k + 1 in self.breaks or self.words[k + 1] in PIVOTS:
                 return None
             word = self.words[k]
-            if self.words[k + 1] in PREPOSITIONS and (word in COMPARATIVE_CUES or word in COMPARATIVES
-                                                      or self.words[k - 1] in ("more", "less")):
+            if self.words[k + 1] in PREPOSITIONS and (word in _COMPARING or self.words[k - 1] in ("more", "less")):
                 # "is it better for the economy to raise taxes than ...": nothing compared comes before it
                 return None if {"it", "there"} & set(self.words[max(0, k - 3):k]) else k
         return None
@@ -654,8 +661,6 @@ def objects_from_tags(question: str, tokens: list[Token], tags: list[str]) -> tu
 class QuestionClassifier(ABC):
     """Analyses questions; subclasses say how."""
 
-    name: str
-
     @abstractmethod
     def analyze(self, question: str) -> QuestionAnalysis:
         """Type, comparativeness and objects of one question."""
@@ -687,8 +692,6 @@ def rule_type(question: str) -> str:
 class RuleClassifier(QuestionClassifier):
     """The paper's rule-based type baseline plus cue-word rules for comparisons and "X or/vs/than Y" objects."""
 
-    name = "rules"
-
     def analyze(self, question: str) -> QuestionAnalysis:
         tokens = tokenize(question)
         words = [t.lower for t in tokens]
@@ -703,7 +706,8 @@ class RuleClassifier(QuestionClassifier):
 
     @staticmethod
     def object_tags(words: list[str]) -> list[str]:
-        """OBJ on the content words either side of the first "or"/"vs"/"than"/"over" (or "between X and Y")."""
+        """OBJ on the content words either side of the first pivot ("or", "vs", "than", "compared to", ...; or
+        "between X and Y")."""
         spans = ObjectSpans(" ".join(words), tokenize(" ".join(words)))
         tags = ["O"] * len(words)
         for p in spans.pivots()[:1]:
@@ -788,8 +792,6 @@ class Tagger:
 class ModelClassifier(QuestionClassifier):
     """The learned classifier: comparative and argumentative heads, each over n-grams and over the embedding (their
     probabilities averaged), plus the object tagger. Questions are embedded on `device` at `precision`."""
-
-    name = "model"
 
     def __init__(self, comparative: tuple[HashedHead, DenseHead], argumentative: tuple[HashedHead, DenseHead],
                  tagger: Tagger, threshold: float = 0.5, device: str = "auto", precision: str = "auto"):

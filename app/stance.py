@@ -46,7 +46,7 @@ from app.heads import check_finite
 from app.records import FUNCTION_WORDS, QUESTION_WORDS, StancePrediction, Topic
 from app.relevance import QUERY_NAMES, topic_queries
 from app.stance_side import FEATURE_NAMES as SIDE_FEATURE_NAMES
-from app.stance_side import SideModel, both_object_sentences, furthest_ends, within
+from app.stance_side import SideModel, SpanList, both_object_sentences, furthest_ends, within
 from app.settings import MODELS_DIR
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,6 @@ SIDE_TIE = 1e-3
 _WORD = re.compile(r"[A-Za-z']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
-SpanList = list[tuple[int, int]]
 # Words a text holds in lowercase that an object written in capitals may spell (`find_mentions`).
 _COMMON_WORDS = FUNCTION_WORDS | QUESTION_WORDS | frozenset(
     "us me am so up go if he she they them him her his its all any one may now new use but out".split())
@@ -384,7 +383,7 @@ class StanceModel:
 
     def __init__(self, comparative: SoftmaxHead, controversial: SoftmaxHead, neutral_margin: float = 0.0,
                  metadata: dict | None = None, device: str = "auto", precision: str = "auto",
-                 side: SideModel | None = None, neutral: SoftmaxHead | None = None, cross_path: Path | None = None):
+                 side: SideModel | None = None, neutral: SoftmaxHead | None = None):
         self.comparative = comparative
         self.controversial = controversial
         self.side = side  # the comparative head's side evidence (app.stance_side), if it was trained with it
@@ -393,7 +392,7 @@ class StanceModel:
         self.metadata = metadata or {}
         self.device = device
         self.precision = precision
-        self.cross_path = cross_path  # the stance cross-encoder's delta; None: the shipped one
+        self.cross_path: Path | None = None  # the stance cross-encoder's delta; None: the shipped one
         self._cross = None
         self._oriented: dict[tuple[str, str, bool], np.ndarray] = {}  # orient's rows by (question, statement, cross)
 
@@ -414,7 +413,8 @@ class StanceModel:
                    side, neutral)
 
     def save(self, path: str | Path) -> None:
-        """Write both heads and the metadata into one `.npz` (no pickle)."""
+        """Write the heads (comparative, controversial, and the side model and neutral head where present) and the
+        metadata into one `.npz` (no pickle)."""
         metadata = dict(self.metadata, comparative_labels=list(self.comparative.labels),
                         controversial_labels=list(self.controversial.labels),
                         neutral_margin=self.neutral_margin)
@@ -662,7 +662,7 @@ def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarra
     side (P(PRO) + P(CON); not NO, nor NEU where the head learnt it) stays the head's call, which side it takes
     becomes the cross-encoder's."""
     result = probabilities.copy()
-    stance = probabilities[:, labels.index("PRO")] + probabilities[:, labels.index("CON")]
+    stance = _pro_con(probabilities, labels).sum(axis=1)
     for label in ("PRO", "CON"):
         result[:, labels.index(label)] = stance * side[:, side_labels.index(label)]
     return result
@@ -670,7 +670,7 @@ def _with_side(probabilities: np.ndarray, labels: Sequence[str], side: np.ndarra
 
 def _may_take_side(probabilities: np.ndarray, labels: Sequence[str]) -> np.ndarray:
     """Rows where PRO or CON can be the most likely label, however `_with_side` splits their sum between them."""
-    sides = probabilities[:, labels.index("PRO")] + probabilities[:, labels.index("CON")]
+    sides = _pro_con(probabilities, labels).sum(axis=1)
     others = [i for i, label in enumerate(labels) if label not in ("PRO", "CON")]
     return sides >= probabilities[:, others].max(axis=1) if others else np.ones(len(probabilities), bool)
 
@@ -754,9 +754,7 @@ def pool_windows(probabilities: np.ndarray, windows: Sequence[int]) -> np.ndarra
     for size in windows:
         rows = probabilities[start:start + size]
         if size > 1:
-            logs = np.log(np.clip(rows, 1e-12, None)).mean(axis=0)
-            rows = np.exp(logs - logs.max())[None, :]
-            rows /= rows.sum()
+            rows = softmax(np.log(np.clip(rows, 1e-12, None)).mean(axis=0))[None, :]
         pooled.append(rows[0])
         start += size
     return np.array(pooled, dtype=probabilities.dtype).reshape(len(windows), probabilities.shape[1])
