@@ -113,3 +113,15 @@ def test_a_stated_stance_keeps_its_text_whole_and_needs_the_statement_it_is_towa
     reading = stance_reading(doc_ids, doc_ids, [document.text for document in documents], by_id, controversial=True)
     assert reading.texts == [f"{title}. Animals suffer.", "Zoos protect species.", "A stance toward nothing."]
     assert reading.stated == [("PRO", title), None, None]
+
+
+def test_read_posts_beyond_the_first_two_are_turned_by_their_parity():
+    """Posts 2 and 3 argue opposite sides, and so do 3 and 5 not: the tests read posts 0 and 1 only, where parity
+    and number agree."""
+    assert heard_from_turns([("d", 2), ("d", 3)], [1.0, 1.0], weight=0.5) == [-0.5, -0.5]
+    assert heard_from_turns([("d", 3), ("d", 5)], [1.0, None], weight=0.5) == [None, 0.5]
+
+
+def test_closing_words_that_overlap_the_opening_ones_are_not_stripped_over_them():
+    """A short text whose shared opening and closing overlap: the opening goes, the rest stays."""
+    assert own_words("A B C", (("A", "B"), ("B", "C"))) == "C"

@@ -140,3 +140,55 @@ def test_balance_stance_reorders_argumentative_topics_only():
     balanced, labels = balance(ranked, stances, argumentative={"1"})
     assert balanced["1"] == (["a", "c", "b"], [3.0, 2.0, 1.0]) and labels["1"] == ["PRO", "CON", "PRO"]
     assert balanced["2"] == ranked["2"] and labels["2"] == stances["2"]
+
+
+class _ReadingModel:
+    """A stance model that notes the texts it is handed and calls each PRO."""
+
+    def __init__(self, seen):
+        self.seen = seen
+
+    def predict(self, topic, texts, embeddings, task, query_embeddings=None, cross_depth=0, stated=None,
+                unread=(), turns=None, unread_turns=(), windows=None):
+        from app.records import StancePrediction
+
+        self.seen.setdefault("texts", []).append(list(texts))
+        return [StancePrediction("PRO", 1.0) for _ in (windows if windows is not None else texts)]
+
+
+def test_a_topic_without_a_ranking_gets_no_labels_and_the_others_still_do(monkeypatch, tmp_path):
+    """A topic whose first stage found nothing has no ranking (the pipeline's `ranked` holds the scored topics):
+    the stance stage passes it over instead of failing the run."""
+    import numpy as np
+
+    from app import stance
+    from app.labelling import detect_stances
+    from app.rerank import Encoded
+    from app.records import Topic
+
+    monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: _ReadingModel({})))
+    topics = [Topic("1", "Is homework good?"), Topic("2", "Should zoos be banned?")]
+    encoded = Encoded(["a"], ["A text."], np.zeros((1, 384), np.float32), ["A text."])
+    labels = detect_stances(topics, {"1": (["a"], [1.0])}, {"1": {"a": [0]}}, encoded,
+                            {"1": np.zeros((1, 384), np.float32)}, "controversial",
+                            RunSettings(input_dir=tmp_path, output_dir=tmp_path), {})
+    assert labels == {"1": ["PRO"]}
+
+
+def test_a_controversial_document_is_read_by_its_best_passage(monkeypatch, tmp_path):
+    """`read_passages` lists a document's passages best first: on controversial topics the best alone is read."""
+    import numpy as np
+
+    from app import stance
+    from app.labelling import detect_stances
+    from app.rerank import Encoded
+    from app.records import Topic
+
+    seen = {}
+    monkeypatch.setattr(stance.StanceModel, "load", classmethod(lambda cls, **options: _ReadingModel(seen)))
+    texts = ["First window.", "Best window.", "Second best."]
+    encoded = Encoded(["a", "a", "a"], texts, np.zeros((3, 384), np.float32), texts)
+    labels = detect_stances([Topic("1", "Is homework good?")], {"1": (["a"], [1.0])}, {"1": {"a": [1, 2, 0]}},
+                            encoded, {"1": np.zeros((1, 384), np.float32)}, "controversial",
+                            RunSettings(input_dir=tmp_path, output_dir=tmp_path), {})
+    assert seen["texts"] == [["Best window."]] and labels == {"1": ["PRO"]}

@@ -139,3 +139,29 @@ def test_sentences_filling_a_window_exactly_share_it():
 def test_a_sentence_may_open_with_a_digit():
     text = "Prices rose. 2020 was bad."
     assert [text[a:b] for a, b in sentence_spans(text)] == ["Prices rose.", "2020 was bad."]
+
+
+def test_a_sentence_ends_without_the_spaces_before_its_line_break():
+    text = "Home \nAbout us \t \nSign up"
+    assert [text[a:b] for a, b in sentence_spans(text)] == ["Home", "About us", "Sign up"]
+
+
+def test_whitespace_after_the_last_sentence_is_no_sentence():
+    assert sentence_spans("Cats purr.\n\n") == [(0, 10)]
+    assert sentence_spans("Cats purr.\n \n") == [(0, 10)]
+
+
+def test_a_long_document_is_read_by_its_first_window_and_two_best_by_default():
+    """PER_DOCUMENT: the first window and the two best BM25 windows."""
+    text = "\n".join(["Home\nAbout"] + [f"{word.capitalize()} " + "word " * 148 + "end."
+                                       for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")])
+    read = read_passages({"1": "charlie echo"}, {"1": [Document("d", text)]}, lambda texts: [False] * len(texts))
+    spans = window_spans(text)
+    assert [passage.span for passage in read["1"]["d"]] == [spans[0], spans[2], spans[4]]
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_window_spans_of_no_words_and_of_a_bound_below_one(bad):
+    assert window_spans("") == [] and window_spans(" \n\t") == []
+    with pytest.raises(ValueError, match="at least 1"):
+        window_spans("a b", bad)

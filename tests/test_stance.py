@@ -657,3 +657,44 @@ def test_texts_the_model_embeds_itself_are_embedded_at_the_runs_precision(monkey
     model.device, model.precision = "cpu", "fp32"
     model._encode(["a text"])
     assert asked == [("cpu", "fp32")]
+
+
+def test_topics_are_comparative_when_at_least_half_read_so_and_not_below():
+    better = [Topic(str(n), "Is communism better than democracy?") for n in range(2)]
+    should = [Topic(str(n), "Should teachers get tenure?") for n in range(2, 6)]
+
+    def comparative(topic):
+        return "better" in topic.title
+
+    assert task_kind(better[:1] + should[:2], comparative=comparative) == "controversial"  # 1 of 3
+    assert task_kind(better[:1] + should[:1], comparative=comparative) == "comparative"  # 1 of 2
+
+
+def test_balance_stance_alternates_the_top_10_from_the_first_20():
+    """--balance-stance's defaults: a CON at position 20 moves up, one at 21 does not."""
+    assert balance_stance(["PRO"] * 19 + ["CON"])[:3] == [0, 19, 1]
+    assert balance_stance(["PRO"] * 20 + ["CON"]) == list(range(21))
+    assert balance_stance(["PRO"] * 6 + ["CON"] * 6) == [0, 6, 1, 7, 2, 8, 3, 9, 4, 10, 5, 11]
+
+
+def _controversial_model(neutral_margin=0.0):
+    head = SoftmaxHead(("PRO", "CON", "NO"), *(np.zeros(1, np.float32) for _ in range(4)))
+    return StanceModel(None, head, neutral_margin=neutral_margin)
+
+
+def test_without_a_neutral_head_close_sides_are_neu_by_the_margin():
+    """A model trained without the neutral head (its metadata's neutral_margin): PRO and CON within the margin
+    are NEU; no margin, never NEU, a tie included."""
+    probabilities = np.array([[0.45, 0.35, 0.2], [0.6, 0.3, 0.1], [0.2, 0.3, 0.5]], np.float32)
+    decoded = _controversial_model(neutral_margin=0.2)._decode_controversial(probabilities)
+    assert [p.label for p in decoded] == ["NEU", "PRO", "NO"]
+    assert abs(decoded[0].confidence - 0.9) < 1e-6
+    assert [p.label for p in _controversial_model()._decode_controversial(probabilities)] == ["PRO", "PRO", "NO"]
+    tie = np.array([[0.4, 0.4, 0.2]], np.float32)
+    assert [p.label for p in _controversial_model()._decode_controversial(tie)] == ["PRO"]
+
+
+def test_the_neutral_head_makes_neu_only_over_one_half():
+    probabilities = np.array([[0.6, 0.3, 0.1]] * 3, np.float32)
+    decoded = _controversial_model()._decode_controversial(probabilities, np.array([0.4, 0.5, 0.51]))
+    assert [p.label for p in decoded] == ["PRO", "PRO", "NEU"]

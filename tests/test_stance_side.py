@@ -99,3 +99,35 @@ def test_mentions_are_sought_by_bisection_with_the_results_of_a_plain_scan():
                 out += [text[at:s], f" {token} "]
                 at = e
         assert masked(text, first, second) == "".join(out) + text[at:]
+
+
+def _side_model(bias=(0.0, 0.0, 0.0)):
+    """A side model whose one feature, the first object's mark, reads FIRST."""
+    return SideModel([FIRST_MARK], np.asarray([[1.0, -1.0, 0.0]], np.float32), np.asarray(bias, np.float32))
+
+
+def test_side_probabilities_are_probabilities_with_the_bias_and_unigrams_read_binary():
+    one = _side_model().probabilities([f"{FIRST_MARK} wins"])
+    twice = _side_model().probabilities([f"{FIRST_MARK} wins over {FIRST_MARK} again"])  # a word counts once
+    np.testing.assert_allclose(one.sum(axis=1), 1.0, rtol=1e-6)
+    assert one[0, 0] > one[0, 1]  # a one-word n-gram (the mark itself) is read
+    np.testing.assert_allclose(one, twice, rtol=1e-6)
+    biased = _side_model(bias=(0.0, 0.0, 2.0)).probabilities(["nothing in the vocabulary"])
+    np.testing.assert_allclose(biased[0], np.exp([0, 0, 2]) / np.exp([0, 0, 2]).sum(), rtol=1e-5)
+
+
+def test_each_passage_gets_the_side_features_of_its_own_sentences():
+    """Each passage reads its own sentences, not the first passage's (the second was empty in the tests)."""
+    features = _side_model().passage_features([[f"{FIRST_MARK} beats {SECOND_MARK}"],
+                                               [f"{SECOND_MARK} beats {FIRST_MARK}"], [],
+                                               [f"{SECOND_MARK} wins", f"{SECOND_MARK} again"]])
+    assert features.shape == (4, len(FEATURE_NAMES))
+    assert features[0, 2] == features[1, 2]  # both sentences name each side once: a tie
+    assert features[3, 3] > features[3, 2] and features[3, 1] > features[3, 0]  # SECOND's sentences read SECOND
+    assert not features[2].any()
+
+
+def test_passages_without_a_sentence_naming_both_objects_get_zero_side_features():
+    """Common on comparative topics: no passage of a topic names both objects in one sentence."""
+    assert _side_model().passage_features([[], []]).tolist() == [[0.0] * len(FEATURE_NAMES)] * 2
+    assert _side_model().probabilities([]).shape == (0, 3)
