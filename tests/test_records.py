@@ -35,3 +35,14 @@ def test_every_noncharacter_and_bidirectional_control_goes():
     word split it for BM25 and the stance features ("nu\u202ecl\u202cear" was "nu" and "cl" and "ear")."""
     assert bounded_text("nu\u202ecl\u202cear \u2066power\u2069") == "nuclear power"
     assert bounded_text("a\ufdd0b \U0001fffe c \U0010ffff d\ufffe") == "a b c d"
+
+
+@pytest.mark.parametrize("text, cleaned", [
+    ("\U0001f600 fine", "\U0001f600 fine"),  # an emoji alone needs no cleaning
+    ("\U0001f600 a\U0001fffeb", "\U0001f600 a b"),  # a noncharacter after an emoji is found
+    ("a\U0010ffff", "a"), ("a\uffffb", "a b"),
+])
+def test_astral_characters_are_told_apart_from_the_noncharacters_among_them(text, cleaned):
+    """Whether a text needs cleaning is first asked of a class whose astral part is one range (ten times faster);
+    a text holding any astral character is then asked the whole question."""
+    assert bounded_text(text) == cleaned
