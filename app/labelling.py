@@ -4,6 +4,7 @@ passage, the stance its corpus states and its debate (`app.debates`); and --bala
 from __future__ import annotations
 
 import numpy as np
+from tqdm import tqdm
 
 from . import debates, stance
 from .fusion import Ranking
@@ -29,7 +30,7 @@ def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
     model = stance.StanceModel.load(device=settings.device, precision=settings.precision)
     cross_depth = settings.stance_depth if settings.stance_model == "cross" else 0
     labels = {}
-    for topic in topics:
+    for topic in tqdm(topics, desc="stance", unit="topic", disable=not settings.progress):  # minutes on args.me
         if topic.number not in ranked:
             continue
         doc_ids, _ = ranked[topic.number]
