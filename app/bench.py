@@ -1,6 +1,7 @@
 """Benchmark a full run at Touché scale: synthetic corpora in the real input layout, timed per stage.
 
-    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document,web-pages,args-me]
+    python -m app.bench [--sizes 10k,100k,868k,tira-input,tira-input-controversial,long-document,web-pages,args-me,
+                         args-me-387k]
 
 Each synthetic input is a `passages.jsonl.gz` whose passage lengths follow the real Touché 2022 passages
 and whose words are drawn from their unigram distribution, with new words at the rate of their vocabulary growth
@@ -13,7 +14,9 @@ document length, not the largest document). `web-pages` is the 536 real ClueWeb1
 dev topics: each topic reranks its 100 best pages, read as passages (app.passages). `tira-input-controversial` runs tira-input as controversial topics, so
 that the stance stage includes the stance cross-encoder. `args-me` is the 7,238 ArgKP-2021 arguments as an args.me
 corpus, each stating its stance toward one of its motion's key points as conclusion, with the 31 motions as
-controversial topics: the stance stage orients each topic's distinct conclusions (app.stance.StanceModel.orient). Writes bench/results.json (merged by input name) and
+controversial topics: the stance stage orients each topic's distinct conclusions (app.stance.StanceModel.orient).
+`args-me-387k` is a synthetic args.me of args.me 1.0's size and layout (1.1 GB) with Touché 2020 Task 1's topics.
+Writes bench/results.json (merged by input name) and
 bench/results.png (the corpus-size curve, one point per corpus).
 """
 
@@ -50,13 +53,15 @@ GENERATOR = "unigram+heaps-1"
 LONG_DOCUMENT, LONG_DOCUMENT_CHARS = "long-document", 15_000_000
 WEB_PAGES = "web-pages"
 ARGS_ME = "args-me"
+# args.me 1.0's size (387,606 arguments in about 59,800 debates), synthetic: the corpus a Touché Task 1 run ranks.
+ARGS_ME_FULL, ARGS_ME_ARGUMENTS, ARGS_ME_DEBATE_MEAN = "args-me-387k", 387_600, 6.5
 # Real inputs, by name: the tira-input folder and the stance task forced on it (None: from the topics).
 REAL_INPUTS = {"tira-input": None, "tira-input-controversial": "controversial"}
 
 
 def parse_size(name: str) -> int | None:
     """Passages for a size name (`10k`, `868k`, `2500`); None for the real inputs (`tira-input`, ...)."""
-    if name in REAL_INPUTS or name in (LONG_DOCUMENT, WEB_PAGES, ARGS_ME):
+    if name in REAL_INPUTS or name in (LONG_DOCUMENT, WEB_PAGES, ARGS_ME, ARGS_ME_FULL):
         return None
     match = re.fullmatch(r"(\d+)(k?)", name)
     if not match:
@@ -229,6 +234,49 @@ def write_args_me(target: Path, data: Path, seed: int = 13) -> Path:
     return target
 
 
+def write_synthetic_args_me(target: Path, arguments: int, data: Path, seed: int = 13, progress: bool = True) -> Path:
+    """An args.me corpus in args.me 1.0's layout (`args-me.json`, each argument's context with the text of its
+    debate's page as `sourceText`: the title, the argument before and its own) of `arguments` synthetic arguments,
+    with Touché 2020 Task 1's topics; reused when complete.
+
+    Debates hold 1 + Poisson(ARGS_ME_DEBATE_MEAN - 1) arguments sharing one conclusion (a title of 3 to 12 words),
+    alternately PRO and CON; titles and premises are sampled as `write_synthetic`'s passages are, so the index and
+    the number of distinct conclusions a topic ranks (which the stance stage orients) are a real corpus's."""
+    done = target / ".complete"
+    if done.exists() and done.read_text() == GENERATOR:
+        return target
+    from tqdm import tqdm
+
+    model = PassageModel.from_passages(data / "touche-2022-task2" / "tira-input")
+    rng = np.random.default_rng(seed)
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(data / "touche-2020-task1" / "topics-task-1-2020.xml", target / "topics.xml")
+    written, debate = 0, 0
+    with (target / "args-me.json").open("w", encoding="utf-8") as out, \
+            tqdm(total=arguments, desc=f"writing {target.name}", unit="argument", disable=not progress) as bar:
+        out.write('{"arguments": [\n')
+        while written < arguments:
+            size = min(arguments - written, 1 + int(rng.poisson(ARGS_ME_DEBATE_MEAN - 1)))
+            title = " ".join(model.sample(1, rng)[0].split()[:int(rng.integers(3, 13))])
+            premises, ids = model.sample(size, rng), [f"S{debate:08x}-A{turn:08x}" for turn in range(size)]
+            for turn, premise in enumerate(premises):
+                source_text = "\n".join([title, *premises[max(0, turn - 1):turn + 1]])
+                argument = {"premises": [{"text": premise, "stance": ("PRO", "CON")[turn % 2], "annotations": []}],
+                            "context": {"sourceId": f"S{debate:08x}", "acquisitionTime": "2019-04-18T13:02:10Z",
+                                        "previousArgumentInSourceId": ids[turn - 1] if turn else "",
+                                        "nextArgumentInSourceId": ids[turn + 1] if turn + 1 < size else "",
+                                        "discussionTitle": title, "sourceTitle": title, "sourceText": source_text,
+                                        "sourceUrl": f"https://www.debate.org/debates/synthetic-{debate}/"},
+                            "id": ids[turn], "conclusion": title}
+                out.write(("" if written == 0 else ",\n") + json.dumps(argument))
+                written += 1
+            debate += 1
+            bar.update(size)
+        out.write("\n]}\n")
+    done.write_text(GENERATOR)
+    return target
+
+
 def write_topics(target: Path, titles) -> None:
     """`target/topics.xml` holding a topic per (number, title) of `titles`, title only."""
     topics = "".join(f"<topic><number>{number}</number><title>{escape(title)}</title></topic>\n"
@@ -390,7 +438,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10k,100k,868k,tira-input,tira-input-controversial,long-document",
                         help="comma-separated: 10k, 100k, 868k, tira-input, tira-input-controversial, long-document, "
-                        "web-pages, args-me")
+                        "web-pages, args-me, args-me-387k")
     parser.add_argument("--device", default="auto", choices=DEVICES)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=BENCH, help="results.json and results.png go here")
@@ -423,6 +471,8 @@ def main(argv: list[str] | None = None) -> None:
             input_dir = write_web_pages(work / name, args.data)
         elif name == ARGS_ME:
             input_dir = write_args_me(work / name, args.data, args.seed)
+        elif name == ARGS_ME_FULL:
+            input_dir = write_synthetic_args_me(work / name, ARGS_ME_ARGUMENTS, args.data, args.seed, not args.quiet)
         elif size is None:
             input_dir = args.data / "touche-2022-task2" / "tira-input"
         else:
@@ -430,7 +480,7 @@ def main(argv: list[str] | None = None) -> None:
             input_dir = write_synthetic(work / name, size, args.data, args.seed, not args.quiet)
         command = [sys.executable, "-m", "app.bench", "--measure", str(input_dir), "--name", name,
                    "--device", args.device, "--out", str(args.out)] + (["--quiet"] if args.quiet else [])
-        task = "controversial" if name == ARGS_ME else REAL_INPUTS.get(name)
+        task = "controversial" if name in (ARGS_ME, ARGS_ME_FULL) else REAL_INPUTS.get(name)
         if task:
             command += ["--task", task]
         child = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)

@@ -157,6 +157,29 @@ def test_args_me_input_states_each_arguments_stance_toward_a_key_point_of_its_mo
     assert bench.parse_size(bench.ARGS_ME) is None
 
 
+def test_full_size_args_me_is_read_as_args_me_1_0_debates_stating_their_sides(data, tmp_path):
+    (data / "touche-2020-task1").mkdir()
+    (data / "touche-2020-task1" / "topics-task-1-2020.xml").write_text(
+        "<topics><topic><number>1</number><title>Should teachers get tenure?</title></topic></topics>")
+    target = bench.write_synthetic_args_me(tmp_path / bench.ARGS_ME_FULL, 300, data, seed=1, progress=False)
+    documents = list(read_documents(detect_corpus(target)))
+    assert len(documents) == 300 and len({d.doc_id for d in documents}) == 300
+    debates = {}
+    for document in documents:
+        debates.setdefault(document.doc_id.split("-")[0], []).append(document)
+    assert 300 / len(debates) == pytest.approx(bench.ARGS_ME_DEBATE_MEAN, rel=0.3)
+    for arguments in debates.values():  # one conclusion a debate, the sides taking turns
+        assert len({a.stance_target for a in arguments}) == 1 and 3 <= len(arguments[0].stance_target.split()) <= 12
+        assert [a.stance for a in arguments] == [("PRO", "CON")[turn % 2] for turn in range(len(arguments))]
+    arguments = json.loads((target / "args-me.json").read_text())["arguments"]
+    second = next(i for i, argument in enumerate(arguments) if not argument["id"].endswith("-A00000000"))
+    assert arguments[second]["context"]["previousArgumentInSourceId"] == arguments[second - 1]["id"]
+    assert bench.parse_size(bench.ARGS_ME_FULL) is None
+    written = (target / "args-me.json").stat().st_mtime_ns
+    bench.write_synthetic_args_me(target, 300, data, seed=1, progress=False)  # reused
+    assert (target / "args-me.json").stat().st_mtime_ns == written
+
+
 def test_effectiveness_scores_each_rerank_depth_as_touche_evaluate_scores_such_a_run(data, tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
