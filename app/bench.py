@@ -15,7 +15,7 @@ dev topics: each topic reranks its 100 best pages, read as passages (app.passage
 that the stance stage includes the stance cross-encoder. `args-me` is the 7,238 ArgKP-2021 arguments as an args.me
 corpus, each stating its stance toward one of its motion's key points as conclusion, with the 31 motions as
 controversial topics: the stance stage orients each topic's distinct conclusions (app.stance.StanceModel.orient).
-`args-me-387k` is a synthetic args.me of args.me 1.0's size and layout (1.1 GB) with Touché 2020 Task 1's topics.
+`args-me-387k` is a synthetic args.me of args.me 1.0's size and layout (1.3 GB) with Touché 2020 Task 1's topics.
 Writes bench/results.json (merged by input name) and
 bench/results.png (the corpus-size curve, one point per corpus).
 """

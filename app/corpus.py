@@ -20,7 +20,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -195,7 +195,10 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     found = find_corpora(input_dir)
     if choice is not None:
         source = corpus_file(given_file(choice, input_dir, "--corpus"))
-        _log_choice(source, [other for other in found if other.paths != source.paths], "--corpus")
+        chosen = {path.resolve() for path in source.paths}  # out of the group it came in (a portal file, a copy)
+        rest = [replace(other, paths=tuple(path for path in other.paths if path.resolve() not in chosen))
+                for other in found]
+        _log_choice(source, [other for other in rest if other.paths], "--corpus")
         return source
     if not found:
         return None

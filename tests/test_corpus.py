@@ -176,6 +176,11 @@ def test_argsme_files_gzipped_are_found_by_their_names(fixtures, tmp_path, caplo
     assert "ranking debateorg.json, idebate.json (precedence); ignoring debateorg.json.gz" in caplog.text
     assert detect_corpus(tmp_path, tmp_path / "debateorg.json.gz").paths == (tmp_path / "debateorg.json.gz",)
     assert caplog.text.count("ignoring") == 2
+    # the file --corpus names is not among those ignored, whichever group it came in
+    assert "ranking debateorg.json.gz (--corpus); ignoring debateorg.json, idebate.json\n" in caplog.text
+    caplog.clear()
+    detect_corpus(tmp_path, tmp_path / "idebate.json")
+    assert "ranking idebate.json (--corpus); ignoring debateorg.json, debateorg.json.gz\n" in caplog.text
 
 
 def test_argsme_premises_of_other_exporters_shapes_keep_their_text(tmp_path):
