@@ -171,7 +171,8 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     ("CHATNOIR_TIMEOUT_S", "inf", "a finite number"), ("CHATNOIR_TIMEOUT_S", "1e999", "a finite number"),
     ("CHATNOIR_TIMEOUT_S", "-1", "not negative"), ("CHATNOIR_RETRIES", "1.5", "must be an integer"),
     ("CHATNOIR_BASE_URL", "http://[bad/", "must be an http(s) URL"), ("CHATNOIR_BASE_URL", "ftp://x/", "http(s)"),
-    ("CHATNOIR_BASE_URL", "http://", "http(s) URL"), ("CHATNOIR_BASE_URL", "http://127.0.0.1:99999/", "port must be 1 to 65535"),
+    ("CHATNOIR_BASE_URL", "http://", "http(s) URL"),
+    ("CHATNOIR_BASE_URL", "http://127.0.0.1:99999/", "port must be 1 to 65535"),
     ("CHATNOIR_BASE_URL", "https://chatnoir.eu:0/", "port must be 1 to 65535"),
     ("CHATNOIR_BASE_URL", "http://exa mple.com/", "http(s) URL"),
     ("CHATNOIR_RETRIES", "1000000", "at least 0 and at most 10"),  # a down service would hold the run for ever
