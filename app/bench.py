@@ -456,6 +456,9 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
     log_to_stderr()
+    if args.quiet:  # the libraries' bars too ("Loading weights"), in this process and the children measured
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     work = args.out / "work"
     if args.effectiveness:
         effectiveness(args.data, lengths=tuple(int(n) for n in args.max_seq_lengths.split(",")), device=args.device)

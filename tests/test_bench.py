@@ -210,3 +210,22 @@ def test_effectiveness_scores_each_rerank_depth_as_touche_evaluate_scores_such_a
         for name in ("relevance", "quality"):
             mean = evaluate_run(out / "run.txt", task / f"touche-task2-2022-{name}-dev.qrels").mean
             assert row[f"{name} nDCG@5 judged-only"] == round(mean["relevance nDCG@5 judged-only"], 4)
+
+
+def test_quiet_switches_the_libraries_bars_off_in_the_measured_children(data, tmp_path, monkeypatch):
+    """--quiet left transformers' "Loading weights" bar in each child's log."""
+    import os
+    from types import SimpleNamespace
+
+    for variable in ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        monkeypatch.delenv(variable, raising=False)
+    seen = []
+
+    def measured(command, **options):
+        seen.append((command, os.environ.get("TQDM_DISABLE"), os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")))
+        return SimpleNamespace(stdout=json.dumps({"input": "tira-input", "passages": 60, "wall_s": 1.0}) + "\n")
+
+    monkeypatch.setattr(bench.subprocess, "run", measured)
+    monkeypatch.setattr(bench, "plot", lambda results, path: None)
+    bench.main(["--sizes", "tira-input", "--quiet", "--data", str(data), "--out", str(tmp_path / "out")])
+    assert [(command[-1], tqdm, hub) for command, tqdm, hub in seen] == [("--quiet", "1", "1")]
