@@ -281,7 +281,7 @@ def _sticky_owner(directory: Path, name: str) -> str | None:
 
 @contextmanager
 def atomic_file(path: Path, prefix: str | None = None, binary: bool = False,
-                output: bool = False) -> Iterator[TextIO | BinaryIO]:
+                output: bool = False, overwrite: bool = True) -> Iterator[TextIO | BinaryIO]:
     """A UTF-8 text file (or a `binary` one) written beside `path` (named `prefix...TEMPORARY_SUFFIX`, by default
     `.NAME.`: hidden, and told apart from the temporaries of the files beside it) and renamed
     onto it when the block ends without error, so readers see the whole file or none; on error (a full disk,
@@ -290,6 +290,7 @@ def atomic_file(path: Path, prefix: str | None = None, binary: bool = False,
     of its name that a killed run left beside it go first (`remove_abandoned_temporaries`: not a running one's).
 
     The file gets mode 0644: mkstemp's 0600 would hide it from whoever reads it next (the user TIRA evaluates as).
+    Not `overwrite`: a file another process put at `path` meanwhile stays, and the block raises FileExistsError.
     """
     prefix = f".{path.name}." if prefix is None else prefix
     if output:
@@ -302,12 +303,29 @@ def atomic_file(path: Path, prefix: str | None = None, binary: bool = False,
         if output:  # before the rename: a stop right after it still finds the file remembered
             _PLACED[os.path.abspath(path)] = identity(Path(temporary))
             _hold_previous(path)
-        os.replace(temporary, path)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            _place_new(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     finally:
         os.close(lock)
+
+
+def _place_new(temporary: str, path: Path) -> None:
+    """Put `temporary` at `path` where nothing is there: a hard link fails where the name is taken, as a rename
+    would not (two runs into one output directory both passed the check before their work, and the later one's
+    run.txt replaced the other's with exit 0). A file system without hard links renames, as before."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (EPERM, ENOTSUP): the rename, without the check
+        os.replace(temporary, path)
+        return
+    os.unlink(temporary)
 
 
 def _locked_temporary(path: Path, prefix: str) -> tuple[int, str, int]:

@@ -83,8 +83,10 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
     try:
-        with atomic_file(target, _TEMPORARY_PREFIX, output=True) as out:  # a killed run's temporaries go first
-            out.writelines(format_row(row) for row in rows)
+        with atomic_file(target, _TEMPORARY_PREFIX, output=True, overwrite=overwrite) as out:  # a killed run's
+            out.writelines(format_row(row) for row in rows)  # temporaries go first
+    except FileExistsError:  # another run put its run.txt there while this one worked
+        raise ToucheError(f"{target} exists; pass --overwrite to replace it") from None
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file
         raise ToucheError(f"cannot write {RUN_FILE} to {output_dir}: {os_reason(error)}") from None
     # Replaced (prepare_output let it pass only with --overwrite): TIRA rejects a run.txt beside a run.txt.gz.

@@ -42,6 +42,40 @@ def test_write_is_atomic_and_refuses_to_overwrite(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]
 
 
+def test_a_run_txt_another_run_put_there_meanwhile_stays_without_overwrite(tmp_path, monkeypatch):
+    """Two runs into one directory both passed the check before their work; the later one's run.txt replaced the
+    other's, and both exited 0."""
+    from app import runfile
+
+    written = runfile.format_row
+
+    def racing(row):  # another run puts its run.txt in place while this one writes
+        if not (tmp_path / "run.txt").exists():
+            (tmp_path / "run.txt").write_text("1 Q0 other 1 9.000000 theirs\n")
+        return written(row)
+
+    monkeypatch.setattr(runfile, "format_row", racing)
+    with pytest.raises(ToucheError, match="run.txt exists; pass --overwrite to replace it"):
+        write_run(rows_for(), tmp_path)
+    assert (tmp_path / "run.txt").read_text() == "1 Q0 other 1 9.000000 theirs\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.txt"]  # no temporary left
+    write_run(rows_for(), tmp_path, overwrite=True)
+    assert (tmp_path / "run.txt").read_text().startswith("1 Q0 d0 1 3.000000 t")
+
+
+def test_without_hard_links_the_run_is_renamed_into_place(tmp_path, monkeypatch):
+    """A file system that takes no hard links (EPERM): run.txt is renamed into place, as before."""
+    import errno
+    import os
+
+    def no_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = write_run(rows_for(), tmp_path)
+    assert path.read_text().startswith("1 Q0 d0 1 3.000000 t") and [p.name for p in tmp_path.iterdir()] == ["run.txt"]
+
+
 def test_a_killed_runs_temporary_goes_and_a_running_ones_stays(tmp_path):
     """A run into the same directory removed the other's half-written run.txt, which then failed after its work
     ("cannot write run.txt: no such file or directory")."""
