@@ -32,8 +32,8 @@ INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels
 # character references (&#1;, &#157;, &#xFFFE;) put them back: a NUL goes (browsers ignore it, as HTML asks: as a
 # space it cut "manufacturer" into "man ufacturer"), the others become spaces (`without_unreadable`).
 _UNREADABLE_BMP = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ud800-\udfff\ufffe\uffff"
-UNREADABLE = re.compile(f"[{_UNREADABLE_BMP}"
-                        + "".join(chr(plane << 16 | low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF)) + "]")
+_ASTRAL_NONCHARACTERS = "".join(chr(plane << 16 | low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
+UNREADABLE = re.compile(f"[{_UNREADABLE_BMP}{_ASTRAL_NONCHARACTERS}]")
 # Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark, the
 # controls of bidirectional embeddings and isolates), which the tokenizers read as breaks: "uni&shy;forms" was the
 # terms "uni" and "form".
@@ -43,12 +43,14 @@ _WORD_BREAKERS = re.compile(f"[{_BREAKERS}]")
 # sentence splitter and the stance features, and flipped a passage's side.
 _OTHER_SPACES = "\t\r\f\v\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 _SPACES = re.compile(f"[ {_OTHER_SPACES}]+")
-# The characters `clean_text` changes (besides runs of plain spaces, empty lines and spaces at a line's ends).
-_TO_CLEAN = re.compile(f"{UNREADABLE.pattern}|{_WORD_BREAKERS.pattern}|[{_OTHER_SPACES}\u2028\u2029]")
+# The characters `clean_text` changes (besides runs of plain spaces, empty lines and spaces at a line's ends): these
+# and the astral noncharacters.
+_CLEANED = f"{_UNREADABLE_BMP}{_BREAKERS}{_OTHER_SPACES}\u2028\u2029"
+_TO_CLEAN = re.compile(f"[{_CLEANED}{_ASTRAL_NONCHARACTERS}]")
 # Where `_TO_CLEAN` may find something, told ten times faster: re tests a class listing astral characters (the
 # noncharacters U+1FFFE ...) at 34 ns a character, half of reading a 1 GB args.me; this one, whose astral part is one
 # range, at 3 ns. A text holding any astral character (an emoji) is then searched with `_TO_CLEAN`.
-_MAY_CLEAN = re.compile(f"[{_UNREADABLE_BMP}{_BREAKERS}{_OTHER_SPACES}\u2028\u2029\U00010000-\U0010ffff]")
+_MAY_CLEAN = re.compile(f"[{_CLEANED}\U00010000-\U0010ffff]")
 
 
 FUNCTION_WORDS = frozenset({"a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
