@@ -711,3 +711,7 @@ def main(args: list[str] | None = None) -> None:
         sys.stderr.flush()
         os._exit(status)
     sys.exit(status)
+
+
+if __name__ == "__main__":  # `python -m app.cli`, as the training and bench modules run; it did nothing, with exit 0
+    main()

@@ -684,3 +684,14 @@ def test_an_output_that_is_the_input_bind_mounted_elsewhere_is_the_input(tmp_pat
     finally:
         subprocess.run(["umount", str(tmp_path / "out")], check=True)
     assert list((tmp_path / "in").iterdir()) == []
+
+
+@pytest.mark.parametrize("module", ["app", "app.cli"])
+def test_python_dash_m_runs_the_command(module, tmp_path):
+    """`python -m app.cli validate` did nothing and exited 0, so a script calling it scored a stale run."""
+    (tmp_path / "run.txt").write_text("1 Q0 d1 1 1.0 tag\n")
+    result = subprocess.run([sys.executable, "-m", module, "validate", str(tmp_path / "run.txt")],
+                            capture_output=True, text=True, cwd=Path(__file__).parents[1], timeout=120)
+    assert result.returncode == 1 and "invalid: 2 problems" in result.stdout  # fewer lines and topics than TIRA takes
+    assert subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[1], timeout=120).stdout.lstrip().startswith("Usage: touche")
