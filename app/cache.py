@@ -73,8 +73,8 @@ class CorpusCache:
             remove_stale_temporaries(directory)  # a killed run's half-written entry: up to gigabytes each
 
     def load_index(self):
-        """The cached LexicalIndex and document ids, or None."""
-        from .lexical import LexicalIndex
+        """The cached PassageIndex and document ids, or None."""
+        from .passages import PassageIndex
 
         path = self.directory / "index"
         try:
@@ -83,7 +83,9 @@ class CorpusCache:
             written = json.loads(small_file(path / "complete").decode("utf-8"))
             if not isinstance(written, dict):
                 raise ValueError("its complete mark is no JSON object")
-            if not isinstance(written.get("files"), dict):  # {name: digest}, before the corpus was named
+            # {name: digest}, before the corpus was named; the passages' first rows, before documents were ranked
+            # by their best passage
+            if not isinstance(written.get("files"), dict) or PassageIndex.STARTS not in written["files"]:
                 log.info("building the BM25 index in %s again: its cache is of an older layout", path)
                 return None
             # An entry copied from another corpus's (its files whole) ranked this corpus's documents by the other
@@ -94,7 +96,7 @@ class CorpusCache:
                 raise ValueError("a file differs from the one written")
             text = (path / DOC_IDS).read_text(encoding="utf-8")
             doc_ids = text.split("\n") if text else []
-            index = LexicalIndex.load(path, len(doc_ids))
+            index = PassageIndex.load(path, len(doc_ids))
         except (OSError, ValueError, KeyError, EOFError, RecursionError) as error:
             # Out of file descriptors or memory, the entry may be whole: said as unread, not as damaged.
             state = "unread" if getattr(error, "errno", None) in _PROCESS_LIMITS else "damaged"

@@ -58,13 +58,10 @@ MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one req
 # A page's markup, its bulk cut out, is read up to here: the largest of 536 real ClueWeb12 pages holds 713,201
 # characters, and an article after 1.4 MB of menu links was lost at 1,000,000. Read time grows linearly: 3.7 s for 4
 # MB of the worst tag soup measured (misnested <b><i>), 0.3 s for 1.7 MB of links.
-MAX_PAGE_CHARS = 200 * MAX_TEXT_CHARS
-# A page's text is read up to here, not MAX_TEXT_CHARS: ChatNoir chose it by all its text, and the passages the stages
-# read are sought in all of it (`app.passages`), while a page is read for the reranked head only. 87 of the 536 dev
-# pages' main contents run past 20,000 characters (their 90th percentile: 32,000); an argument after them was read by
-# no stage. The web-page dev loop: 0.588 / 0.582 / 0.755 -> 0.585 / 0.594 / 0.766 (within its noise).
-MAX_PAGE_TEXT_CHARS = 100_000
-MAX_CACHED_BYTES = 4 * MAX_PAGE_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8
+MAX_PAGE_CHARS = 4_000_000
+# A page's text is read up to MAX_TEXT_CHARS (read to 20,000 characters before, an argument after them was read by no
+# stage; the web-page dev loop: 0.588 / 0.582 / 0.755 -> 0.585 / 0.594 / 0.766, within its noise).
+MAX_CACHED_BYTES = 4 * MAX_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8
 _MARKUP_START = re.compile(r"\s*<")
 # An answer that names no Content-Type is a page where a tag of a page's elements shows in its first characters,
 # though text comes first ("Some text <p>more</p>" kept its tags as words); "If a <b and b <c" is no tag.
@@ -73,7 +70,7 @@ _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div
 MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
 # answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3; 5: `TEXT_READING` 4, cut at binary
-# (`charset.readable`), unlabelled pages detected; 6: up to MAX_PAGE_TEXT_CHARS), so that a kept cache never serves an
+# (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters), so that a kept cache never serves an
 # older reading.
 PAGE_READING = 6
 MAX_RETRY_AFTER_S = 60.0
@@ -1256,7 +1253,7 @@ class ChatNoirBackend:
             return None
         started = time.monotonic()
         try:
-            text = bounded_text(self.client.cached_text(hit.uuid), MAX_PAGE_TEXT_CHARS)
+            text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
             service = error.reason not in ("HTTP 404", NOT_TEXT)  # a page's own defect says nothing of the service

@@ -41,7 +41,7 @@ MAX_JSON_DEPTH = 1000
 # Python's limit on an integer's digits (sys.get_int_max_str_digits' default); a longer run is read as 0 (JsonGuard).
 MAX_DIGITS = 4300
 # A JSONL line longer than this is no record: one line of gigabytes (a few MB gzipped) must not be read into memory
-# whole. A document's stages read its first 20,000 characters anyway (`records.MAX_TEXT_CHARS`).
+# whole. A document's stages read its first 100,000 characters anyway (`records.MAX_TEXT_CHARS`).
 MAX_LINE_BYTES = 64 << 20
 # Nor is a line of more brackets than this: each is a list or dict to json.loads, and 64 MB of them took 3.3 GB. A
 # record has a few; a text's brackets count too, so a document of 15 MB with 100,000 of them is lost.
@@ -94,9 +94,9 @@ RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # How a corpus's bytes become documents, in its cache entries' key: raised when the same bytes read otherwise (JSONL,
 # 2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
 # with a byte order mark; 7: premises_texts, a conclusion as title; 8, every kind: args.me's arguments one a line
-# or as a list, a number as an argument's id, UTF-16 without a byte order mark), so that a kept cache never serves an
-# index of the old reading.
-CORPUS_READING = 8
+# or as a list, a number as an argument's id, UTF-16 without a byte order mark; 9: up to 100,000 characters, not
+# 20,000), so that a kept cache never serves an index of the old reading.
+CORPUS_READING = 9
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .records import MAX_TEXT_CHARS, Document, StancePrediction
+from .records import MAX_TEXT_CHARS, MAX_UNREAD_TEXT_CHARS, Document, StancePrediction
 
 # args.me ids: "S<debate>-A<argument>" (args.me 2020-04-01, Touché 2020 and 2021) and
 # "<debate>-<crawl time>-<argument>-<premise>" (args.me 1.0, BEIR's webis-touche2020).
@@ -146,8 +146,9 @@ def shared_words(documents: Iterable[Document], wanted: set[str] | None = None
         if len(words) < 2:  # one argument, or copies of one text: nothing tells its title from its premises
             continue
         opening = _common_prefix(words)
-        # A text cut at MAX_TEXT_CHARS has lost its end, and with it the title TIREx puts there.
-        whole = {split[document.doc_id] for document in members if len(document.text) < MAX_TEXT_CHARS}
+        # A text cut has lost its end, and with it the title TIREx puts there; it is exactly as long as its bound.
+        whole = {split[document.doc_id] for document in members
+                 if len(document.text) < MAX_TEXT_CHARS and len(document.text) != MAX_UNREAD_TEXT_CHARS}
         closing = _common_prefix({tuple(reversed(text)) for text in whole})[::-1] if len(whole) >= 2 else ()
         for document in members:
             shared[document.doc_id] = (opening, closing)

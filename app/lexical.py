@@ -120,6 +120,18 @@ def _chunks(items: Iterator, size: int) -> Iterator[list]:
         yield chunk
 
 
+def top_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k rows of highest score and their scores, best first, equal scores in row order; rows scoring 0 are
+    dropped."""
+    rows = np.flatnonzero(scores > 0)
+    if len(rows) > k:  # those above the k-th best score, then the first rows of that score
+        kth = np.partition(scores[rows], len(rows) - k)[len(rows) - k]
+        above, tied = rows[scores[rows] > kth], rows[scores[rows] == kth]
+        rows = np.concatenate([above, tied[:k - len(above)]])
+    rows = rows[np.lexsort((rows, -scores[rows]))]
+    return rows.astype(np.int64), scores[rows]
+
+
 class LexicalIndex:
     """BM25 (bm25s's default: Lucene variant, k1=1.5, b=0.75) over a list of texts; rows are positions in it."""
 
@@ -154,18 +166,9 @@ class LexicalIndex:
         top-k kept the last of tied documents, the last first: 30 copies of a text gave rows 29, 28, ... 25); rows
         with score 0 are dropped."""
         k = min(k, self.size)
-        results = []
-        for query_ids in self._query_ids(queries):
-            scores = (self.retriever.get_scores(query_ids).astype(np.float32) if query_ids and k
-                      else np.zeros(0, dtype=np.float32))
-            rows = np.flatnonzero(scores > 0)
-            if len(rows) > k:  # those above the k-th best score, then the first rows of that score
-                kth = np.partition(scores[rows], len(rows) - k)[len(rows) - k]
-                above, tied = rows[scores[rows] > kth], rows[scores[rows] == kth]
-                rows = np.concatenate([above, tied[:k - len(above)]])
-            rows = rows[np.lexsort((rows, -scores[rows]))]
-            results.append((rows.astype(np.int64), scores[rows]))
-        return results
+        return [top_rows(self.retriever.get_scores(query_ids).astype(np.float32) if query_ids and k
+                         else np.zeros(0, dtype=np.float32), k)
+                for query_ids in self._query_ids(queries)]
 
     def scores(self, query: str) -> np.ndarray:
         """The BM25 score of every row for `query` (0 where it shares no term)."""
@@ -180,12 +183,12 @@ class LexicalIndex:
         self.tokenizer.save_vocab(str(directory))
 
     @classmethod
-    def load(cls, directory: str | Path, size: int) -> "LexicalIndex":
-        """The index `save` wrote, its scores memory-mapped; `size` is the number of rows."""
+    def load(cls, directory: str | Path) -> "LexicalIndex":
+        """The index `save` wrote, its scores memory-mapped."""
         retriever = bm25s.BM25.load(str(directory), mmap=True, show_progress=False)
         tokenizer = make_tokenizer()
         tokenizer.load_vocab(str(directory))
-        return cls(retriever, tokenizer, size)
+        return cls(retriever, tokenizer, int(retriever.scores["num_docs"]))
 
     def _query_ids(self, queries: list[str]) -> list[list[int]]:
         """Each query's term ids. bm25s gives a query with no indexed term its empty token, which exactly the

@@ -8,9 +8,15 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-# The one bound on a document's length: every stage reads at most this prefix (the encoder reads ~1,500
-# characters anyway), so one 15 MB page costs what an ordinary one does. Touché passages are far shorter.
-MAX_TEXT_CHARS = 20_000
+# The one bound on a document's length: every stage reads at most this prefix, so one 15 MB page costs what a long
+# ordinary one does. Touché passages are far shorter; of the 536 dev web pages' main contents 87 run past 20,000
+# characters (the 90th percentile 32,000, the longest 620,000), 10 past this bound. The stages read a long document by
+# its passages (`app.passages`), sought in all of it.
+MAX_TEXT_CHARS = 100_000
+# What a candidate below the rerank depth keeps of its text: no stage reads its passages (only the words a debate's
+# arguments open with, `debates.shared_words`), and a run holds up to --candidates of them a topic (at 100,000
+# characters, 5 topics' 1,000 took 1.9 GB where 20,000 took 0.95).
+MAX_UNREAD_TEXT_CHARS = 20_000
 # How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
 # embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned; 3: a NUL
 # goes, not a space; 4: every noncharacter, bidirectional controls), so that a kept cache never serves what

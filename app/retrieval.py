@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import NamedTuple
 
 from .cache import CorpusCache, fingerprint
@@ -13,9 +14,9 @@ from .chatnoir import ChatNoirBackend, ChatNoirSettings, has_credentials
 from .corpus import CorpusSource, check_opens, choose_source, read_documents, rerank_candidates
 from .errors import ToucheError
 from .html import PAGE_TEXT
-from .lexical import LexicalIndex
 from .logs import StageTimer
-from .records import Candidate, Topic
+from .passages import PassageIndex
+from .records import MAX_UNREAD_TEXT_CHARS, Candidate, Document, Topic
 from .settings import RunSettings
 
 log = logging.getLogger(__name__)
@@ -68,17 +69,17 @@ def first_stage(settings: RunSettings, topics: list[Topic], timer: StageTimer | 
                           f"ChatNoir's index {chatnoir.index} at {chatnoir.address}")
     if source.kind == "rerank":
         with timer.stage("corpus read"):
-            candidates = rerank_candidates(source, {topic.number: topic.title for topic in topics},
-                                           settings.candidates)
+            candidates = unread_cut(rerank_candidates(source, {topic.number: topic.title for topic in topics},
+                                                      settings.candidates), settings.rerank_depth)
         return FirstStage(candidates, sum(len(found) for found in candidates.values()), corpus_cache(settings, source),
                           f"the re-rank file {source.name}")
     return bm25_first_stage(settings, topics, source, timer)
 
 
 def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusSource, timer: StageTimer) -> FirstStage:
-    """BM25 over a local corpus. Pass 1 streams the corpus into the index (skipped when the index is cached),
-    keeping only ids; pass 2 after retrieval keeps the texts of candidates only, so 868k passages are never all in
-    memory at once."""
+    """BM25 over a local corpus, each document scored by its best passage (`PassageIndex`). Pass 1 streams the
+    corpus into the index (skipped when the index is cached), keeping only ids; pass 2 after retrieval keeps the
+    texts of candidates only, so 868k passages are never all in memory at once."""
     store = corpus_cache(settings, source)
     cached = store.load_index()
     if cached is None:
@@ -90,7 +91,7 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
                 yield document.text
 
         with timer.stage("index build"):
-            index = LexicalIndex.build(texts(), progress=settings.progress)
+            index = PassageIndex.build(texts(), progress=settings.progress)
     else:
         index, doc_ids = cached
     log.info("%d documents in %s", len(doc_ids), source.name)
@@ -98,9 +99,10 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
         hits = index.search([topic.title for topic in topics], settings.candidates)
     with timer.stage("corpus read"):
         wanted = {doc_ids[row] for rows, _ in hits for row in rows}
+        read = {doc_ids[row] for rows, _ in hits for row in rows[:settings.rerank_depth]}
         # The build's pass has already reported the corpus's defects; a cached index had no such pass.
-        documents = {document.doc_id: document for document in read_documents(source, report=cached is not None)
-                     if document.doc_id in wanted}
+        documents = {document.doc_id: document if document.doc_id in read else unread(document)
+                     for document in read_documents(source, report=cached is not None) if document.doc_id in wanted}
         # The corpus read by both passes is the one the cache key names: replaced or written to meanwhile, its
         # index was kept under the old corpus's key, and later runs on the old corpus ranked the new one's texts.
         if fingerprint(source) != store.key:
@@ -114,6 +116,20 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
         for topic, (rows, scores) in zip(topics, hits)
     }
     return FirstStage(candidates, len(doc_ids), store, f"BM25 over {source.name}")
+
+
+def unread(document: Document) -> Document:
+    """A candidate below the rerank depth, its text cut to `MAX_UNREAD_TEXT_CHARS`: no stage reads more of it."""
+    return replace(document, text=document.text[:MAX_UNREAD_TEXT_CHARS])
+
+
+def unread_cut(candidates: dict[str, list[Candidate]], depth: int) -> dict[str, list[Candidate]]:
+    """The candidates, those of no topic's top `depth` with their texts cut (`unread`). A re-rank file's are all
+    held at the bound while it is read: which are the top ones is known at its end."""
+    read = {id(candidate.doc) for found in candidates.values() for candidate in found[:depth]}
+    return {qid: [candidate if id(candidate.doc) in read else replace(candidate, doc=unread(candidate.doc))
+                  for candidate in found]
+            for qid, found in candidates.items()}
 
 
 def corpus_cache(settings: RunSettings, source: CorpusSource) -> CorpusCache:

@@ -115,7 +115,6 @@ def macro_f1(pairs: list[tuple[str, str]]) -> float:
 
 def page_stance(depth: int) -> None:
     """The stance proxy: judged passage labels against page labels read by best passage or by the first pieces."""
-    from app.chatnoir import MAX_PAGE_TEXT_CHARS
     from app.html import read_page
     from app.passages import Passage
     from app.labelling import detect_stances
@@ -144,7 +143,7 @@ def page_stance(depth: int) -> None:
     for topic in topics:
         parents = sorted({parent(passage) for passage in truth[topic.number]} & set(pages))
         candidates[topic.number] = [
-            Candidate(topic.number, Document(page_id, bounded_text(read_page(pages[page_id]), MAX_PAGE_TEXT_CHARS)),
+            Candidate(topic.number, Document(page_id, bounded_text(read_page(pages[page_id]))),
                       float(len(parents) - rank))
             for rank, page_id in enumerate(parents)]
         judged_passages[topic.number] = [

@@ -11,7 +11,7 @@ import pytest
 
 from app.cache import CorpusCache, EmbeddingStore, _digests as cache_digests, fingerprint
 from app.corpus import CorpusSource
-from app.lexical import LexicalIndex
+from app.passages import PassageIndex
 
 TEXTS = ["cats are better pets than dogs", "dogs are loyal and friendly", "python is a programming language",
          "java or python for beginners"]
@@ -62,7 +62,7 @@ def test_fingerprint_sees_an_edit_in_the_middle_of_a_large_file(tmp_path):
 
 
 def test_index_round_trip_gives_the_same_ranking(tmp_path):
-    index = LexicalIndex.build(TEXTS)
+    index = PassageIndex.build(TEXTS)
     cache = CorpusCache(tmp_path, "key")
     assert cache.load_index() is None
     cache.save_index(index, [f"d{i}" for i in range(len(TEXTS))])
@@ -80,11 +80,11 @@ def test_an_index_saved_again_leaves_the_files_a_run_has_mapped(tmp_path):
     import os
 
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     loaded, _ = cache.load_index()
     expected = loaded.search(["loyal dogs"], 3)[0]
     held = {path.name: path.open("rb") for path in (tmp_path / "key" / "index").iterdir()}  # as a mapping holds
-    cache.save_index(LexicalIndex.build(TEXTS[::-1]), [f"e{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS[::-1]), [f"e{i}" for i in range(len(TEXTS))])
     for name, handle in held.items():
         assert not os.path.samestat(os.fstat(handle.fileno()), (tmp_path / "key" / "index" / name).stat()), name
         handle.close()
@@ -140,7 +140,7 @@ def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
 
 
 INDEX_FILES = ["data.csc.index.npy", "doc_ids.txt", "indices.csc.index.npy", "indptr.csc.index.npy",
-               "params.index.json", "vocab.index.json", "vocab.tokenizer.json"]
+               "params.index.json", "passage_starts.npy", "vocab.index.json", "vocab.tokenizer.json"]
 
 
 @pytest.mark.parametrize("damage", ["emptied", "cut", "one byte flipped"])
@@ -148,7 +148,7 @@ INDEX_FILES = ["data.csc.index.npy", "doc_ids.txt", "indices.csc.index.npy", "in
 def test_an_index_file_changed_since_it_was_written_is_ignored(tmp_path, caplog, name, damage):
     """An emptied .npy was an internal error (EOFError); a flipped byte in a score or an id was read as written."""
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     assert sorted(path.name for path in (tmp_path / "key" / "index").iterdir()) == sorted(INDEX_FILES + ["complete"])
     path = tmp_path / "key" / "index" / name
     data = bytearray(path.read_bytes())
@@ -164,7 +164,7 @@ def test_an_entry_that_cannot_be_searched_is_built_again_not_the_end_of_the_run(
     from pathlib import Path
 
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     exists = Path.exists
 
     def unsearchable(path, *args, **kwargs):
@@ -202,7 +202,7 @@ def test_cache_files_that_are_no_regular_files_are_damage_not_a_hang(tmp_path, c
     import threading
 
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     mark = tmp_path / "key" / "index" / "complete"
     mark.unlink()
     mark.symlink_to("/dev/zero")
@@ -219,11 +219,11 @@ def test_cache_files_that_are_no_regular_files_are_damage_not_a_hang(tmp_path, c
 
 def test_an_index_written_without_digests_is_built_again(tmp_path):
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("")  # as caches before the digests were
     assert cache.load_index() is None
     (tmp_path / "key" / "index" / ".complete.x.tmp").write_text("left by a killed run")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     assert cache.load_index()[1] == ["d0", "d1", "d2", "d3"]
 
 
@@ -232,7 +232,7 @@ def test_a_cache_that_cannot_take_an_entry_costs_the_entry_not_the_run(tmp_path,
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    index = LexicalIndex.build(TEXTS)
+    index = PassageIndex.build(TEXTS)
     cache = CorpusCache(tmp_path, "key")
     monkeypatch.setattr(np, "save", full)
     monkeypatch.setattr(np, "savez", full)
@@ -252,7 +252,7 @@ def test_a_deflated_embedding_cache_and_a_deep_complete_mark_are_ignored(tmp_pat
     assert EmbeddingStore(tmp_path / "e.npz").rows == {}
     assert "a member is compressed" in caplog.text
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     (tmp_path / "key" / "index" / "complete").write_text("[" * 100_000)
     assert cache.load_index() is None
     (tmp_path / "key" / "index" / "complete").write_text("[]")
@@ -265,14 +265,14 @@ def test_one_long_document_id_costs_its_own_bytes_not_every_documents(tmp_path):
     wrote 2 GB, one of 1,000,000 ended the run out of memory."""
     doc_ids = [f"d{i}" for i in range(len(TEXTS) - 1)] + ["x" * 1_000_000]
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), doc_ids)
+    cache.save_index(PassageIndex.build(TEXTS), doc_ids)
     assert (tmp_path / "key" / "index" / "doc_ids.txt").stat().st_size < 1_000_100
     assert cache.load_index()[1] == doc_ids
 
 
 def test_an_index_cache_of_the_older_layout_is_built_again_without_a_damage_warning(tmp_path, caplog):
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     index = tmp_path / "key" / "index"
     (index / "doc_ids.txt").rename(index / "doc_ids.npy")  # as the ids were kept before
     (index / "complete").write_text(json.dumps(cache_digests(index)))
@@ -284,7 +284,7 @@ def test_an_index_copied_from_another_corpus_is_built_again(tmp_path, caplog):
     import shutil
 
     other = CorpusCache(tmp_path, "other-corpus")
-    other.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    other.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
     shutil.copytree(other.directory / "index", tmp_path / "this-corpus" / "index")
     assert CorpusCache(tmp_path, "this-corpus").load_index() is None
     assert "it was built from another corpus" in caplog.text
@@ -318,8 +318,23 @@ def test_an_index_cache_unread_for_want_of_file_descriptors_is_not_called_damage
     import errno
 
     cache = CorpusCache(tmp_path, "key")
-    cache.save_index(LexicalIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
-    monkeypatch.setattr(LexicalIndex, "load", lambda *args: (_ for _ in ()).throw(
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    monkeypatch.setattr(PassageIndex, "load", lambda *args: (_ for _ in ()).throw(
         OSError(errno.EMFILE, "Too many open files")))
     assert cache.load_index() is None
     assert "ignoring the unread index cache" in caplog.text and "damaged" not in caplog.text
+
+
+def test_an_index_cached_before_documents_were_ranked_by_their_passages_is_built_again(tmp_path, caplog):
+    """An entry without the passages' first rows ranked documents whole (and read them to 20,000 characters): it
+    is of an older layout, rebuilt, not served nor called damaged."""
+    import logging
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    path = tmp_path / "key" / "index"
+    (path / PassageIndex.STARTS).unlink()
+    (path / "complete").write_text(json.dumps({"corpus": "key", "files": cache_digests(path)}))
+    with caplog.at_level(logging.INFO):
+        assert cache.load_index() is None
+    assert "of an older layout" in caplog.text and "damaged" not in caplog.text

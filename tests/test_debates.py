@@ -1,3 +1,5 @@
+import pytest
+
 from app.debates import debate_id, heard_from_turns, own_words, shared_words, stance_reading, turn
 from app.records import Document, StancePrediction
 
@@ -53,13 +55,16 @@ def test_own_words_keeps_a_text_that_lacks_the_shared_words_or_would_be_empty():
     assert own_words("anything", None) == "anything"
 
 
-def test_a_text_cut_at_the_length_bound_does_not_hide_the_closing_title():
-    from app.records import MAX_TEXT_CHARS, bounded_text
+@pytest.mark.parametrize("cut", ["read", "unread"])
+def test_a_text_cut_at_the_length_bound_does_not_hide_the_closing_title(cut):
+    """Cut at the bound every stage reads, or at a candidate's below the rerank depth (`retrieval.unread`)."""
+    from app.records import MAX_TEXT_CHARS, MAX_UNREAD_TEXT_CHARS, bounded_text
 
     title = "Police should wear body cameras"
+    long_text = bounded_text("word " * MAX_TEXT_CHARS + title)
     documents = [Document("S1-Aa", f"Cameras protect citizens. {title}"),
                  Document("S1-Ab", f"Too expensive. {title}"),
-                 Document("S1-Ac", bounded_text("word " * MAX_TEXT_CHARS + title))]
+                 Document("S1-Ac", long_text if cut == "read" else long_text[:MAX_UNREAD_TEXT_CHARS])]
     shared = shared_words(documents)
     assert shared["S1-Aa"] == ((), tuple(title.split()))
     assert own_words(documents[0].text, shared["S1-Aa"]) == "Cameras protect citizens."

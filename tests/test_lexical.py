@@ -10,7 +10,6 @@ import bm25s
 import numpy as np
 import pytest
 
-from app.cache import CorpusCache
 from app.lexical import LexicalIndex, make_tokenizer
 from app.topics import read_topics
 
@@ -144,13 +143,12 @@ def test_empty_corpus_retrieves_nothing():
     assert [len(rows) for rows, _ in index.search(["cats"], k=10)] == [0]
 
 
-def test_chunked_index_survives_the_cache_round_trip(tmp_path):
+def test_chunked_index_survives_a_save_and_load(tmp_path):
     texts = _generated_texts(200, seed=3)
     index = LexicalIndex.build(iter(texts), chunk_docs=50)
-    cache = CorpusCache(tmp_path, "key")
-    cache.save_index(index, [f"d{i}" for i in range(len(texts))])
-    loaded, doc_ids = cache.load_index()
-    assert len(doc_ids) == loaded.size == len(texts)
+    index.save(tmp_path)
+    loaded = LexicalIndex.load(tmp_path)
+    assert loaded.size == len(texts)
     for (rows, scores), (loaded_rows, loaded_scores) in zip(index.search(GENERATED_QUERIES, 30),
                                                            loaded.search(GENERATED_QUERIES, 30)):
         assert rows.tolist() == loaded_rows.tolist()

@@ -165,3 +165,92 @@ def test_window_spans_of_no_words_and_of_a_bound_below_one(bad):
     assert window_spans("") == [] and window_spans(" \n\t") == []
     with pytest.raises(ValueError, match="at least 1"):
         window_spans("a b", bad)
+
+
+def _filler(count: int, seed: int) -> str:
+    """`count` words of sentences about other things."""
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = ["recipe", "garden", "weather", "football", "holiday", "music", "kitchen", "traffic", "painting",
+                  "river", "camera", "bicycle", "museum", "festival", "library", "mountain"]
+    sentences = [" ".join(rng.choice(vocabulary) for _ in range(9)).capitalize() + "." for _ in range(count // 10)]
+    return " ".join(sentences)
+
+
+ARGUMENT = ("Nuclear energy is cleaner than coal. Nuclear plants emit almost no carbon dioxide, while coal plants "
+            "emit the most of any energy source.")
+
+
+def test_a_corpus_of_passages_ranks_as_whole_document_bm25():
+    """Documents of at most MAX_WORDS words are one passage each: the same rows and scores as LexicalIndex."""
+    import numpy as np
+
+    from app.lexical import LexicalIndex
+    from app.passages import PassageIndex
+
+    texts = [ARGUMENT, _filler(150, 1), "Coal is cheap energy.", "", "nuclear " * 3, _filler(190, 2) + " coal"]
+    queries = ["nuclear energy or coal", "cheap energy", "garden"]
+    for (rows, scores), (expected_rows, expected_scores) in zip(PassageIndex.build(texts).search(queries, 4),
+                                                                LexicalIndex.build(texts).search(queries, 4)):
+        assert rows.tolist() == expected_rows.tolist()
+        np.testing.assert_array_equal(scores, expected_scores)
+
+
+def test_a_long_page_ranks_by_its_best_passage():
+    """An argument set inside 4,000 words of other text: whole-document BM25 scored the page below a text that
+    barely touches the query, at a ninth of the argument alone; by its best passage it ranks next to the argument,
+    which its window shares with 180 other words."""
+    from app.lexical import LexicalIndex
+    from app.passages import PassageIndex
+
+    page = f"{_filler(2_000, 3)} {ARGUMENT} {_filler(2_000, 4)}"
+    texts = [_filler(100, 5) + " Coal energy.", page, ARGUMENT] + [_filler(120, seed) for seed in range(6, 30)]
+    query = ["Is nuclear energy better than coal?"]
+    rows, scores = PassageIndex.build(texts).search(query, 3)[0]
+    assert rows.tolist() == [2, 1, 0] and scores[1] > 0.5 * scores[0]
+    rows, scores = LexicalIndex.build(texts).search(query, 3)[0]
+    assert rows.tolist() == [2, 0, 1] and scores[2] < 0.2 * scores[0]  # whole, the page came last
+
+
+def test_passage_index_keeps_corpus_order_among_ties_and_drops_unmatched_documents():
+    from app.passages import PassageIndex
+
+    long_copy = f"{ARGUMENT} {_filler(400, 7)}"
+    index = PassageIndex.build(["garden", long_copy, ARGUMENT, "", long_copy])
+    rows, scores = index.search(["nuclear coal"], 10)[0]
+    assert rows.tolist() == [2, 1, 4] and scores[1] == scores[2] < scores[0]  # the copies by the same window
+    assert index.size == 5 and [len(rows) for rows, _ in PassageIndex.build([]).search(["coal"], 10)] == [0]
+
+
+def test_passage_index_round_trip_and_a_starts_file_that_does_not_fit(tmp_path):
+    import numpy as np
+
+    from app.passages import PassageIndex
+
+    texts = [ARGUMENT, f"{_filler(600, 8)} {ARGUMENT}", _filler(50, 9)]
+    index = PassageIndex.build(texts)
+    assert index.starts.tolist() == [0, 1, 4]  # 540 + 21 words: three windows
+    index.save(tmp_path)
+    loaded = PassageIndex.load(tmp_path, len(texts))
+    for (rows, scores), (loaded_rows, loaded_scores) in zip(index.search(["coal", "nuclear carbon"], 3),
+                                                           loaded.search(["coal", "nuclear carbon"], 3)):
+        assert rows.tolist() == loaded_rows.tolist() and scores.tolist() == loaded_scores.tolist()
+    with pytest.raises(ValueError, match="does not fit its 4 documents"):
+        PassageIndex.load(tmp_path, 4)
+    np.save(tmp_path / PassageIndex.STARTS, np.array([0, 5, 1]))
+    with pytest.raises(ValueError, match="does not fit"):
+        PassageIndex.load(tmp_path, 3)
+
+
+def test_a_starts_file_claiming_more_rows_than_it_holds_is_damaged_not_out_of_memory(tmp_path):
+    """Its header claimed 10**11 rows: np.load allocated 745 GiB first, and every run on the cache ended."""
+    from app.passages import PassageIndex
+
+    PassageIndex.build([ARGUMENT, "Coal is cheap."]).save(tmp_path)
+    path = tmp_path / PassageIndex.STARTS
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"'shape': (2,)", b"'shape': (100000000000,)", 1))
+    assert path.read_bytes() != data
+    with pytest.raises(ValueError):
+        PassageIndex.load(tmp_path, 2)

@@ -115,3 +115,48 @@ def test_chatnoir_texts_are_fetched_for_the_reranked_head(tmp_path, monkeypatch)
                            backend="chatnoir", candidates=300, rerank_depth=200)
     first_stage(settings, read_topics(DEMO_INPUT))
     assert asked == {"depth": 300, "text_depth": 200}
+
+
+def test_a_local_document_is_ranked_and_read_by_an_argument_past_20000_characters(tmp_path):
+    """A local corpus's documents were cut at 20,000 characters and ranked whole: an argument after ~3,300 words of
+    a page was neither found nor read. It is read up to 100,000 characters and ranked by its best passage."""
+    import json
+
+    filler = " ".join(f"Sentence {i} is about the weather in another town." for i in range(3_000))  # 150,000 chars
+    argument = "Nuclear energy is cleaner than coal: nuclear plants emit almost no carbon dioxide."
+    documents = [{"id": "page", "text": f"{filler[:30_000]} {argument} {filler[:20_000]}"}]
+    documents += [{"id": f"other-{i}", "text": f"Coal mining employs {i} people. {filler[:300]}"} for i in range(20)]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in documents))
+    (tmp_path / "in" / "topics.xml").write_text("<topics><topic><number>1</number><title>Is nuclear energy better "
+                                               "than coal?</title></topic></topics>")
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           progress=False)
+    for _ in ("index built", "index cached"):
+        best = first_stage(settings, read_topics(tmp_path / "in")).candidates["1"][0]
+        assert best.doc.doc_id == "page" and argument in best.doc.text
+
+
+@pytest.mark.parametrize("layout", ["documents.jsonl", "rerank.jsonl"])
+def test_candidates_below_the_rerank_depth_keep_the_text_of_the_old_bound(layout, tmp_path):
+    """Only the top --rerank-depth are read; the others are held too, up to --candidates a topic: at 100,000
+    characters, 5 topics' 1,000 took twice the memory."""
+    import json
+
+    from app.records import MAX_UNREAD_TEXT_CHARS
+
+    pages = [" ".join(f"Coal plant {i} burns {j} tonnes a day." for j in range(1_300)) for i in range(3)]
+    (tmp_path / "in").mkdir()
+    lines = ([{"qid": "1", "query": "coal plants", "docno": f"page-{i}", "text": text, "rank": i + 1, "score": 3 - i}
+              for i, text in enumerate(pages)] if layout == "rerank.jsonl"
+             else [{"id": f"page-{i}", "text": text} for i, text in enumerate(pages)])
+    (tmp_path / "in" / layout).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "in" / "topics.xml").write_text("<topics><topic><number>1</number><title>Are coal plants "
+                                               "harmful?</title></topic></topics>")
+    settings = RunSettings(input_dir=tmp_path / "in", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                           rerank_depth=1, progress=False)
+    found = first_stage(settings, read_topics(tmp_path / "in")).candidates["1"]
+    assert len(found) == 3 and found[0].doc.text in pages and len(found[0].doc.text) > 2 * MAX_UNREAD_TEXT_CHARS
+    assert [len(candidate.doc.text) for candidate in found[1:]] == [MAX_UNREAD_TEXT_CHARS] * 2
+    assert all(candidate.doc.text == pages[int(candidate.doc.doc_id[-1])][:MAX_UNREAD_TEXT_CHARS]
+               for candidate in found[1:])
