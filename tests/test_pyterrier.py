@@ -267,3 +267,27 @@ def test_the_label_set_follows_the_topics_or_the_task(candidates):
     assert set(ToucheStance().transform(unnamed)["stance"]) <= {"FIRST", "SECOND", "NEUTRAL", "NO"}
     forced = ToucheStance(task="controversial").transform(candidates)
     assert set(forced["stance"]) <= {"PRO", "CON", "NEU", "NO"}
+
+
+def test_the_stance_labeller_holds_the_tails_texts_as_touche_run_does(monkeypatch):
+    """A debate's closing title is sought in whole texts only: a long argument below the rerank depth, cut in a run,
+    was whole to the labeller, which then read a head argument otherwise."""
+    import app.pyterrier
+    from app.records import MAX_UNREAD_TEXT_CHARS
+
+    held = {}
+
+    def detect_stances(topics, ranked, read, encoded, queries, task, settings, candidates):
+        held.update(candidates)
+        return {topic.number: ["Q0"] * len(ranked[topic.number].doc_ids) for topic in topics}
+
+    monkeypatch.setattr(app.pyterrier, "detect_stances", detect_stances)
+    monkeypatch.setattr(ToucheStance, "_head", lambda self, *args: (None, {}))
+    monkeypatch.setattr(app.pyterrier, "encode_queries", lambda topics, settings: {})
+    long_text = "Body cameras cost money. " * 2_000  # 50,000 characters
+    frame = pd.DataFrame({"qid": ["1"] * 3, "query": ["Should police wear body cameras?"] * 3,
+                          "docno": ["S1-A1", "S1-A2", "S1-A3"], "text": ["Cameras protect citizens.", long_text,
+                                                                         long_text], "score": [3.0, 2.0, 1.0],
+                          "rank": [0, 1, 2]})
+    ToucheStance(ToucheOptions(rerank_depth=2), task="controversial").transform(frame)
+    assert [len(candidate.doc.text) for candidate in held["1"]] == [25, len(long_text.strip()), MAX_UNREAD_TEXT_CHARS]
