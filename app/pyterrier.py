@@ -29,8 +29,7 @@ from .rerank import Encoded, encode_queries, score_candidates
 from .corpus import Defects, FirstStageOrder, first_stage_number
 from .encoder import DEVICES, PRECISIONS, check_cuda
 from .errors import ToucheError
-from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, visible
-from .retrieval import unread_cut
+from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, unread_cut, visible
 from .runfile import falling_scores
 from .settings import STANCE_MODELS, RunSettings
 from .topics import bounded_topic, clean_field, read_topics
@@ -141,7 +140,7 @@ class ToucheStance(pt.Transformer):
         ranked = {topic.number: Ranking(frame["docno"].tolist(), frame["score"].tolist())
                   for topic, frame in zip(topics, frames)}
         encoded, best = self._head(topics, frames, candidates, settings)
-        # Below the head, the texts `touche run` holds (`retrieval.unread_cut`): a debate's closing title is sought
+        # Below the head, the texts `touche run` holds (`records.unread_cut`): a debate's closing title is sought
         # in whole texts only, and a long argument below the rerank depth is no whole text to a run.
         candidates = unread_cut(candidates, settings.rerank_depth)
         labels = detect_stances(topics, ranked, best, encoded, encode_queries(topics, settings), task, settings,

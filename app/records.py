@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # The one bound on a document's length: every stage reads at most this prefix, so one 15 MB page costs what a long
 # ordinary one does. Touché passages are far shorter; of the 536 dev web pages' main contents 87 run past 20,000
@@ -211,6 +211,20 @@ class Candidate:
     qid: str
     doc: Document
     score: float
+
+
+def unread(document: Document) -> Document:
+    """A candidate below the rerank depth, its text cut to `MAX_UNREAD_TEXT_CHARS`: no stage reads more of it."""
+    return replace(document, text=document.text[:MAX_UNREAD_TEXT_CHARS])
+
+
+def unread_cut(candidates: dict[str, list[Candidate]], depth: int) -> dict[str, list[Candidate]]:
+    """The candidates, those of no topic's top `depth` with their texts cut (`unread`). A re-rank file's are all
+    held at the bound while it is read: which are the top ones is known at its end."""
+    read = {id(candidate.doc) for found in candidates.values() for candidate in found[:depth]}
+    return {qid: [candidate if id(candidate.doc) in read else replace(candidate, doc=unread(candidate.doc))
+                  for candidate in found]
+            for qid, found in candidates.items()}
 
 
 @dataclass(frozen=True)

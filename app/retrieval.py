@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import NamedTuple
 
 from .cache import CorpusCache, fingerprint
@@ -16,7 +15,7 @@ from .errors import ToucheError
 from .html import PAGE_TEXT
 from .logs import StageTimer
 from .passages import PassageIndex
-from .records import MAX_UNREAD_TEXT_CHARS, Candidate, Document, Topic
+from .records import Candidate, Topic, unread, unread_cut
 from .settings import RunSettings
 
 log = logging.getLogger(__name__)
@@ -116,20 +115,6 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
         for topic, (rows, scores) in zip(topics, hits)
     }
     return FirstStage(candidates, len(doc_ids), store, f"BM25 over {source.name}")
-
-
-def unread(document: Document) -> Document:
-    """A candidate below the rerank depth, its text cut to `MAX_UNREAD_TEXT_CHARS`: no stage reads more of it."""
-    return replace(document, text=document.text[:MAX_UNREAD_TEXT_CHARS])
-
-
-def unread_cut(candidates: dict[str, list[Candidate]], depth: int) -> dict[str, list[Candidate]]:
-    """The candidates, those of no topic's top `depth` with their texts cut (`unread`). A re-rank file's are all
-    held at the bound while it is read: which are the top ones is known at its end."""
-    read = {id(candidate.doc) for found in candidates.values() for candidate in found[:depth]}
-    return {qid: [candidate if id(candidate.doc) in read else replace(candidate, doc=unread(candidate.doc))
-                  for candidate in found]
-            for qid, found in candidates.items()}
 
 
 def corpus_cache(settings: RunSettings, source: CorpusSource) -> CorpusCache:

@@ -83,8 +83,9 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     prepare_output(output_dir, RUN_FILES, overwrite)
     target = output_dir / RUN_FILE
     try:
-        with atomic_file(target, _TEMPORARY_PREFIX, output=True, overwrite=overwrite) as out:  # a killed run's
-            out.writelines(format_row(row) for row in rows)  # temporaries go first
+        # A killed run's temporaries go first; without --overwrite, a run.txt another run put there meanwhile stays.
+        with atomic_file(target, _TEMPORARY_PREFIX, output=True, overwrite=overwrite) as out:
+            out.writelines(format_row(row) for row in rows)
     except FileExistsError:  # another run put its run.txt there while this one worked
         raise ToucheError(f"{target} exists; pass --overwrite to replace it") from None
     except OSError as error:  # a full disk, a mount gone read-only mid-run: atomic_file left no partial file

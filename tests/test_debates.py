@@ -57,7 +57,7 @@ def test_own_words_keeps_a_text_that_lacks_the_shared_words_or_would_be_empty():
 
 @pytest.mark.parametrize("cut", ["read", "unread"])
 def test_a_text_cut_at_the_length_bound_does_not_hide_the_closing_title(cut):
-    """Cut at the bound every stage reads, or at a candidate's below the rerank depth (`retrieval.unread`)."""
+    """Cut at the bound every stage reads, or at a candidate's below the rerank depth (`records.unread`)."""
     from app.records import MAX_TEXT_CHARS, MAX_UNREAD_TEXT_CHARS, bounded_text
 
     title = "Police should wear body cameras"
