@@ -83,9 +83,8 @@ class CorpusCache:
             written = json.loads(small_file(path / "complete").decode("utf-8"))
             if not isinstance(written, dict):
                 raise ValueError("its complete mark is no JSON object")
-            # {name: digest}, before the corpus was named; the passages' first rows, before documents were ranked
-            # by their best passage
-            if not isinstance(written.get("files"), dict) or PassageIndex.STARTS not in written["files"]:
+            # Of another PassageIndex.LAYOUT: documents cut into other passages, or ranked whole (no starts file)
+            if written.get("layout") != PassageIndex.LAYOUT:
                 log.info("building the BM25 index in %s again: its cache is of an older layout", path)
                 return None
             # An entry copied from another corpus's (its files whole) ranked this corpus's documents by the other
@@ -126,7 +125,7 @@ class CorpusCache:
             # Without it a half-written entry is never loaded; with it a file changed since (cut, emptied, one
             # byte flipped: a wrong score or id, silently) is found.
             with atomic_file(path / "complete") as out:
-                json.dump({"corpus": self.key, "files": _digests(path)}, out)
+                json.dump({"corpus": self.key, "layout": index.LAYOUT, "files": _digests(path)}, out)
         except OSError as error:
             log.warning("cannot cache the BM25 index in %s (%s); the run goes on without caching it", path,
                         os_reason(error))

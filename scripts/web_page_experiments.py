@@ -5,6 +5,7 @@
     python scripts/web_page_experiments.py page-stance                        # about 3 min on 2 cores
     python scripts/web_page_experiments.py short-documents BEFORE/run.txt AFTER/run.txt [--input DIR]
     python scripts/web_page_experiments.py failed-pages OUT [--share 0.3] [--seed 13]  # about 4 min
+    python scripts/web_page_experiments.py local-bm25 OUT                     # about 1 min
 
 - compare: judged-only nDCG@5 (relevance 2020 and 2021, quality 2021) of the runs the dev loop left in each OUT,
   with the judgements restricted to the served pages (as ../shared/tools/touche_eval.py computes it), per topic,
@@ -22,6 +23,10 @@
 - failed-pages: the dev loop with a share of the served pages (drawn with the seed) answered empty by ChatNoir's
   cache, so the run reads them as their title + snippet (app.rerank.typical_where_unknown); OUT is then an arm for
   `compare`. The loop's stand-in is copied into OUT/tools and taught to fail the pages listed in OUT/failed.txt.
+- local-bm25: the dev pages as a local corpus (OUT/input: documents.jsonl, each page's text as the ChatNoir route
+  reads its cache page, its <title> as the record's title; topics.xml, the dev topics), ranked by the BM25 first
+  stage alone (app.retrieval.first_stage, OUT/run.txt), scored as `compare` scores: how a local corpus of whole
+  pages is searched (app.passages.PassageIndex).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -247,6 +253,49 @@ def failed_pages(out: Path, share: float, seed: int) -> None:
                    env={**os.environ, "STANDIN_FAIL": str(out / "failed.txt")})
 
 
+def local_bm25(out: Path) -> None:
+    from resiliparse.parse.html import HTMLTree
+
+    from app.charset import readable
+    from app.chatnoir import MAX_PAGE_CHARS
+    from app.html import read_page, without_bulk
+    from app.records import clean_text
+    from app.retrieval import first_stage
+    from app.settings import RunSettings
+    from app.topics import read_topics
+
+    corpus = out / "input"
+    corpus.mkdir(parents=True, exist_ok=True)
+    with (corpus / "documents.jsonl").open("w", encoding="utf-8") as documents:
+        for page in served_pages():
+            markup = readable(page["html"])  # as ChatNoirClient.cached_text reads a cache page
+            text = readable(read_page(without_bulk(markup, MAX_PAGE_CHARS) if len(markup) > MAX_PAGE_CHARS
+                                      else markup))
+            title = clean_text(" ".join((HTMLTree.parse(markup).title or "").split()))
+            documents.write(json.dumps({"doc_id": page["doc_id"], "title": title, "text": text}) + "\n")
+    dev = set((PAGES.parent / "dev-topics.txt").read_text().strip().split(","))
+    topics = [topic for year in ("2020", "2021") for topic in read_topics(
+        DATA / f"touche-{year}-task2" / ("topics-task-2.xml" if year == "2020" else
+                                        "topics-task-2-2021-only-titles.xml")) if topic.number in dev]
+    (corpus / "topics.xml").write_text("<topics>\n" + "".join(
+        f"<topic><number>{topic.number}</number><title>{escape(topic.title)}</title></topic>\n"
+        for topic in topics) + "</topics>\n", encoding="utf-8")
+    settings = RunSettings(input_dir=corpus, output_dir=out / "unused", cache_dir=out / "cache", progress=False)
+    candidates = first_stage(settings, read_topics(corpus)).candidates
+    with (out / "run.txt").open("w") as run:
+        for qid, found in candidates.items():
+            run.writelines(f"{qid} Q0 {candidate.doc.doc_id} {rank} {candidate.score:.6f} bm25\n"
+                           for rank, candidate in enumerate(found, 1))
+    served = {page["doc_id"] for page in served_pages()}
+    for year, (relevance, quality) in YEARS.items():
+        for measure, qrels in (("relevance", relevance), ("quality", quality)):
+            if qrels is not None:
+                scores = per_topic(out / "run.txt", qrels, served, year)
+                scores = {topic: scores[topic] for topic in per_topic(out / "run.txt", relevance, served, year)}
+                print(f"{year} {measure}, judged-only nDCG@5 over {len(scores)} topics: "
+                      f"{sum(scores.values()) / len(scores):.3f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -263,6 +312,8 @@ def main(argv: list[str] | None = None) -> None:
     failing.add_argument("out", type=Path)
     failing.add_argument("--share", type=float, default=0.3)
     failing.add_argument("--seed", type=int, default=13)
+    local = commands.add_parser("local-bm25", help="the dev pages as a local corpus, BM25 alone")
+    local.add_argument("out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "compare":
         compare(args.outs)
@@ -270,6 +321,8 @@ def main(argv: list[str] | None = None) -> None:
         page_stance(args.depth)
     elif args.command == "failed-pages":
         failed_pages(args.out, args.share, args.seed)
+    elif args.command == "local-bm25":
+        local_bm25(args.out)
     else:
         short_documents(args.before, args.after, args.input)
 

@@ -338,3 +338,17 @@ def test_an_index_cached_before_documents_were_ranked_by_their_passages_is_built
     with caplog.at_level(logging.INFO):
         assert cache.load_index() is None
     assert "of an older layout" in caplog.text and "damaged" not in caplog.text
+
+
+def test_an_index_cached_before_short_windows_were_joined_is_built_again(tmp_path, caplog):
+    """Its files whole and of the right names, an entry of another PassageIndex.LAYOUT scores by other passages."""
+    import logging
+
+    cache = CorpusCache(tmp_path, "key")
+    cache.save_index(PassageIndex.build(TEXTS), [f"d{i}" for i in range(len(TEXTS))])
+    path = tmp_path / "key" / "index"
+    assert cache.load_index() is not None
+    (path / "complete").write_text(json.dumps({"corpus": "key", "layout": 1, "files": cache_digests(path)}))
+    with caplog.at_level(logging.INFO):
+        assert cache.load_index() is None
+    assert "of an older layout" in caplog.text and "damaged" not in caplog.text

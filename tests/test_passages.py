@@ -213,6 +213,22 @@ def test_a_long_page_ranks_by_its_best_passage():
     assert rows.tolist() == [2, 0, 1] and scores[2] < 0.2 * scores[0]  # whole, the page came last
 
 
+def test_a_short_window_joins_the_one_before_it_in_the_index_only():
+    """A page's 6-word tail naming the query outscored a 78-word argument (BM25 favours short passages); joined
+    to the window before, it scores as a 204-word passage. The stages' windows keep their 200-word bound."""
+    from app.passages import MIN_SCORED_WORDS, PassageIndex, scored_windows
+
+    page = f"{_filler(222, 10)} Nuclear energy is mentioned here once."
+    assert [len(words(window)) for window in windows(page)] == [198, 6]
+    assert [len(words(window)) for window in windows(f"{page} {_filler(60, 11)}")] == [198, 60]
+    assert scored_windows(page) == [page] and len(words(page)) - MAX_WORDS < MIN_SCORED_WORDS
+    assert scored_windows(f"{page} {_filler(60, 11)}") == windows(f"{page} {_filler(60, 11)}")
+    assert scored_windows(ARGUMENT) == windows(ARGUMENT) == [ARGUMENT]
+    argument = f"{_filler(80, 12)} Nuclear energy is cleaner than coal."
+    rows, _ = PassageIndex.build([page, argument, _filler(150, 13)]).search(["Is nuclear energy clean?"], 2)[0]
+    assert rows.tolist() == [1, 0]
+
+
 def test_passage_index_keeps_corpus_order_among_ties_and_drops_unmatched_documents():
     from app.passages import PassageIndex
 
