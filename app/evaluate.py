@@ -19,7 +19,7 @@ from sklearn.metrics import f1_score
 from .errors import ToucheError, counted
 from .files import not_utf8, open_packed, os_reason
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS, DECIMAL
-from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run, other_space
+from .runfile import NO_STANCE, STANCE_LABELS, locate_run, open_run, other_space, read_problem
 
 log = logging.getLogger(__name__)
 
@@ -148,10 +148,13 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
     try:
         with open_run(path) as lines:
             for _, (qid, stance, doc_id, rank, score, _tag) in _columns(_spaces_seen(lines, spaced), 6):
-                value = float(score)
-                if not math.isfinite(value):  # trec_eval would rank it anywhere
+                try:
+                    value = float(score)
+                except ValueError:  # said as the score of its document, not in float()'s words
+                    value = None
+                if value is not None and not math.isfinite(value):  # trec_eval would rank it anywhere
                     raise ValueError(f"score {score} of {doc_id} for topic {qid} is no finite number")
-                if not DECIMAL.fullmatch(score):  # float() takes "1_0" and other scripts' digits; trec_eval not
+                if value is None or not DECIMAL.fullmatch(score):  # float() takes "1_0", other scripts' digits
                     raise ValueError(f"score {score!r} of {doc_id} for topic {qid} is not a number as trec_eval "
                                      "reads numbers")
                 key, line_rank = (qid, doc_id), _rank(rank)
@@ -163,7 +166,9 @@ def read_run(path: Path) -> tuple[list[ir_measures.ScoredDoc], dict[tuple[str, s
     except UnicodeDecodeError as error:
         raise ToucheError(f"{path}: {not_utf8(error, path)}") from None
     except (OSError, ValueError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
-        raise ToucheError(f"{path}: not a 6-column TREC run ({error or 'the gzip file ends too soon'})") from None
+        if isinstance(error, OSError) and error.errno is not None:  # unreadable, not malformed
+            raise ToucheError(f"{path}: {os_reason(error)}") from None
+        raise ToucheError(f"{path}: not a 6-column TREC run ({read_problem(error)})") from None
     if not best:
         raise ToucheError(f"{path}: an empty run")
     if twice:
@@ -265,6 +270,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     if stance_qrels is not None:
         truth = read_stance_qrels(stance_qrels)
         _check_stance_labels(stance_qrels, truth)
+        labels = set(truth.values())  # a topic left out below leaves its labels in the mean, as Touché's does
         kept = _relevance_topics({qid for qid, _ in truth}, judged_topics, stance_qrels, qrels)
         if truth and not kept:
             raise ToucheError(f"{stance_qrels}: judges none of the topics {qrels} judges")
@@ -272,7 +278,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
             raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
-        _check_task(run, stance_qrels, {label for _, label in pairs}, set(truth.values()))
+        _check_task(run, stance_qrels, {label for _, label in pairs}, labels)
         by_topic, topic_labels = defaultdict(list), defaultdict(set)
         for (qid, doc_id), label in truth.items():
             topic_labels[qid].add(label)
@@ -286,7 +292,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
                         stance_qrels.name)
         # Macro-F1 over every label the judgements use, as Touché's evaluation averages it: a judged label the run
         # never predicts rightly counts 0, even where none of its judged documents is in the run.
-        mean["stance macro-F1"] = _macro_f1(pairs, set(truth.values()))
+        mean["stance macro-F1"] = _macro_f1(pairs, labels)
         mean["stance judged documents"] = float(len(pairs))
         for qid, topic_pairs in by_topic.items():
             per_topic[qid]["stance macro-F1"] = _macro_f1(topic_pairs, topic_labels[qid])

@@ -27,9 +27,9 @@ MAX_LISTED = 1000  # errors, and warnings, listed by `touche validate`; the rest
 # TIRA's check_format: a run holds at least this many lines and topics.
 MIN_LINES, MIN_TOPICS = 5, 3
 STANCE_LABELS = {"comparative": set(COMPARATIVE_LABELS), "controversial": set(CONTROVERSIAL_LABELS)}
-# A run line's second column where it labels no stance: Touché's Q0, and trec_eval's plain runs' 0 (a Touché 2020/21
-# Task 1 run written so), which TIRA accepts.
-NO_STANCE = frozenset({"Q0", "0"})
+# A run line's second column where it labels no stance: Touché's Q0 (q0 too), and trec_eval's plain runs' 0 (a
+# Touché 2020/21 Task 1 run written so), which TIRA accepts: trec_eval ignores the column.
+NO_STANCE = frozenset({"Q0", "q0", "0"})
 _TEMPORARY_PREFIX = ".run."
 _SAFE_ID = re.compile(r"^[\w.:/@+=-]+$")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,18}\Z")  # trec_eval reads a C long
@@ -166,12 +166,31 @@ def locate_run(path: Path) -> Path:
         except OSError as error:  # missing, a link loop, a folder this user may not search
             raise ToucheError(f"{path}: {os_reason(error)}") from None
         return path  # a file, or a pipe read as one (`touche validate <(zcat run.gz)`)
-    found = [path / name for name in RUN_FILES if os.path.lexists(path / name)]  # a link leading nowhere too
+    try:
+        found = [path / name for name in RUN_FILES if _named(path / name)]
+    except OSError as error:  # a folder this user may not search: "found 0", where the run may be
+        raise ToucheError(f"{path}: {os_reason(error)}") from None
     if len(found) != 1:
         raise ToucheError(f"{path}: expected exactly one of run.txt / run.txt.gz, found {len(found)}")
     if problem := not_a_file(found[0]):  # a FIFO held `touche validate DIR` for ever; a pipe named itself is read
         raise ToucheError(f"{found[0]}: {problem}")
     return found[0]
+
+
+def _named(path: Path) -> bool:
+    """Whether something is there under the name, a link leading nowhere too; an OSError where none can tell."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return True
+
+
+def read_problem(error: Exception) -> str:
+    """Why a run could not be read, in a few words: the system's reason (permission denied), else the gzip's."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return os_reason(error)
+    return str(error) or "the gzip file ends too soon"  # an EOFError: a gzip cut short
 
 
 class _Bounded(io.RawIOBase):
@@ -246,7 +265,7 @@ def validate_run(path: Path, task: str | None = None) -> Validation:
         result.errors.append(f"cannot read the run: {not_utf8(error, run_path)}")
         return result
     except (OSError, EOFError, zlib.error) as error:  # EOFError: a gzip cut short
-        result.errors.append(f"cannot read the run: {error or 'the gzip file ends too soon'}")
+        result.errors.append(f"cannot read the run: {read_problem(error)}")
         return result
     except ToucheError:  # read no further
         result.errors.append(f"file is larger than {_size_limit(run_path)}")
@@ -346,12 +365,13 @@ def _check_run(result, by_topic, tags, stances, task) -> None:
         ranks, total = [rank for rank, *_ in ranked], len(ranked) + result.rejected[qid]
         if len(set(ranks)) != len(ranks) or not all(1 <= rank <= total for rank in ranks):
             result.errors.append(f"topic {qid}: ranks are not 1..{total} without gaps")
+        tied = False
         for (rank_a, score_a, _, _), (rank_b, score_b, _, line) in zip(ranked, ranked[1:]):
             if rank_b == rank_a:  # a rank given twice: said above, and its scores have no order to keep
                 continue
             if score_b > score_a:
                 result.errors.append(f"topic {qid}: score rises from rank {rank_a} to {rank_b} (line {line})")
                 break
-            if score_b == score_a:
+            if score_b == score_a and not tied:  # said once a topic; a rise further down is still an error
                 result.warnings.append(f"topic {qid}: tied scores at ranks {rank_a} and {rank_b}")
-                break
+                tied = True

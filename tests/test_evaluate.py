@@ -126,6 +126,40 @@ def test_stance_is_scored_on_the_topics_relevance_judges(tmp_path, caplog):
     assert "s3: 1 topic not judged in q left out (e.g. topic 3)" in caplog.text
 
 
+def test_a_label_only_a_left_out_topic_uses_still_counts_in_the_macro_f1(tmp_path):
+    """As Touché's evaluation averages it, over every label the stance qrels use (a helper's attack: 3 labels
+    where the organizers' evaluator counted 4)."""
+    run, qrels = write(tmp_path, "run.txt", RUN + ["3 NO z 1 1.0 t"]), write(tmp_path, "q", QRELS)
+    alone = evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s", STANCE)).mean["stance macro-F1"]
+    with_no = evaluate_run(run, qrels, stance_qrels=write(tmp_path, "s3", STANCE + ["3 0 z NO"]))
+    assert with_no.mean["stance macro-F1"] == pytest.approx(alone * 3 / 4)
+
+
+def test_a_score_that_is_no_number_is_said_with_its_document(tmp_path):
+    with pytest.raises(ToucheError, match="score 'abc' of b for topic 1 is not a number"):
+        evaluate_run(write(tmp_path, "run.txt", ["1 Q0 a 1 1.0 t", "1 Q0 b 2 abc t"]), write(tmp_path, "q", QRELS))
+
+
+def test_q0_in_small_letters_labels_no_stance(tmp_path, caplog):
+    """TIRA accepts it and trec_eval ignores the column; it was "a run of another task?"."""
+    run = write(tmp_path, "run.txt", [line.replace(line.split()[1], "q0", 1) for line in RUN])
+    result = evaluate_run(run, write(tmp_path, "q", QRELS), stance_qrels=write(tmp_path, "s", STANCE))
+    assert result.mean["stance macro-F1"] == 0.0 and "labels no stance (Q0)" in caplog.text
+
+
+def test_a_run_that_cannot_be_read_is_said_so_not_malformed(tmp_path, monkeypatch):
+    import errno
+
+    import app.evaluate
+
+    def denied(path):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(app.evaluate, "open_run", denied)
+    with pytest.raises(ToucheError, match=r"run\.txt: permission denied$"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS))
+
+
 def test_quality_qrels_are_scored_separately(tmp_path):
     quality = write(tmp_path, "qq", ["1 0 a 0", "1 0 b 2", "2 0 x 2", "2 0 y 0"])
     result = evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS), quality)

@@ -461,3 +461,39 @@ def test_a_run_behind_a_symbolic_link_loop_is_said_so(tmp_path):
     (tmp_path / "b").symlink_to(tmp_path / "a")
     result = validate_run(tmp_path / "a" / "run.txt")
     assert result.errors == [f"{tmp_path / 'a' / 'run.txt'}: a symbolic link loop"]
+
+
+def test_a_rise_after_a_tie_is_still_an_error(tmp_path):
+    """The check stopped at a topic's first tie, so a top score at rank 3 passed as valid (a helper's attack)."""
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 5.0 t\n1 Q0 b 2 5.0 t\n1 Q0 c 3 9.0 t\n2 Q0 a 1 1.0 t\n3 Q0 a 1 1.0 t\n")
+    result = validate_run(run)
+    assert not result.ok
+    assert any("score rises from rank 2 to 3" in error for error in result.errors)
+    assert result.warnings == ["topic 1: tied scores at ranks 1 and 2"]
+
+
+def test_q0_in_small_letters_labels_no_stance(tmp_path):
+    """TIRA accepts it and trec_eval ignores the column; it was "stance labels q0 are not one task's set"."""
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{topic} q0 d{rank} {rank} {10 - rank} t\n" for topic in "123" for rank in (1, 2)))
+    result = validate_run(run)
+    assert result.ok, result.errors
+
+
+def test_an_output_folder_this_user_may_not_search_is_said_so(tmp_path, monkeypatch):
+    """A folder of mode 000 holding run.txt was "expected exactly one of run.txt / run.txt.gz, found 0"."""
+    import errno
+    import os
+
+    (tmp_path / "run.txt").write_text("1 Q0 a 1 1.0 t\n")
+    lstat = os.lstat
+
+    def denied(path, *args, **kwargs):
+        if os.fspath(path).startswith(os.fspath(tmp_path) + os.sep):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", denied)
+    with pytest.raises(ToucheError, match=r": permission denied$"):
+        runfile.locate_run(tmp_path)
