@@ -57,6 +57,21 @@ ARGS_ME = "args-me"
 ARGS_ME_FULL, ARGS_ME_ARGUMENTS, ARGS_ME_DEBATE_MEAN = "args-me-387k", 387_600, 6.5
 # Real inputs, by name: the tira-input folder and the stance task forced on it (None: from the topics).
 REAL_INPUTS = {"tira-input": None, "tira-input-controversial": "controversial"}
+# What each input is made of, under --data (docs/DATA.md), checked before the first one's minutes
+_PASSAGES = ("touche-2022-task2/tira-input/passages.jsonl.gz",)
+_TIRA_INPUT = (*_PASSAGES, "touche-2022-task2/tira-input/topics.xml")
+DATA_FILES = {
+    "synthetic": (*_PASSAGES, "touche-2022-task2/topics-task2.xml"),
+    LONG_DOCUMENT: (*_PASSAGES, "touche-2022-task2/topics-task2.xml"),
+    WEB_PAGES: ("web-pages-clueweb12/pages-dev.jsonl.gz", "web-pages-clueweb12/dev-topics.txt",
+                "touche-2020-task2/topics-task-2.xml", "touche-2021-task2/topics-task-2-2021-only-titles.xml"),
+    ARGS_ME: tuple(f"stance/ibm-argkp-2021/{folder}/{kind}_{split}.csv" for kind in ("arguments", "key_points")
+                   for folder, split in (("kpm_data", "train"), ("kpm_data", "dev"), ("test_data", "test"))),
+    ARGS_ME_FULL: (*_PASSAGES, "touche-2020-task1/topics-task-1-2020.xml"),
+    "tira-input": _TIRA_INPUT,
+    "effectiveness": (*_TIRA_INPUT, "touche-2022-task2/dev-topics.txt",
+                      *(f"touche-2022-task2/touche-task2-2022-{name}-dev.qrels" for name in ("relevance", "quality"))),
+}
 
 
 def parse_size(name: str) -> int | None:
@@ -455,6 +470,16 @@ def main(argv: list[str] | None = None) -> None:
         sizes = [(name, parse_size(name)) for name in args.sizes.split(",")]
     except ValueError as error:
         parser.error(str(error))
+    from .errors import ToucheError
+    from .training.common import require_data
+
+    needed = ["effectiveness"] if args.effectiveness else [
+        name if name in DATA_FILES else "tira-input" if size is None else "synthetic" for name, size in sizes]
+    try:  # a checkout without ../shared/data: a traceback after the first input's minutes
+        for name in needed:
+            require_data(args.data, DATA_FILES[name], f"python -m app.bench ({name})")
+    except ToucheError as error:
+        parser.exit(1, f"error: {error}\n")
     log_to_stderr()
     if args.quiet:  # the libraries' bars too ("Loading weights"), in this process and the children measured
         os.environ.setdefault("TQDM_DISABLE", "1")

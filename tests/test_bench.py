@@ -27,6 +27,7 @@ def data(tmp_path):
     (task / "topics-task2.xml").write_text(
         "<topics><topic><number>1</number><title>Python or Java for beginners?</title>"
         "<objects>Python, Java</objects></topic></topics>")
+    (task / "tira-input" / "topics.xml").write_text((task / "topics-task2.xml").read_text())
     return tmp_path / "data"
 
 
@@ -45,6 +46,22 @@ def test_an_unknown_size_is_a_usage_error_before_any_work(tmp_path, capsys):
         bench.main(["--sizes", "10k,nonsense", "--out", str(tmp_path)])
     assert exit_.value.code == 2 and "size 'nonsense': expected e.g. 10k" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("size", ["10k", "tira-input", "long-document", "web-pages", "args-me", "args-me-387k"])
+def test_data_an_input_needs_is_named_before_any_work(tmp_path, capsys, size):
+    """Without ../shared/data each input ended in a traceback (AttributeError, FileNotFoundError), after the inputs
+    before it had taken their minutes."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["--sizes", size, "--data", str(empty), "--out", str(tmp_path / "out")])
+    name = "synthetic" if size == "10k" else size
+    assert exit_.value.code == 1 and f"python -m app.bench ({name}): {empty}/" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--effectiveness", "--data", str(empty)])
+    assert "python -m app.bench (effectiveness): " in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):

@@ -273,3 +273,13 @@ def test_a_dev_stance_label_of_no_comparative_stance_is_said_before_the_training
         common.read_dev_stances(tmp_path / "data")
     stances.write_text("1 0 p1 FIRST\n1 0 p3 NEUTRAL\n", encoding="utf-8")
     assert common.read_dev_stances(tmp_path / "data") == {("1", "p1"): "FIRST", ("1", "p3"): "NEUTRAL"}
+
+
+@pytest.mark.parametrize("module, argv, flag", [("fusion", [], "DATA_DIR (the first argument)"),
+                                                ("stance", ["--data-dir"], "--data-dir DIR")])
+def test_a_training_module_run_alone_names_its_own_way_to_pass_the_data(tmp_path, capsys, module, argv, flag):
+    """`python -m app.training.fusion` said "pass --data DIR", a flag it rejects: it takes the folder positionally."""
+    with pytest.raises(SystemExit) as stop:
+        import_module(f"app.training.{module}").cli([*argv, str(tmp_path / "absent")])
+    assert stop.value.code == 1
+    assert capsys.readouterr().err.strip().endswith(f"; pass {flag} holding the files docs/DATA.md lists")

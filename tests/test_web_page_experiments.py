@@ -14,7 +14,26 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "web_page_experiments
 def test_the_script_runs_against_the_package():
     result = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents", "failed-pages"))
+    assert all(command in result.stdout for command in ("compare", "page-stance", "short-documents", "failed-pages",
+                                                        "local-bm25"))
+
+
+def test_local_bm25_ranks_the_dev_pages_as_a_local_corpus(tmp_path, load_script, capsys):
+    """The figure behind passages.scored_windows (README, "Web pages"): every dev topic ranked, the pages' texts
+    as the ChatNoir route reads them, titles first."""
+    import json
+
+    script = load_script("web_page_experiments")
+    if not script.PAGES.exists():
+        pytest.skip("needs ../shared/data/web-pages-clueweb12")
+    script.local_bm25(tmp_path)
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(",")[0] for line in printed] == ["2020 relevance", "2021 relevance", "2021 quality"]
+    assert all(0.4 < float(line.rsplit(" ", 1)[1]) < 0.8 for line in printed)
+    topics = {line.split()[0] for line in (tmp_path / "run.txt").read_text().splitlines()}
+    assert len(topics) == len((script.PAGES.parent / "dev-topics.txt").read_text().strip().split(","))
+    first = json.loads((tmp_path / "input" / "documents.jsonl").open().readline())
+    assert first["title"] and first["text"] and "<" not in first["text"][:200]
 
 
 def test_the_stand_in_can_be_taught_to_fail_pages(load_script):

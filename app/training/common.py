@@ -43,17 +43,16 @@ DEV_STANCES = (f"{TASK}/touche-task2-2022-stance-dev.qrels",)
 ENCODING = {"precision": "fp32", "batch_size": 32}
 
 
-def require_data(data_dir: Path, files: Sequence[str], command: str) -> None:
+def require_data(data_dir: Path, files: Sequence[str], command: str, flag: str = "--data DIR") -> None:
     """One line before any work when the data folder lacks a file `command` reads (`files`: paths or glob
-    patterns under it), naming the first one missing, --data and docs/DATA.md."""
+    patterns under it), naming the first one missing, how `command` is given the folder (`flag`) and docs/DATA.md."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise ToucheError(f"{command}: no data folder {data_dir}; pass --data DIR holding the files docs/DATA.md "
-                          "lists")
+        raise ToucheError(f"{command}: no data folder {data_dir}; pass {flag} holding the files docs/DATA.md lists")
     missing = [name for name in files if next(data_dir.glob(name), None) is None]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise ToucheError(f"{command}: {data_dir / missing[0]} is missing{more}; pass --data DIR holding the files "
+        raise ToucheError(f"{command}: {data_dir / missing[0]} is missing{more}; pass {flag} holding the files "
                           "docs/DATA.md lists")
 
 
@@ -205,8 +204,10 @@ def parser(doc: str, data_flag: str = "data_dir", out_dir: bool = True,
     result = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     if data_flag.startswith("--"):
         result.add_argument(data_flag, dest="data_dir", type=Path, default=DEFAULT_DATA_DIR)
+        result.data_flag = f"{data_flag} DIR"  # as `run` names it where the folder lacks a file
     else:
         result.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA_DIR)
+        result.data_flag = "DATA_DIR (the first argument)"
     if out_dir:
         result.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR)
     result.add_argument("--seed", type=int, default=13)
@@ -222,7 +223,7 @@ def run(main: Callable, parser: argparse.ArgumentParser, argv: list[str] | None 
     log_to_stderr()
     module = sys.modules[main.__module__]  # `python -m` runs it as __main__; its spec keeps the real name
     try:
-        require_data(args.data_dir, module.DATA_FILES, f"python -m {module.__spec__.name}")
+        require_data(args.data_dir, module.DATA_FILES, f"python -m {module.__spec__.name}", parser.data_flag)
     except ToucheError as error:
         parser.exit(1, f"error: {error}\n")
     return main(**vars(args))
