@@ -13,6 +13,7 @@ Features (each a per-candidate array):
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
@@ -43,6 +44,18 @@ class FusionWeights:
 # head (dense 1, length 0.3, quality 3). The relevance head already holds the MiniLM cosines and BM25, so their
 # own weights went to 0.
 WEIGHTS = FusionWeights(lexical=0.0, dense=0.0, length=0.5, quality=0.5, relevance=0.5)
+
+
+# A word of a text's length: a run of non-space characters holding a letter or digit.
+_COUNTED_WORD = re.compile(r"\S*\w\S*")
+
+
+def counted_words(text: str) -> int:
+    """A text's length in words for `length_prior` and the relevance head: its runs of non-space characters that
+    hold a letter or digit. Counted by str.split, ". . ." and "- | -" were words: a topic's title followed by 150
+    " ." (300 characters) had the length of a 150-word passage and ranked first in 2 of 4 dev topics, above every
+    judged passage (a helper's attack)."""
+    return len(_COUNTED_WORD.findall(text))
 
 
 def length_prior(word_counts: np.ndarray) -> np.ndarray:

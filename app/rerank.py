@@ -135,7 +135,7 @@ def score_features(topics: list[Topic], candidates: dict[str, list[Candidate]],
     """
     rows = encoded.rows
     # Words per passage row: its document's, counted once per document (its windows share the text).
-    counted = {text: len(text.split()) for text in dict.fromkeys(encoded.documents)}
+    counted = {text: fusion.counted_words(text) for text in dict.fromkeys(encoded.documents)}
     word_counts = np.array([counted[text] for text in encoded.documents])
     relevance = RelevanceModel.load()
 

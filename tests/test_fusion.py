@@ -18,6 +18,17 @@ def test_length_prior_saturates_and_orders():
     assert prior[3] == pytest.approx(1.0) and prior[4] == pytest.approx(1.0)
 
 
+def test_a_texts_length_counts_words_that_hold_a_letter_or_digit():
+    """A title padded with 150 " ." had the length prior of a 150-word passage and ranked first (a helper's attack)."""
+    from app.fusion import counted_words
+
+    title = "Is a laptop better than a desktop?"
+    assert counted_words(title) == len(title.split()) == 7
+    assert counted_words(title + " ." * 150) == counted_words(title + " - \u2022 | ...") == 7
+    assert counted_words("e-mail, U.S. 1. 2. a. caf\u00e9 \u6f22\u5b57") == 7
+    assert counted_words("") == 0 and length_prior(np.array([counted_words(title + " ." * 150)]))[0] < 0.5
+
+
 def test_fuse_is_the_weighted_sum_of_present_features():
     features = {"dense": np.array([0.2, 0.8]), "quality": np.array([1.0, 0.0]), "relevance": np.array([0.5, 0.1])}
     weights = FusionWeights(lexical=5.0, dense=1.0, length=0.0, quality=2.0, relevance=3.0)

@@ -3,6 +3,7 @@ import re
 import pytest
 
 from app.passages import MAX_WORDS, Passage, read_passages, sentence_spans, window_spans, windows
+from app.passages import MIN_SCORED_WORDS as MIN_SCORED
 from app.records import Document
 
 PAGE = ("Home\nAbout us\nSign up\n\n"
@@ -227,6 +228,23 @@ def test_a_short_window_joins_the_one_before_it_in_the_index_only():
     argument = f"{_filler(80, 12)} Nuclear energy is cleaner than coal."
     rows, _ = PassageIndex.build([page, argument, _filler(150, 13)]).search(["Is nuclear energy clean?"], 2)[0]
     assert rows.tolist() == [1, 0]
+
+
+def test_a_run_without_spaces_counts_as_words_of_max_word_chars_in_the_index_only():
+    """A 50,000-character tag list without spaces after an argument was one "word" of its window: 6,000 BM25 tokens
+    whose length normalization took the argument from rank 8 to 123 (a helper's attack). The windows the stages read
+    are as before: their encoder reads word pieces."""
+    from app.passages import MAX_WORD_CHARS, PassageIndex, scored_windows
+
+    tags = ",".join(f"tag{i}" for i in range(10_000))
+    page = f"{ARGUMENT} {tags}"
+    assert windows(page) == [page]
+    scored = scored_windows(page)
+    assert "".join(scored).replace(" ", "") == page.replace(" ", "") and len(scored) >= len(page) // 8_000
+    assert all(len(window) <= (MAX_WORDS + MIN_SCORED) * (MAX_WORD_CHARS + 1) for window in scored)
+    texts = [page, _filler(150, 14) + " Coal energy is cheap.", *(_filler(120, seed) for seed in range(15, 25))]
+    rows, _ = PassageIndex.build(texts).search(["Is nuclear energy better than coal?"], 2)[0]
+    assert rows.tolist() == [0, 1]
 
 
 def test_passage_index_keeps_corpus_order_among_ties_and_drops_unmatched_documents():
