@@ -59,6 +59,10 @@ MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one req
 # characters, and an article after 1.4 MB of menu links was lost at 1,000,000. Read time grows linearly: 3.7 s for 4
 # MB of the worst tag soup measured (misnested <b><i>), 0.3 s for 1.7 MB of links.
 MAX_PAGE_CHARS = 4_000_000
+# Pages read (decoded, parsed) at once, whatever the fetching concurrency: a parsed page's trees take hundreds of MB
+# (4 MB of <br>: 462 MB), and 8 fetching threads reading 4.8 MB pages at once took 5.4 GB, each thread's malloc arena
+# keeping what its page had taken (so a semaphore alone: 3.2 GB); read in 2 threads, 1.4 GB.
+PARSING_THREADS = 2
 # A page's text is read up to MAX_TEXT_CHARS (read to 20,000 characters before, an argument after them was read by no
 # stage; the web-page dev loop: 0.588 / 0.582 / 0.755 -> 0.585 / 0.594 / 0.766, within its noise).
 MAX_CACHED_BYTES = 4 * MAX_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8
@@ -549,6 +553,8 @@ class ChatNoirClient:
         self.settings = settings
         self.stats = stats
         self._local = threading.local()
+        # Pages are read (decoded, parsed) in PARSING_THREADS threads, whatever the fetching concurrency
+        self._reader = ThreadPoolExecutor(max_workers=PARSING_THREADS, thread_name_prefix="chatnoir-read")
 
     def search(self, query: str, size: int) -> list[dict]:
         """The raw results of `query`'s first `size` hits: one `_search` request, and the next pages where ChatNoir
@@ -652,6 +658,10 @@ class ChatNoirClient:
         if content_type.startswith("application/json"):  # the API's own answer ({"error": ...}), not a page
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with JSON "
                                        f"({self._excerpt(response.text[:1000])}), not a page", NOT_TEXT)
+        return self._reader.submit(self._page_text, uuid, response, content_type).result()
+
+    def _page_text(self, uuid: UUID, response: requests.Response, content_type: str) -> str:
+        """The text of a page ChatNoir's cache answered with, its bytes decoded (`response.encoding`)."""
         # Markup is mostly tags and scripts, so the page gets a larger bound than its text before it is parsed. A
         # longer page first loses, all of its MAX_BODY_BYTES, what holds no text (scripts, inline images, long
         # attribute values): megabytes of it cannot push the text past the bound (0.6 s for 64 MB of tags).
@@ -1118,7 +1128,9 @@ class ChatNoirBackend:
         results = self.client.search(topic.title, depth)
         hits: list[Hit] = []
         ids, uuids = set(), {}  # a run must not list a document twice for a topic
-        for raw in results[:depth]:
+        for raw in results:  # to `depth` distinct hits: a result repeated across pages of results costs no depth
+            if len(hits) == depth:
+                break
             hit = self._hit(raw)
             if hit is None:
                 self.stats.dropped_results += 1

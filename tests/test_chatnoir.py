@@ -1403,3 +1403,32 @@ def test_an_article_after_a_megabyte_and_more_of_menu_links_is_read(monkeypatch)
     body = f"<html><head><title>T</title></head><body>{menu}<p>Uniforms lessen peer pressure.</p></body>".encode()
     monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _answer(body, "text/html; charset=utf-8"))
     assert client.cached_text(uuid5(NAMESPACE_URL, "page")) == "Uniforms lessen peer pressure."
+
+
+def test_a_result_repeated_across_pages_of_results_costs_the_topic_no_depth(settings, monkeypatch):
+    """Cut to the depth before duplicates went, a topic kept 4 documents where 5 distinct were answered."""
+    backend = ChatNoirBackend(settings)
+    results = [{"trec_id": f"clueweb12-0000wb-00-0000{n}", "uuid": str(uuid5(NAMESPACE_URL, str(n))),
+                "score": 10.0 - n, "title": "t", "snippet": "s"} for n in (1, 2, 2, 3, 1, 4, 5, 6)]
+    monkeypatch.setattr(backend.client, "search", lambda query, size: results)
+    hits = backend._search(TOPICS[0], 5)
+    assert [hit.doc_id[-1] for hit in hits] == ["1", "2", "3", "4", "5"]
+
+
+def test_pages_are_read_in_parsing_threads_whatever_the_fetching_concurrency(stub, settings, monkeypatch):
+    """8 fetching threads parsed 8 pages of 4.8 MB at once: 5.4 GB (each thread's malloc arena kept its page's
+    trees); read in PARSING_THREADS threads, 1.0 GB."""
+    import threading
+
+    from app import chatnoir
+
+    readers, read_page = set(), chatnoir.read_page
+
+    def reading(*args, **kwargs):
+        readers.add(threading.current_thread().name)
+        return read_page(*args, **kwargs)
+
+    monkeypatch.setattr(chatnoir, "read_page", reading)
+    candidates = ChatNoirBackend(replace(settings, concurrency=8)).retrieve(TOPICS, depth=5)
+    assert sum(map(len, candidates.values())) > 5 and readers
+    assert len(readers) <= chatnoir.PARSING_THREADS and all(name.startswith("chatnoir-read") for name in readers)
