@@ -473,7 +473,8 @@ def main(argv: list[str] | None = None) -> None:
     from .errors import ToucheError
     from .training.common import require_data
 
-    needed = ["effectiveness"] if args.effectiveness else [
+    # The --measure child reads only the input it is given (and gets no --data): checked by its parent
+    needed = [] if args.measure else ["effectiveness"] if args.effectiveness else [
         name if name in DATA_FILES else "tira-input" if size is None else "synthetic" for name, size in sizes]
     try:  # a checkout without ../shared/data: a traceback after the first input's minutes
         for name in needed:

@@ -64,6 +64,15 @@ def test_data_an_input_needs_is_named_before_any_work(tmp_path, capsys, size):
     assert not (tmp_path / "out").exists()
 
 
+def test_the_measuring_child_checks_no_data(tmp_path, monkeypatch, capsys):
+    """The parent checks the data and hands its child an input (and no --data): the child checked its default
+    sizes against the default folder, and in a checkout without ../shared every measurement failed (a review)."""
+    monkeypatch.setattr(bench, "measure", lambda *args: {"input": "x"})
+    bench.main(["--measure", str(tmp_path), "--name", "x", "--data", str(tmp_path / "absent"),
+                "--out", str(tmp_path / "out")])
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"input": "x"}
+
+
 def test_synthetic_input_has_the_real_layout_and_lengths(data, tmp_path):
     target = bench.write_synthetic(tmp_path / "synthetic-200", 200, data, seed=1, progress=False)
     documents = list(read_documents(detect_corpus(target)))
