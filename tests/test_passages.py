@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from app.passages import MAX_WORDS, Passage, read_passages, sentence_spans, window_spans, windows
+from app.passages import MAX_WORDS, READ_WORDS, Passage, read_passages, sentence_spans, window_spans, windows
 from app.passages import MIN_SCORED_WORDS as MIN_SCORED
 from app.records import Document
 
@@ -76,8 +76,8 @@ def fits_when_short(texts: list[str]) -> list[bool]:
 
 
 def page(*topics: str) -> str:
-    """A long page: a menu, then one paragraph of 150 words on each topic word (a window each)."""
-    return "\n".join(["Home\nAbout\nContact"] + [f"{topic.capitalize()} " + "word " * 148 + "end." for topic in topics])
+    """A long page: a menu, then one paragraph of 120 words on each topic word (a window each, as the stages read)."""
+    return "\n".join(["Home\nAbout\nContact"] + [f"{topic.capitalize()} " + "word " * 118 + "end." for topic in topics])
 
 
 def test_short_documents_are_one_passage_as_they_are():
@@ -101,15 +101,15 @@ def test_long_documents_give_their_first_window_and_the_best_bm25_windows_per_to
         start, end = passage.span
         text = long.text if passage.doc_id == "d2" else other.text
         assert text[start:end] == passage.text and passage.key == f"{passage.doc_id} {start}-{end}"
-        assert passage.document == text and len(words(passage.text)) <= MAX_WORDS
+        assert passage.document == text and len(words(passage.text)) <= READ_WORDS
 
 
 def test_per_document_bounds_the_windows_and_one_means_the_first():
     long = Document("d3", page("a", "b", "c", "d", "e", "f"))
     assert [p.span for p in read_passages({"1": "zebra"}, {"1": [long]}, fits_when_short, per_document=1)["1"]["d3"]] \
-        == [window_spans(long.text)[0]]
+        == [window_spans(long.text, READ_WORDS)[0]]
     assert len(read_passages({"1": "b c d"}, {"1": [long]}, fits_when_short, per_document=10)["1"]["d3"]) \
-        == len(window_spans(long.text))
+        == len(window_spans(long.text, READ_WORDS))
     with pytest.raises(ValueError):
         read_passages({"1": "b"}, {"1": [long]}, fits_when_short, per_document=0)
 
@@ -117,7 +117,7 @@ def test_per_document_bounds_the_windows_and_one_means_the_first():
 def test_a_query_without_indexed_terms_keeps_the_first_windows():
     long = Document("d4", page("a", "b", "c", "d"))
     read = read_passages({"1": "the of and"}, {"1": [long]}, fits_when_short, per_document=2)["1"]["d4"]
-    assert [p.span for p in read] == window_spans(long.text)[:2]
+    assert [p.span for p in read] == window_spans(long.text, READ_WORDS)[:2]
 
 
 def test_a_document_with_another_text_under_another_topic_is_read_with_each():
@@ -153,12 +153,12 @@ def test_whitespace_after_the_last_sentence_is_no_sentence():
 
 
 def test_a_long_document_is_read_by_its_first_window_and_two_best_by_default():
-    """PER_DOCUMENT: the first window and the two best BM25 windows."""
-    text = "\n".join(["Home\nAbout"] + [f"{word.capitalize()} " + "word " * 148 + "end."
+    """PER_DOCUMENT: the first window and the two best BM25 windows, of READ_WORDS words at most."""
+    text = "\n".join(["Home\nAbout"] + [f"{word.capitalize()} " + "word " * 118 + "end."
                                        for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")])
     read = read_passages({"1": "charlie echo"}, {"1": [Document("d", text)]}, lambda texts: [False] * len(texts))
-    spans = window_spans(text)
-    assert [passage.span for passage in read["1"]["d"]] == [spans[0], spans[2], spans[4]]
+    spans = window_spans(text, READ_WORDS)
+    assert [passage.span for passage in read["1"]["d"]] == [spans[0], spans[2], spans[4]] and len(spans) == 6
 
 
 @pytest.mark.parametrize("bad", [0, -1])
