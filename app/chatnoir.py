@@ -61,7 +61,7 @@ MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one req
 MAX_PAGE_CHARS = 4_000_000
 # Pages read (decoded, parsed) at once, whatever the fetching concurrency: a parsed page's trees take hundreds of MB
 # (4 MB of <br>: 462 MB), and 8 fetching threads reading 4.8 MB pages at once took 5.4 GB, each thread's malloc arena
-# keeping what its page had taken (so a semaphore alone: 3.2 GB); read in 2 threads, 1.4 GB.
+# keeping what its page had taken (so a semaphore alone: 3.2 GB); read in 2 threads, 0.98 GB.
 PARSING_THREADS = 2
 # A page's text is read up to MAX_TEXT_CHARS (read to 20,000 characters before, an argument after them was read by no
 # stage; the web-page dev loop: 0.588 / 0.582 / 0.755 -> 0.585 / 0.594 / 0.766, within its noise).
@@ -570,19 +570,19 @@ class ChatNoirClient:
                                            "paths follow)", error.reason) from None
             raise
         pages = 1
-        while results and len(results) < size and total is not None and total > len(results):
+        known = {_result_key(item) for item in results}  # a result repeated across pages counts once toward `size`
+        while results and len(known) < size and total is not None and total > len(results):
             if pages == MAX_SEARCH_PAGES:
                 logger.warning("ChatNoir answered %r with %d of the %d results asked in %d pages; the run keeps "
                                "them", query, len(results), min(size, total), pages)
                 break
             try:
-                more, total = self._page(query, len(results), size - len(results))
+                more, total = self._page(query, len(results), size - len(known))
             except ChatNoirRequestError as error:
                 logger.warning("ChatNoir's page %d for %r: %s; the run keeps the %d results before it", pages + 1,
                                query, error, len(results))
                 break
             pages += 1
-            known = {_result_key(item) for item in results}
             if not more or all(_result_key(item) in known for item in more):  # a service that ignores "from"
                 if more:
                     logger.warning("ChatNoir answered %r with %d of the %d results asked, and its next page repeats "
@@ -590,6 +590,7 @@ class ChatNoirClient:
                                    min(size, total))
                 break
             results += more
+            known.update(_result_key(item) for item in more)
         return results
 
     def _page(self, query: str, start: int, size: int) -> tuple[list[dict], int | None]:

@@ -7,9 +7,9 @@ windows lets each stage read the parts that matter (`app.pipeline` picks which) 
 Which windows a topic reads (`read_passages`): a document the encoder reads whole stays one passage, its text as
 it is; a longer one gives its first window (where a page says what it is) and the windows where BM25 scores the
 topic's query highest (the next ones where it finds none), at most `PER_DOCUMENT`. On the dev web pages (all
-visible text, 25 windows per page on average) the first window and the two best BM25 windows ranked as well as all
-windows did and better than two (judged-only nDCG@5); a main-content page has 8 windows on average, so a page costs
-about 3 encodings instead of 1.
+visible text, 25 windows of 200 words per page on average) the first window and the two best BM25 windows ranked as
+well as all windows did and better than two (judged-only nDCG@5); a main-content page has 8 such windows on average,
+so a page costs about 3 encodings instead of 1.
 
 Sentences come from a rule (an end mark followed by space and a capital A-Z, digit or quote; a line break), so no
 model or data file is needed. Windows take whole sentences while they fit `max_words`; a sentence longer than that
@@ -158,11 +158,12 @@ class PassageIndex:
     """BM25 over a corpus's passages, each document scored by its best one (MaxP, Dai and Callan, SIGIR 2019).
 
     A document of at most `MAX_WORDS` words is one passage and scores as whole-document BM25 scored it; a longer
-    one is cut into windows (`scored_windows`), as the later stages cut a document the encoder cannot read whole
-    (they ask the encoder's word pieces, not words), a short window joined to the one before. Scored whole, a 5,000-word page holding a 200-word argument lost to
-    BM25's length normalization: of 96 judged 2022 passages set near the start of such pages (cut at 20,000
-    characters), 72 were in the top 100 of their topic (96 of 96 alone); by their best passage 89. Rows of the
-    lexical index are passages; `starts` holds each document's first row, in corpus order.
+    one is cut into windows of up to MAX_WORDS words (`scored_windows`), as the later stages cut a document the
+    encoder cannot read whole into windows of READ_WORDS (they ask the encoder's word pieces, not words). Scored
+    whole, a 5,000-word page holding a 200-word argument lost to BM25's length normalization: of 96 judged 2022
+    passages set near the start of such pages (cut at 20,000 characters), 72 were in the top 100 of their topic (96
+    of 96 alone); by their best passage 89. Rows of the lexical index are passages; `starts` holds each document's
+    first row, in corpus order.
     """
 
     STARTS = "passage_starts.npy"

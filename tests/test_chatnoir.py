@@ -1417,7 +1417,7 @@ def test_a_result_repeated_across_pages_of_results_costs_the_topic_no_depth(sett
 
 def test_pages_are_read_in_parsing_threads_whatever_the_fetching_concurrency(stub, settings, monkeypatch):
     """8 fetching threads parsed 8 pages of 4.8 MB at once: 5.4 GB (each thread's malloc arena kept its page's
-    trees); read in PARSING_THREADS threads, 1.0 GB."""
+    trees); read in PARSING_THREADS threads, 0.98 GB."""
     import threading
 
     from app import chatnoir
@@ -1432,3 +1432,15 @@ def test_pages_are_read_in_parsing_threads_whatever_the_fetching_concurrency(stu
     candidates = ChatNoirBackend(replace(settings, concurrency=8)).retrieve(TOPICS, depth=5)
     assert sum(map(len, candidates.values())) > 5 and readers
     assert len(readers) <= chatnoir.PARSING_THREADS and all(name.startswith("chatnoir-read") for name in readers)
+
+
+def test_a_result_repeated_on_a_later_page_of_a_capped_answer_costs_no_depth(settings, monkeypatch):
+    """A service answering 3 a page whose second page repeats a result of the first: the client asked for depth
+    results in all, duplicates counted, and the topic kept depth - 1 (a review)."""
+    backend = ChatNoirBackend(settings)
+    ranking = [1, 2, 3, 2, 4, 5, 6, 7]
+    raw = {n: {"trec_id": f"clueweb12-0000wb-00-0000{n}", "uuid": str(uuid5(NAMESPACE_URL, str(n))),
+               "score": 10.0 - n, "title": "t", "snippet": "s"} for n in ranking}
+    monkeypatch.setattr(backend.client, "_page",
+                        lambda query, start, size: ([raw[n] for n in ranking[start:start + min(size, 3)]], 100))
+    assert [hit.doc_id[-1] for hit in backend._search(TOPICS[0], 5)] == ["1", "2", "3", "4", "5"]

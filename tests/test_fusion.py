@@ -212,3 +212,9 @@ def test_words_are_matched_from_the_start_of_a_run_only():
     assert counted_words(text) == 4
     assert all(start == 0 or text[start - 1].isspace() for start in (m.start() for m in _COUNTED_WORD.finditer(text)))
     assert [_COUNTED_WORD.match("...x e-mail", start) for start in (1, 2, 3, 6, 7)] == [None] * 5  # none within a run
+
+
+def test_underscores_alone_are_no_word():
+    from app.fusion import counted_words
+
+    assert counted_words("Nuclear energy is safe." + " _" * 150 + " __init__ a_") == 6
