@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from app import fusion
-from app.fusion import WEIGHTS, FusionWeights, counted_words, length_prior, lexical_feature
+from app.fusion import WEIGHTS, FusionWeights, length_prior, lexical_feature, training_words
 from app.quality import FEATURE_NAMES as QUALITY_FEATURES
 from app.quality import QualityModel
 from app.settings import RunSettings
@@ -92,7 +92,7 @@ def build_features(data_dir: Path, seed: int, folds: list[set[str]], cache_dir: 
         relevance_models.update({qid: model for qid in fold})
         log.info("relevance head without topics %s trained", sorted(fold, key=int))
 
-    words = np.array([counted_words(text) for text in dev.texts])
+    words = np.array([training_words(text) for text in dev.texts])
     result = []
     for t, (topic, (rows, scores)) in enumerate(zip(dev.topics, dev.hits)):
         head = rows[:rerank_depth]

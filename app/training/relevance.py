@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from app import encoder
-from app.fusion import counted_words
+from app.fusion import training_words
 from app.lexical import LexicalIndex
 from app.records import Topic
 from app.relevance import DEFAULT_MODEL_PATH, FEATURE_NAMES, RelevanceModel, relevance_features, topic_queries
@@ -68,7 +68,7 @@ class DevData:
     def candidate_features(self, t: int, rows: np.ndarray, scores: np.ndarray) -> np.ndarray:
         """relevance_features of topic t's candidates `rows` (BM25 `scores` of all its candidates)."""
         lexical = scores[: len(rows)] / max(np.abs(scores).max(initial=0.0), 1e-9)
-        words = np.array([counted_words(self.texts[r]) for r in rows])
+        words = np.array([training_words(self.texts[r]) for r in rows])
         return relevance_features(self.vectors[rows], self.query_vectors[t], lexical, words)
 
 
@@ -91,7 +91,7 @@ class Judged:
             # a judged passage BM25 did not retrieve gets lexical 0
             bm25 = dict(zip(hit_rows.tolist(), scores.tolist()))
             lexical = np.array([bm25.get(r, 0.0) for r in judged]) / max(np.abs(scores).max(initial=0.0), 1e-9)
-            words = np.array([counted_words(dev.texts[r]) for r in judged])
+            words = np.array([training_words(dev.texts[r]) for r in judged])
             features.append(relevance_features(dev.vectors[judged], dev.query_vectors[t], lexical, words))
             rows.extend(judged)
             grades.extend(dev.relevance[topic.number, dev.doc_ids[r]] for r in judged)
