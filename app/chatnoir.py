@@ -532,8 +532,10 @@ class _Adapter(HTTPAdapter):
 
 def _result_key(item: object) -> str:
     """What tells a raw search result from another: its ids (JSON of the whole for one without them)."""
-    if isinstance(item, dict) and (item.get("trec_id") or item.get("uuid")):
-        return f"{item.get('trec_id')}|{item.get('uuid')}"
+    if isinstance(item, dict) and isinstance(trec_id := item.get("trec_id"), str) and trec_id.strip():
+        return trec_id.strip()  # as `_hit` names it: one named by trec_id alone, or padded, is the same result
+    if isinstance(item, dict) and item.get("uuid"):
+        return f"uuid|{item.get('uuid')}"
     return json.dumps(item, sort_keys=True, default=str)
 
 
@@ -574,7 +576,7 @@ class ChatNoirClient:
         while results and len(known) < size and total is not None and total > len(results):
             if pages == MAX_SEARCH_PAGES:
                 logger.warning("ChatNoir answered %r with %d of the %d results asked in %d pages; the run keeps "
-                               "them", query, len(results), min(size, total), pages)
+                               "them", query, len(known), min(size, total), pages)
                 break
             try:
                 more, total = self._page(query, len(results), size - len(known))
@@ -586,8 +588,8 @@ class ChatNoirClient:
             if not more or all(_result_key(item) in known for item in more):  # a service that ignores "from"
                 if more:
                     logger.warning("ChatNoir answered %r with %d of the %d results asked, and its next page repeats "
-                                   "them (it ignores 'from'); the run keeps them", query, len(results),
-                                   min(size, total))
+                                   "them (it ignores 'from'); the run keeps them", query, len(known),
+                                   size if total is None else min(size, total))
                 break
             results += more
             known.update(_result_key(item) for item in more)

@@ -1444,3 +1444,16 @@ def test_a_result_repeated_on_a_later_page_of_a_capped_answer_costs_no_depth(set
     monkeypatch.setattr(backend.client, "_page",
                         lambda query, start, size: ([raw[n] for n in ranking[start:start + min(size, 3)]], 100))
     assert [hit.doc_id[-1] for hit in backend._search(TOPICS[0], 5)] == ["1", "2", "3", "4", "5"]
+
+
+def test_a_later_page_repeating_the_first_without_a_total_keeps_the_first(settings, monkeypatch, caplog):
+    """The later page's missing total replaced the first's, and the warning's min(size, None) ended the run in a
+    TypeError (a review); a result padded or named by trec_id alone on a later page is the same result."""
+    client = ChatNoirClient(settings, ChatNoirStats())
+    first = [{"trec_id": f"clueweb12-0000wb-00-0000{n}", "uuid": str(uuid5(NAMESPACE_URL, str(n)))} for n in range(3)]
+    answers = iter([(first, 100), (first, None)])
+    monkeypatch.setattr(client, "_page", lambda query, start, size: next(answers))
+    assert client.search("q", 5) == first and "its next page repeats them" in caplog.text
+    padded = [{"trec_id": item["trec_id"] + "\n"} for item in first]
+    answers = iter([(first, 100), (padded, 100)])
+    assert client.search("q", 5) == first

@@ -288,3 +288,12 @@ def test_a_starts_file_claiming_more_rows_than_it_holds_is_damaged_not_out_of_me
     assert path.read_bytes() != data
     with pytest.raises(ValueError):
         PassageIndex.load(tmp_path, 2)
+
+
+def test_a_long_document_is_read_in_windows_of_read_words():
+    """Paragraphs of 90 words: 200-word windows would take two a window, READ_WORDS (150) one."""
+    text = "\n".join(["Home"] + [f"{word.capitalize()} " + "word " * 88 + "end."
+                                 for word in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")])
+    read = read_passages({"1": "charlie echo"}, {"1": [Document("d", text)]}, lambda texts: [False] * len(texts))
+    assert read["1"]["d"] and all(len(words(p.text)) <= READ_WORDS for p in read["1"]["d"])
+    assert len(window_spans(text)) < len(window_spans(text, READ_WORDS))
