@@ -137,7 +137,7 @@ def scored_windows(text: str) -> list[str]:
     """The passages `PassageIndex` scores `text` by: its `windows`, but that one of fewer than `MIN_SCORED_WORDS`
     words joins the one before it. BM25 favours short passages (its length normalization), so a page's 10-word tail
     holding a query word outscored its argument: MaxP's known bias. Joined, on the 536 dev web pages (a local corpus,
-    46 topics) BM25's judged-only nDCG@5 on the 2021 topics rose 0.564 -> 0.595 (4 of 15 topics up, none down), the
+    46 topics) BM25's judged-only nDCG@5 on the 2021 topics rose 0.564 -> 0.595 (2 of 15 topics up, none down), the
     2020 and the 2022 passages' stayed (0.568; 0.499 -> 0.500). The stages' windows keep the bound: they are read
     by an encoder of 256 word pieces, BM25 has none. Its windows are `bounded` in characters too (MAX_WORD_CHARS);
     the stages' are not: a window of a tag list alone, read, pulled the document's features down. A short first
