@@ -47,9 +47,8 @@ WEIGHTS = FusionWeights(lexical=0.0, dense=0.0, length=0.5, quality=0.5, relevan
 
 
 # A word of a text's length: a run of non-space characters holding a letter or digit ("_" alone is none, though
-# \w). Matched from the run's start
-# only (the lookbehind): r"\S*\w\S*" retried at every character of a run without one, 30,000 dots took 5.5 s and
-# 100,000 (a reranked text's limit) about a minute.
+# \w). Matched from the run's start only (the lookbehind): r"\S*\w\S*" retried at every character of a run without
+# one, 30,000 dots took 5.5 s and 100,000 (a reranked text's limit) about a minute.
 _COUNTED_WORD = re.compile(r"(?<!\S)(?:[^\s\w]|_)*[^\W_]\S*")
 
 
