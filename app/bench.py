@@ -199,24 +199,29 @@ def write_long_document(target: Path, data: Path) -> Path:
 def write_web_pages(target: Path, data: Path) -> Path:
     """The dev web pages as a local corpus ({id, contents} read as a ChatNoir page is, app.html.read_page) with the
     2020/2021 Task 2 dev topics: the pages' ranking with whole web pages, and no network."""
-    from lxml import etree
-
     from .html import read_page
 
     pages = data / "web-pages-clueweb12"
-    dev = set((pages / "dev-topics.txt").read_text().strip().split(","))
-    topics = [etree.tostring(topic, encoding="unicode").strip()
-              for path in (data / "touche-2020-task2" / "topics-task-2.xml",
-                           data / "touche-2021-task2" / "topics-task-2-2021-only-titles.xml")
-              for topic in etree.parse(path).getroot().iter("topic") if topic.findtext("number").strip() in dev]
-    target.mkdir(parents=True, exist_ok=True)
-    (target / "topics.xml").write_text("<topics>\n" + "\n".join(topics) + "\n</topics>\n", encoding="utf-8")
+    write_web_page_topics(target, data)
     with gzip.open(pages / "pages-dev.jsonl.gz", "rt", encoding="utf-8") as lines, \
             (target / "passages.jsonl").open("w", encoding="utf-8") as out:
         for line in lines:
             page = json.loads(line)
             out.write(json.dumps({"id": page["doc_id"], "contents": read_page(page["html"])}) + "\n")
     return target
+
+
+def write_web_page_topics(target: Path, data: Path) -> None:
+    """`target`/topics.xml: the 2020/2021 Task 2 topics the dev web pages are judged for, as their files write them."""
+    from lxml import etree
+
+    dev = set((data / "web-pages-clueweb12" / "dev-topics.txt").read_text().strip().split(","))
+    topics = [etree.tostring(topic, encoding="unicode").strip()
+              for path in (data / "touche-2020-task2" / "topics-task-2.xml",
+                           data / "touche-2021-task2" / "topics-task-2-2021-only-titles.xml")
+              for topic in etree.parse(path).getroot().iter("topic") if topic.findtext("number").strip() in dev]
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "topics.xml").write_text("<topics>\n" + "\n".join(topics) + "\n</topics>\n", encoding="utf-8")
 
 
 def write_args_me(target: Path, data: Path, seed: int = 13) -> Path:

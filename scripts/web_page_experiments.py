@@ -43,7 +43,6 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -256,6 +255,7 @@ def failed_pages(out: Path, share: float, seed: int) -> None:
 def local_bm25(out: Path) -> None:
     from resiliparse.parse.html import HTMLTree
 
+    from app.bench import write_web_page_topics
     from app.charset import readable
     from app.chatnoir import MAX_PAGE_CHARS
     from app.html import read_page, without_bulk
@@ -265,7 +265,8 @@ def local_bm25(out: Path) -> None:
     from app.topics import read_topics
 
     corpus = out / "input"
-    corpus.mkdir(parents=True, exist_ok=True)
+    write_web_page_topics(corpus, DATA)
+    served = set()
     with (corpus / "documents.jsonl").open("w", encoding="utf-8") as documents:
         for page in served_pages():
             markup = readable(page["html"])  # as ChatNoirClient.cached_text reads a cache page
@@ -273,20 +274,13 @@ def local_bm25(out: Path) -> None:
                                       else markup))
             title = clean_text(" ".join((HTMLTree.parse(markup).title or "").split()))
             documents.write(json.dumps({"doc_id": page["doc_id"], "title": title, "text": text}) + "\n")
-    dev = set((PAGES.parent / "dev-topics.txt").read_text().strip().split(","))
-    topics = [topic for year in ("2020", "2021") for topic in read_topics(
-        DATA / f"touche-{year}-task2" / ("topics-task-2.xml" if year == "2020" else
-                                        "topics-task-2-2021-only-titles.xml")) if topic.number in dev]
-    (corpus / "topics.xml").write_text("<topics>\n" + "".join(
-        f"<topic><number>{topic.number}</number><title>{escape(topic.title)}</title></topic>\n"
-        for topic in topics) + "</topics>\n", encoding="utf-8")
+            served.add(page["doc_id"])
     settings = RunSettings(input_dir=corpus, output_dir=out / "unused", cache_dir=out / "cache", progress=False)
     candidates = first_stage(settings, read_topics(corpus)).candidates
     with (out / "run.txt").open("w") as run:
         for qid, found in candidates.items():
             run.writelines(f"{qid} Q0 {candidate.doc.doc_id} {rank} {candidate.score:.6f} bm25\n"
                            for rank, candidate in enumerate(found, 1))
-    served = {page["doc_id"] for page in served_pages()}
     for year, (relevance, quality) in YEARS.items():
         for measure, qrels in (("relevance", relevance), ("quality", quality)):
             if qrels is not None:
