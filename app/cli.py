@@ -707,8 +707,10 @@ def main(args: list[str] | None = None) -> None:
     if status in {128 + stop for stop in STOPPED} and threading.active_count() > 1:
         # Stopped, its cleanup done: worker threads still inside a request (ChatNoir pages) would hold the exit for
         # their time-outs and retries, past `docker stop`'s 10 s.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):  # `>&-`: Python's stdout is None
+            if stream is not None:
+                with suppress(OSError, ValueError):
+                    stream.flush()
         os._exit(status)
     sys.exit(status)
 

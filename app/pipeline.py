@@ -79,8 +79,8 @@ def run(settings: RunSettings) -> RunReport:
               for qid, topic in scored.items()}
 
     with timer.stage("stance"):
-        read = {qid: topic.read_passages for qid, topic in scored.items()}
-        stances = detect_stances(topics, ranked, read, encoded, queries, task, settings, candidates)
+        passages_read = {qid: topic.read_passages for qid, topic in scored.items()}
+        stances = detect_stances(topics, ranked, passages_read, encoded, queries, task, settings, candidates)
     if settings.balance_stance:
         argumentative = {topic.number for topic in topics
                          if analyses[topic.number].type == "argumentative"}

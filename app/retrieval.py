@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import NamedTuple
 
 from .cache import CorpusCache, fingerprint
@@ -37,7 +38,7 @@ def candidate_source(settings: RunSettings) -> CorpusSource | ChatNoirSettings:
     gzip is an error here) or ChatNoir's settings (key, index, client limits), each checked before the work."""
     source = choose_source(settings.input_dir, settings.backend, settings.corpus, has_credentials(settings.input_dir))
     if source is None:
-        return ChatNoirSettings.resolve(settings.input_dir, settings.index, settings.cache_dir / "chatnoir",
+        return ChatNoirSettings.resolve(settings.input_dir, settings.index, cache_root(settings) / "chatnoir",
                                         page_text=settings.page_text)
     if settings.index is not None:
         log.warning("ranking %s: --index %s names a ChatNoir index and is ignored", source.name, settings.index)
@@ -119,4 +120,13 @@ def bm25_first_stage(settings: RunSettings, topics: list[Topic], source: CorpusS
 
 def corpus_cache(settings: RunSettings, source: CorpusSource) -> CorpusCache:
     """Where this corpus's index and embeddings are cached: under the cache directory, by the corpus's fingerprint."""
-    return CorpusCache(settings.cache_dir, fingerprint(source))
+    return CorpusCache(cache_root(settings), fingerprint(source))
+
+
+def cache_root(settings: RunSettings) -> Path:
+    """The cache directory the stages write to; a stage called alone needs one (`pipeline.run` gives a run without
+    one a temporary directory): without it the first write was a TypeError."""
+    if settings.cache_dir is None:
+        raise ValueError("the stage needs settings.cache_dir, a directory for its caches (pipeline.run makes a "
+                         "temporary one)")
+    return settings.cache_dir

@@ -435,6 +435,20 @@ def test_a_stopped_run_that_wrote_nothing_removes_nothing(tmp_path):
     assert (output / "ir-metadata.yml").read_text() == "another: run\n"
 
 
+def test_a_run_stopped_with_its_stdout_closed_and_threads_alive_exits_as_stopped(tmp_path):
+    """`touche run ... >&-` (Python's stdout is None) stopped while a worker thread is alive, as ChatNoir's page
+    threads are: flushing stdout before the quick exit raised an AttributeError, a traceback and no quick exit."""
+    child = ("import sys, threading, time\n"
+             "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+             "sys.stdout = None\n" + STOPPED_AFTER_THE_WRITE)
+    done = subprocess.run([sys.executable, "-c", child, "run", "-i", str(FIXTURES / "passages"), "-o",
+                           str(tmp_path / "out"), "--quiet"], capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).parents[1])
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "touche: terminated"
+    assert "Traceback" not in done.stderr
+
+
 def test_a_run_whose_stderr_cannot_be_written_still_writes_its_run(tmp_path):
     """Its first progress bar's write raised (stderr closed, on a full disk, a pipe whose reader left) and the run
     ended at once with no message and no run; --quiet, writing no bar, ran."""

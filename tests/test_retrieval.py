@@ -23,6 +23,14 @@ def test_a_corpus_defect_is_said_once_a_run_cached_index_or_not(fixtures, tmp_pa
         assert caplog.text.count("passages.jsonl: skipped 3 records") == 1
 
 
+def test_the_first_stage_called_alone_without_a_cache_directory_says_so(fixtures, tmp_path):
+    """`pipeline.run` gives a run without a cache directory a temporary one; the stage called alone on the default
+    settings ended in "unsupported operand type(s) for /: 'NoneType' and 'str'"."""
+    settings = RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", progress=False)
+    with pytest.raises(ValueError, match="needs settings.cache_dir"):
+        first_stage(settings, read_topics(fixtures / "passages"))
+
+
 def test_a_rerank_file_gives_each_topic_its_first_candidates_at_most(fixtures, tmp_path):
     """--candidates cuts a re-rank file's candidates too, whatever --depth."""
     settings = RunSettings(input_dir=fixtures / "rerank", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
