@@ -3,6 +3,8 @@ passage, the stance its corpus states and its debate (`app.debates`); and --bala
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from tqdm import tqdm
 
@@ -10,7 +12,9 @@ from . import debates, stance
 from .fusion import Ranking
 from .records import Candidate, Topic
 from .rerank import Encoded
-from .settings import RunSettings
+from .settings import STANCE_DEPTH, RunSettings
+
+log = logging.getLogger(__name__)
 
 
 def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
@@ -53,6 +57,18 @@ def detect_stances(topics: list[Topic], ranked: dict[str, Ranking],
                                         unread_turns=[position for _, position in reading.unread_turns])
         labels[topic.number] = reading.labels(doc_ids, predictions)
     return labels
+
+
+def warn_moot_stance_depth(settings: RunSettings, task: str) -> None:
+    """Say where the topics' task leaves --stance-depth without effect (what the other options leave without
+    effect, the CLI says before the run)."""
+    if settings.stance and settings.stance_model == "cross" and settings.stance_depth != STANCE_DEPTH:
+        if task == "comparative":  # the heads read comparative stance, measured better there
+            log.warning("comparative topics: their stance is read by the heads alone, so --stance-depth %d is "
+                        "ignored", settings.stance_depth)
+        elif settings.stance_depth > settings.rerank_depth:  # stance reads the reranked documents
+            log.warning("--stance-depth %d: the stance cross-encoder reads the reranked documents, the top "
+                        "--rerank-depth %d", settings.stance_depth, settings.rerank_depth)
 
 
 def reranked_head(doc_ids: list[str], read_passages: dict[str, list[int]], rerank_depth: int) -> list[str]:

@@ -12,13 +12,13 @@ from pathlib import Path
 from . import fusion, runfile
 from .errors import ToucheError
 from .files import run_scratch
-from .labelling import balance, detect_stances
+from .labelling import balance, detect_stances, warn_moot_stance_depth
 from .logs import StageTimer
 from .questions import topic_task
 from .records import COMPARATIVE_LABELS, CONTROVERSIAL_LABELS
 from .rerank import score_candidates
 from .retrieval import candidate_source, first_stage
-from .settings import STANCE_DEPTH, RunSettings
+from .settings import RunSettings
 from .topics import read_topics
 
 log = logging.getLogger(__name__)
@@ -66,13 +66,7 @@ def run(settings: RunSettings) -> RunReport:
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision, stated)
     log.info("%s topics: stance labels %s", task,
              " / ".join(COMPARATIVE_LABELS if task == "comparative" else CONTROVERSIAL_LABELS))
-    if settings.stance and settings.stance_model == "cross" and settings.stance_depth != STANCE_DEPTH:
-        if task == "comparative":  # the heads read comparative stance, measured better there
-            log.warning("comparative topics: their stance is read by the heads alone, so --stance-depth %d is "
-                        "ignored", settings.stance_depth)
-        elif settings.stance_depth > settings.rerank_depth:  # stance reads the reranked documents
-            log.warning("--stance-depth %d: the stance cross-encoder reads the reranked documents, the top "
-                        "--rerank-depth %d", settings.stance_depth, settings.rerank_depth)
+    warn_moot_stance_depth(settings, task)
 
     encoded, queries, scored = score_candidates(topics, candidates, settings, cache, timer)
     ranked = {qid: fusion.rank(candidates[qid], fusion.fuse(topic.features), settings.depth)
