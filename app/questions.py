@@ -271,6 +271,7 @@ EDGE_WORDS = (ARTICLES | PREPOSITIONS | COMPARATIVE_CUES | AUXILIARIES | PERSONA
 # are no part of the first object; elsewhere they may be ("Personally identifiable data or anonymous data?").
 OPENING_ADVERBS = frozenset({"honestly", "seriously", "frankly", "personally", "basically", "ultimately",
                              "realistically", "objectively", "truthfully", "hypothetically", "theoretically"})
+_CONTRACTED = {"won": "will", "ain": "is", "can": "can"}  # "won't", "ain't", "can't"; else "isn't" -> "is"
 _MODEL_NUMBER = re.compile(r"[a-z]+\d\w*|\d+[a-z]\w*")  # "G35", "S10", "4K", "i7": a name's, not a shared head
 _BREAK = re.compile(r"[,:;?!()\[\]]")
 _DASH = re.compile(r"\s[-\u2013\u2014]|[-\u2013\u2014]\s")  # a dash between words ("RAM - Windows 7"), not "Coca-Cola"
@@ -305,6 +306,10 @@ class ObjectSpans:
         self.question = question
         self.tokens = tokens
         self.words = [t.lower for t in tokens]
+        for i in range(1, len(tokens)):  # "Aren't cats ...": the verb and "not", no part of an object
+            if self.words[i] == "t" and question[tokens[i - 1].end:tokens[i].start] in ("'", "\u2019"):
+                verb = self.words[i - 1]
+                self.words[i - 1:i + 1] = [_CONTRACTED.get(verb, verb.removesuffix("n")), "not"]
         self.breaks = {i for i in range(1, len(tokens)) if _BREAK.search(
             between := question[tokens[i - 1].end:tokens[i].start]) or _DASH.search(between)}
         if "than" not in self.words:  # "better then", "better for beginners then": "than" mistyped
@@ -369,8 +374,8 @@ class ObjectSpans:
                 or look_back and i > 0 and self.comparison(i - 1, look_back=False))
 
     def edge(self, i: int) -> bool:
-        return (self.words[i] in EDGE_WORDS or i in self.cues or i == 0 and self.opening_adverb()) \
-            and i not in self.names
+        return (self.words[i] in EDGE_WORDS or i in self.cues or i == 0 and self.opening_adverb()
+                or self.negation(i)) and i not in self.names
 
     def opening_adverb(self) -> bool:
         """Whether the first word is a sentence adverb before a comma or a capitalised word (OPENING_ADVERBS)."""
@@ -434,6 +439,9 @@ class ObjectSpans:
         return sorted(found)
 
     def trim(self, s: int, e: int) -> tuple[int, int]:
+        """The span without function words at its edges, cut before a preposition or pivot; a "not" goes where it
+        negates a verb before the object ("Aren't cats ...", "Is tea not ..."), not where it is the object's own ("or
+        not coffee") or the whole object ("or not")."""
         while s < e and (self.edge(s) or self.words[s] == "s"):
             s += 1
         i = s + 1
@@ -445,9 +453,15 @@ class ObjectSpans:
                 e = i
                 break
             i += 1
-        while e > s and self.edge(e - 1):
+        while e > s and (self.edge(e - 1) or self.words[e - 1] == "not" and e - 1 > s):
             e -= 1
         return s, e
+
+    def negation(self, i: int) -> bool:
+        """Whether word `i` is a "not" that negates a verb or a comparison ("Isn't tea ...", "tea not better"), no
+        part of an object."""
+        return self.words[i] == "not" and (i > 0 and self.words[i - 1] in AUXILIARIES or i + 1 < len(self.words)
+                                           and (self.words[i + 1] in _COMPARING or i + 1 in self.cues))
 
     def pieces(self, tags: list[str]) -> list[tuple[int, int]]:
         cuts = self.breaks | {i for i, w in enumerate(self.words) if w in PIVOTS}

@@ -140,6 +140,9 @@ def _say_other_topics(chosen: Path, topics: list[Topic], directory: Path) -> Non
                         len(found), chosen.name, len(asked - found), chosen.name, len(asked))
 
 
+NEGATIONS = frozenset({"not", "no", "none", "neither", "nor"})
+
+
 def parse_objects(value) -> tuple[str, str] | None:
     """The two compared objects as Touché and TIREx write them; anything but two different names of at most
     MAX_OBJECT_CHARS, each more than FUNCTION_WORDS, gives None (a typo such as "laptop, laptop" left no passage a
@@ -158,6 +161,8 @@ def parse_objects(value) -> tuple[str, str] | None:
     if len(parts) != 2 or max(map(len, parts)) > MAX_OBJECT_CHARS or _one_name(*parts):
         return None
     if any(set(re.findall(r"\w+", part)) <= FUNCTION_WORDS for part in parts):  # "A", "IT" in capitals: names
+        return None
+    if any(part.casefold() in NEGATIONS for part in parts):  # "Should I buy a house or not?" compares no two things
         return None
     return parts[0], parts[1]
 

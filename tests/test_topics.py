@@ -127,6 +127,8 @@ def test_objects_are_names_of_visible_text_and_bounded_length():
     # one object twice, or a word that names nothing: the run takes the question's objects instead (from an attack)
     for value in ("laptop, laptop", "Tea, tea", "the, Nikon", "the, a", "Canon, -"):
         assert parse_objects(value) is None, value
+    for value in ("flu shot, not", "Not, tea", "house, no"):  # "... or not?" (an attack on the classifier)
+        assert parse_objects(value) is None, value
     assert parse_objects("C, C++") == ("C", "C++") and parse_objects("The Beatles, a-ha") == ("The Beatles", "a-ha")
     assert parse_objects("A, B") == ("A", "B") and parse_objects("IT, HR") == ("IT", "HR")
     # another spelling of one name: the side followed the spelling that came first (an edge-case hunt)
