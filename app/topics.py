@@ -25,7 +25,9 @@ from .records import FUNCTION_WORDS, Topic, clean_text, encodable, query_id, vis
 
 log = logging.getLogger(__name__)
 
-TOPIC_FILES = ("topics.xml", "queries.xml", "queries.jsonl", "rerank.jsonl", "rerank.jsonl.gz")
+# TIREx writes queries.jsonl and queries.xml of the same topics; its queries.xml (BeautifulSoup's prettify) holds a
+# title's control characters (a form feed) raw, which no XML parser reads, and TIRA's own loader reads queries.jsonl.
+TOPIC_FILES = ("topics.xml", "queries.jsonl", "queries.xml", "rerank.jsonl", "rerank.jsonl.gz")
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000

@@ -136,6 +136,18 @@ def test_tirex_full_rank_gives_the_topics_of_topics_xml(inputs, kind):
     assert read_topics(inputs.fullrank[kind]) == expected
 
 
+def test_a_tirex_title_of_a_control_character_reads_from_queries_jsonl(inputs, tmp_path, caplog):
+    """TIRA's writer puts a title's form feed raw into queries.xml (BeautifulSoup's prettify), which no XML parser
+    reads; read first, it ended the run, though queries.jsonl beside it holds the same topics, as TIRA reads them."""
+    queries = [query._replace(title=query.title.replace(" ", "\x0c", 1)) for query in inputs.dataset.queries]
+    SliceLoader(SliceDataset(queries, [])).load_dataset_for_fullrank(DATASET_ID, tmp_path / "in", None,
+                                                                      skip_documents=True, skip_qrels=True)
+    topics = read_topics(tmp_path / "in")
+    assert [(topic.number, topic.title) for topic in topics] \
+        == [(topic.number, topic.title) for topic in read_topics(inputs.touche)]
+    assert "ignoring queries.xml" in caplog.text and "malformed XML" in caplog.text
+
+
 def test_tirex_documents_are_the_passages(inputs):
     passages = list(read_documents(detect_corpus(inputs.touche)))
     assert len(passages) == len(inputs.dataset.docs) > 50
