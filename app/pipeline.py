@@ -61,6 +61,11 @@ def run(settings: RunSettings) -> RunReport:
     candidates, corpus_size, cache, origin = first_stage(settings, read, timer, source)
     if not any(candidates.values()):  # said before the models load, not after
         raise ToucheError(runfile.EMPTY_RUN)
+    found = [len(candidates.get(topic.number, ())) for topic in read]
+    for check, problem in runfile.candidate_problems(found, settings.depth).items():
+        if check not in foreseen:  # topics without candidates (a re-rank file of few topics): said before the models
+            foreseen[check] = problem
+            log.warning("TIRA will reject this run: %s", problem)
     with timer.stage("questions"):
         stated = any(candidate.doc.stance for found in candidates.values() for candidate in found)  # args.me's
         task, topics, analyses = topic_task(read, settings.task, settings.device, settings.precision, stated)

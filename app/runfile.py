@@ -338,6 +338,20 @@ def foreseen_problems(topics: int, per_topic: int) -> dict[str, str]:
     return problems
 
 
+def candidate_problems(found: list[int], depth: int) -> dict[str, str]:
+    """What TIRA's size checks will reject in a run whose topics found `found` candidates each (at most `depth` of
+    them ranked), known once the first stage is done, before the models load."""
+    served = [min(count, depth) for count in found if count]
+    problems = {}
+    if sum(served) < MIN_LINES:
+        problems["lines"] = (f"the candidates give at most {counted(sum(served), 'line')}; at least {MIN_LINES} are "
+                             f"required")
+    if len(served) < MIN_TOPICS:
+        problems["topics"] = (f"{counted(len(served), 'topic')} of {len(found)} found candidates; at least "
+                              f"{MIN_TOPICS} are required")
+    return problems
+
+
 def _check_run(result, by_topic, tags, stances, task) -> None:
     if result.lines < MIN_LINES:
         result.short["lines"] = f"the run has {counted(result.lines, 'line')}; at least {MIN_LINES} are required"

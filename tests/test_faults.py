@@ -115,7 +115,7 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
         "TIRA will reject this run: 1 topic of at most 2 documents each: at most 2 lines; at least 5 are required",
         "TIRA will reject this run: the input has 1 topic; at least 3 are required"], done.stderr
     assert not tira_accepts(output)
-    # What only the run file shows (a corpus of one passage for 3 topics) is said after the work.
+    # What the first stage shows (a corpus of one passage for 3 topics) is said before the models load, not again.
     (inputs / "topics.xml").write_text("<topics>" + "".join(
         f"<topic><number>{n}</number><title>Are cats better pets than dogs?</title></topic>" for n in (1, 2, 3))
         + "</topics>")
@@ -123,7 +123,7 @@ def test_a_run_tira_would_reject_is_written_with_a_warning(tmp_path):
     done = touche("run", "-i", str(inputs), "-o", str(output), "--quiet", "--no-metadata", "--candidates", "2",
                   "--overwrite")
     assert [line[line.find("TIRA"):] for line in done.stderr.splitlines() if "TIRA will reject" in line] == [
-        "TIRA will reject this run: the run has 3 lines; at least 5 are required"], done.stderr
+        "TIRA will reject this run: the candidates give at most 3 lines; at least 5 are required"], done.stderr
 
 
 @pytest.mark.slow

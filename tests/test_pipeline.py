@@ -104,6 +104,27 @@ def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures,
     assert "TIRA will reject this run: 3 topics of at most 1 document each: at most 3 lines" in caplog.text
 
 
+def test_a_run_too_short_for_tira_by_its_candidates_is_said_before_the_models_load(fixtures, tmp_path, caplog,
+                                                                                     monkeypatch):
+    """A re-rank file of 1 of the 3 topics: the run TIRA rejects was said after all the work only."""
+    import shutil
+
+    import app.pipeline as pipeline
+
+    def topic_task(*args):
+        raise ToucheError("the models load")
+
+    shutil.copy(fixtures / "rerank" / "topics.xml", tmp_path)
+    lines = (fixtures / "rerank" / "rerank.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "rerank.jsonl").write_text("".join(line for line in lines if '"qid": "11"' in line))
+    monkeypatch.setattr(pipeline, "topic_task", topic_task)
+    with pytest.raises(ToucheError, match="the models load"):
+        run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        progress=False))
+    assert "TIRA will reject this run: the candidates give at most 4 lines; at least 5 are required" in caplog.text
+    assert "TIRA will reject this run: 1 topic of 3 found candidates; at least 3 are required" in caplog.text
+
+
 @pytest.mark.parametrize("layout, error", [
     ("xz", "packed with xz, which is not read here"),
     ("two corpora", "two corpora in"),
