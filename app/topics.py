@@ -410,6 +410,8 @@ def _read_jsonl(path: Path) -> list[Topic]:
     for line_number, record in json_lines(path, defects):
         record = _exported_query(record) if isinstance(record, dict) else record
         topic = _json_topic(record) if isinstance(record, dict) else None
+        if record is None:  # a topic lost is a run of other topics: no line is skipped here
+            raise ToucheError(f"{path}:{line_number}: not a JSON object (invalid JSON, or a line too long)")
         if topic is None:
             qid = record.get("qid") if isinstance(record, dict) else None
             if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int, float))

@@ -105,6 +105,9 @@ def test_a_title_of_nothing_visible_is_no_title(tmp_path: Path, title):
     (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "\\u200b"}\n')
     with pytest.raises(ToucheError, match="expected a JSON object with a 'qid' and a 'query'"):
         read_topics(tmp_path)
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "Tea?"}\n{"qid": "2", "query": "Cof\n')
+    with pytest.raises(ToucheError, match=r"queries.jsonl:2: not a JSON object \(invalid JSON"):  # was "expected a
+        read_topics(tmp_path)  # JSON object with a 'qid' and a 'query'" (an attack on the input layouts)
 
 
 def test_directory_without_topics(tmp_path: Path):
@@ -320,8 +323,7 @@ def test_a_topics_file_beside_the_one_read_is_named_where_its_topics_differ(tmp_
     caplog.clear()
     assert len(read_topics(tmp_path)) == 2
     assert caplog.messages == ["reading the topics of topics.xml; ignoring queries.jsonl (" + str(tmp_path)
-                               + "/queries.jsonl:1: expected a JSON object with a 'qid' and a 'query' (BEIR: an "
-                               "'_id' and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title'))"]
+                               + "/queries.jsonl:1: not a JSON object (invalid JSON, or a line too long))"]
 
     def unreadable(path):
         raise PermissionError(13, "Permission denied", str(path))
