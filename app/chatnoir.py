@@ -74,9 +74,9 @@ _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div
 MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
 # answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3; 5: `TEXT_READING` 4, cut at binary
-# (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters), so that a kept cache never serves an
-# older reading.
-PAGE_READING = 6
+# (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters; 7: `TEXT_READING` 5), so that a kept
+# cache never serves an older reading.
+PAGE_READING = 7
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.

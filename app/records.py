@@ -19,9 +19,9 @@ MAX_TEXT_CHARS = 100_000
 MAX_UNREAD_TEXT_CHARS = 20_000
 # How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
 # embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned; 3: a NUL
-# goes, not a space; 4: every noncharacter, bidirectional controls), so that a kept cache never serves what
-# an older reading made.
-TEXT_READING = 4
+# goes, not a space; 4: every noncharacter, bidirectional controls; 5: a terminal's escape sequence goes whole), so
+# that a kept cache never serves what an older reading made.
+TEXT_READING = 5
 # Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
@@ -40,6 +40,7 @@ INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels
 _UNREADABLE_BMP = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ud800-\udfff\ufffe\uffff"
 _ASTRAL_NONCHARACTERS = "".join(chr(plane << 16 | low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
 UNREADABLE = re.compile(f"[{_UNREADABLE_BMP}{_ASTRAL_NONCHARACTERS}]")
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # ECMA-48's control sequences: colours, cursor moves
 # Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark, the
 # controls of bidirectional embeddings and isolates), which the tokenizers read as breaks: "uni&shy;forms" was the
 # terms "uni" and "form".
@@ -115,7 +116,10 @@ def _needs_cleaning(text: str) -> bool:
 
 
 def without_unreadable(text: str) -> str:
-    """A text without the characters no text holds (UNREADABLE): a NUL goes, the others become spaces."""
+    """A text without the characters no text holds (UNREADABLE): a NUL goes, the others become spaces; a terminal's
+    escape sequence goes whole (its ESC alone left "[31m" as a word: "Is [31mtea ..." named the object "0m")."""
+    if "\x1b" in text:
+        text = _TERMINAL_ESCAPE.sub("", text)
     return UNREADABLE.sub(" ", text.replace("\x00", ""))
 
 

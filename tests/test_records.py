@@ -37,6 +37,13 @@ def test_every_noncharacter_and_bidirectional_control_goes():
     assert bounded_text("a\ufdd0b \U0001fffe c \U0010ffff d\ufffe") == "a b c d"
 
 
+def test_a_terminal_escape_sequence_goes_whole():
+    """Its ESC alone went: "Is \\e[31mtea\\e[0m better than coffee?" was "Is [31mtea [0m better ...", whose objects
+    the classifier read as "0m" and "coffee" (an attack on the classifier); a lone ESC is a space, as before."""
+    assert bounded_text("Is \x1b[31mtea\x1b[0m better than \x1b[1;4mcoffee\x1b[K?") == "Is tea better than coffee?"
+    assert bounded_text("a\x1bb [31m") == "a b [31m"
+
+
 @pytest.mark.parametrize("text, cleaned", [
     ("\U0001f600 fine", "\U0001f600 fine"),  # an emoji alone needs no cleaning
     ("\U0001f600 a\U0001fffeb", "\U0001f600 a b"),  # a noncharacter after an emoji is found
