@@ -540,7 +540,8 @@ def report(
 def classify(
     questions: Optional[list[str]] = typer.Argument(None, help="Questions to classify."),
     file: Optional[Path] = typer.Option(None, "--file", parser=given_path,
-                                        help="One question per line, a topics.xml or a queries.jsonl."),
+                                        help="One question per line (- for the standard input), a topics.xml or a "
+                                             "queries.jsonl."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
     method: ClassifierMethod = typer.Option("model", help="model (learned) or rules (Ajjour et al.'s baseline)."),
     debug: bool = DEBUG_OPTION,

@@ -20,9 +20,11 @@ import itertools
 import json
 import logging
 import re
+import sys
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -131,10 +133,11 @@ def given_questions(arguments: list[str], path: Path | None) -> list[str]:
 
 def read_questions(path: Path) -> list[str]:
     """Questions from a file: the <title>s of a topics.xml (a file that opens with markup, unless named .txt), the
-    titles of a queries.jsonl (as a run reads them), else one question per line with text (`visible`)."""
+    titles of a queries.jsonl (as a run reads them), else one question per line with text (`visible`); `-` is the
+    standard input."""
     path = Path(path)
     try:
-        with path.open("rb") as stream:
+        with (nullcontext(sys.stdin.buffer) if str(path) == "-" else path.open("rb")) as stream:
             raw = stream.read(MAX_QUESTIONS_BYTES + 1)
     except OSError as e:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
@@ -154,8 +157,10 @@ def read_questions(path: Path) -> list[str]:
         return titles
     try:
         text = decoded(raw)
-    except UnicodeDecodeError as e:
-        raise ToucheError(f"{path} is not UTF-8 text") from e
+    except UnicodeDecodeError as e:  # the line, where the bytes are UTF-8's (`object`: those after a BOM)
+        line = e.object[:e.start].count(b"\n") + 1
+        where = f" (line {line}: byte {e.object[e.start]:#04x})" if e.encoding.startswith("utf-8") else ""
+        raise ToucheError(f"{path} is not UTF-8 text{where}") from e
     return [line.strip() for line in _LINE_END.split(text) if visible(line)]
 
 

@@ -162,9 +162,21 @@ def test_read_questions_rejects_bad_input(fixtures, tmp_path):
         read_questions(fixtures / "questions" / "broken.xml")
     with pytest.raises(ToucheError, match="cannot read"):
         read_questions(tmp_path / "absent.txt")
-    (tmp_path / "latin1.txt").write_bytes("Caf\xe9 or tea?".encode("latin-1"))
-    with pytest.raises(ToucheError, match="UTF-8"):
+    (tmp_path / "latin1.txt").write_bytes("Tea?\nCaf\xe9 or tea?".encode("latin-1"))
+    with pytest.raises(ToucheError, match=r"latin1.txt is not UTF-8 text \(line 2: byte 0xe9\)$"):
+        read_questions(tmp_path / "latin1.txt")  # the line was not said (an attack on the classifier)
+    (tmp_path / "latin1.txt").write_bytes(b"\xef\xbb\xbf" + "Tea?\nCaf\xe9 or tea?".encode("latin-1"))
+    with pytest.raises(ToucheError, match=r"\(line 2: byte 0xe9\)$"):  # after a byte order mark too
         read_questions(tmp_path / "latin1.txt")
+
+
+def test_read_questions_reads_the_standard_input_as_dash(monkeypatch):
+    """`--file -` was "cannot read questions from -"."""
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("Tea or coffee?\r\nMac or PC?\n".encode())))
+    assert read_questions(Path("-")) == ["Tea or coffee?", "Mac or PC?"]
 
 
 def test_unknown_method_is_a_user_error():
