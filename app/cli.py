@@ -18,7 +18,7 @@ import typer
 from typer.exceptions import Abort, TyperException
 
 from .errors import ToucheError, counted, environment_failure
-from .files import (check_temporary_directory, describe_os_error, mount_point, os_reason,
+from .files import (PROBE_BYTES, check_temporary_directory, describe_os_error, free_space, mount_point, os_reason,
                     outputs_kept, prepare_output, remove_empty, unwritable_folder)
 from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
@@ -139,6 +139,9 @@ def check_cache_dir(cache_dir: Path, output_dir: Path, flag: str = "--cache-dir"
         reason = "a read-only file system" if _read_only(folder) else "permission denied"
         log.warning("cache directory %s cannot be written (%s): what this run computes is not kept for the next; "
                     "pass a writable directory to %s", cache_dir, reason, flag)
+    elif (room := free_space(cache_dir)) is not None and room < PROBE_BYTES:  # a full disk: said at the first save
+        log.warning("cache directory %s: no space left on device: what this run computes is not kept for the next; "
+                    "pass a directory on a disk with room to %s", cache_dir, flag)
 
 
 def _read_only(path: Path) -> bool:

@@ -40,6 +40,9 @@ _HOLDING: dict[str, int] = {}
 
 TEMPORARY_SUFFIX = ".tmp"
 _PROBE_PREFIX = ".touche-probe."
+# What the output's probe writes: an empty file is made on a full disk too (an inode, no block), and the run then
+# failed at its write, after the work; a run.txt is tens of kB at least (the demo's 16 kB), TIRA's megabytes.
+PROBE_BYTES = 64 << 10
 # Linux's inode flags (`chattr +i`, `chattr +a`; FS_IOC_GETFLAGS): no write lets a file so flagged be replaced, nor a
 # file be renamed or removed in a directory so flagged, not even root's; the write of the run renames its temporary
 # file onto run.txt.
@@ -63,7 +66,12 @@ _REASONS = {
 
 def os_reason(error: OSError) -> str:
     """Why an OS call failed, in a few words (no path: the caller names the path it was working on)."""
+    if error.errno is None and _SHORT_WRITE.fullmatch(str(error)):  # numpy's tofile, which names no errno
+        return f"the file system took part of a write ({error}): a full disk, or a file size limit"
     return _REASONS.get(error.errno) or (error.strerror or str(error) or type(error).__name__).lower()
+
+
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
 
 
 def describe_os_error(error: OSError) -> str:
@@ -201,6 +209,17 @@ def unwritable_folder(directory: Path) -> Path | None:
     return there if there is not None and there.is_dir() and not os.access(there, os.W_OK | os.X_OK) else None
 
 
+def free_space(directory: Path) -> int | None:
+    """The bytes this user may still write where `directory` is (it, else the nearest of its parents there); None
+    where that cannot be told."""
+    try:
+        there = next((folder for folder in (directory, *directory.parents) if folder.exists()), None)
+        stats = os.statvfs(there) if there is not None else None
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize if stats is not None else None
+
+
 def remove_empty(directories: list[Path]) -> None:
     """Remove `directories` (deepest first) where nothing is in them: what a failed run made for its output."""
     for path in directories:
@@ -241,8 +260,12 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
                               "in place there")
         made = make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
-        os.close(handle)
-        os.unlink(probe)
+        try:  # tmpfs and ext4 take the blocks at write(): ENOSPC, EDQUOT and EFBIG (`ulimit -f`) come here
+            if os.write(handle, bytes(PROBE_BYTES)) < PROBE_BYTES:  # what was left, taken
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        finally:
+            os.close(handle)
+            os.unlink(probe)
     except OSError as error:
         remove_empty(made)
         raise ToucheError(f"cannot write to output directory {directory}: {os_reason(error)}") from None

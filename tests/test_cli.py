@@ -243,6 +243,20 @@ def test_a_cache_directory_that_cannot_be_written_is_said_before_the_work(tmp_pa
             "the next; pass a writable directory to --cache-dir (it came from $XDG_CACHE_HOME)") in caplog.text
 
 
+def test_a_cache_directory_on_a_full_disk_is_said_before_the_work(tmp_path, monkeypatch, caplog):
+    """It was said at the index's save, after the build, as numpy's "4327 requested and 2016 written" (an attack)."""
+    import os
+
+    from app.cli import check_cache_dir
+
+    real_statvfs = os.statvfs
+    monkeypatch.setattr(os, "statvfs", lambda path: real_statvfs(path) if Path(path) != tmp_path else
+                        os.statvfs_result((4096, 4096, 100, 0, 0, 10, 0, 0, 0, 255, 0)))
+    check_cache_dir(tmp_path / "cache", tmp_path / "out")
+    assert (f"cache directory {tmp_path / 'cache'}: no space left on device: what this run computes is not kept for "
+            "the next; pass a directory on a disk with room to --cache-dir") in caplog.text
+
+
 def test_a_previous_stages_run_tira_mounts_is_said_to_be_ignored(tmp_path, monkeypatch):
     """$inputRun was passed over without a word."""
     from app.pipeline import DEMO_INPUT

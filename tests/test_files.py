@@ -363,3 +363,34 @@ def test_a_directory_under_a_temporary_name_is_no_temporary(tmp_path):
     os.utime(old, (time.time() - 3660, time.time() - 3660))
     remove_abandoned_temporaries(tmp_path, ".run.")
     assert kept.is_dir() and old.is_dir()
+
+
+@pytest.mark.parametrize("written", ["none", "part"])
+def test_an_output_on_a_full_disk_is_said_before_the_work(tmp_path, monkeypatch, written):
+    """An empty probe file is made on a full disk too (an inode, no block): the run failed at its write, after all
+    its work (an attack with a full tmpfs and ext4). The probe writes PROBE_BYTES, and leaves nothing behind."""
+    import errno
+    import os
+
+    from app import files
+
+    real_write = os.write
+
+    def full(handle, data):
+        if written == "none":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(handle, data[:100])
+
+    monkeypatch.setattr(files.os, "write", full)
+    with pytest.raises(ToucheError, match=r"cannot write to output directory .*/out: no space left on device$"):
+        prepare_output(tmp_path / "out", ["run.txt"], overwrite=False)
+    assert not (tmp_path / "out").exists()  # the directory it made is gone again
+
+
+def test_a_write_numpy_cut_short_is_said_in_words():
+    """numpy's tofile raises an OSError of no errno: "cannot cache the BM25 index in ... (4327 requested and 2016
+    written)"."""
+    from app.files import os_reason
+
+    assert os_reason(OSError("4327 requested and 2016 written")) \
+        == "the file system took part of a write (4327 requested and 2016 written): a full disk, or a file size limit"
