@@ -250,7 +250,8 @@ CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "ge
 _NAMELIKE = PERSONAL | frozenset({"it"})
 # Prepositions that compare after these words: "How do cigars differ from cigarettes?", "compared to", "same as".
 LEADS = {"from": frozenset({"differ", "differs", "differed", "different", "differently", "distinct"}),
-         "to": frozenset({"compare", "compared", "compares", "comparison", "similar", "opposed", "preferable"}),
+         "to": frozenset({"compare", "compared", "compares", "comparison", "similar", "opposed", "preferable",
+                          "equal", "equivalent", "identical", "superior", "inferior", "preferred"}),
          "with": frozenset({"compare", "compared", "compares", "comparison"}), "as": frozenset({"same"})}
 # Adverbs that end a question, never an object ("Should I learn French or Spanish first?").
 TRAILING_ADVERBS = frozenset({"first", "now", "today", "nowadays", "instead", "again", "anymore", "later", "currently",

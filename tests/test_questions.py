@@ -350,6 +350,9 @@ def test_model_objects_around_the_comparison(model, question, objects):
     ("Is Anthem the same as Blue Cross?", ("Anthem", "Blue Cross")),
     ("Is ObamaCare really any better than Medicare?", ("ObamaCare", "Medicare")),  # was ("any", "Medicare")
     ("How Python compares to Java?", ("Python", "Java")),  # was "Python compares"
+    ("Is gold equal to platinum?", ("gold", "platinum")),  # a Touché 2021 title: was "gold equal"
+    ("Is Java superior to Python?", ("Java", "Python")),  # was "Java"
+    ("Is a Kindle equivalent to a paper book?", ("Kindle", "paper book")),
 ])
 def test_objects_around_words_that_compare(model, question, objects):
     """"differ from", "compared to / with", "the same as" compare as "or" and "than" do; the rules read them too
