@@ -587,7 +587,8 @@ class ObjectSpans:
 
     def restore_head(self, first: tuple[int, int], second: tuple[int, int], pivot: int) -> tuple[str, ...]:
         """An elided head restored: "steel or ceramic knives" -> "steel knives", "ceramic knives". Not where the
-        second object is a name ("Real Madrid", "Windows 10": a capitalised word, then another or a number) or a
+        second object is a name ("Real Madrid", "Windows 10": a capitalised word, then another or a number; an
+        acronym, then a word in title case: "HBO Max", not "AMD CPU" nor "LCD Displays") or a
         word written with a hyphen or slash ("T-Mobile", "TCP/IP"; then its own head: "non-biodegradable wastes"),
         nor where it has a determiner of its own and the first has none or is a name ("Haskell or a simpler
         language", "an iPhone or an Android phone"; but "a real or a fake Christmas tree"), nor onto a first object
@@ -599,7 +600,12 @@ class ObjectSpans:
         texts = [self.text(*first), self.text(*second)]
         (s1, e1), (s2, e2) = first, second
         tail = next((i for i in range(s2 + 1, e2) if not self.joined(i)), e2)
-        name = tail < e2 and self.tokens[s2].text[:1].isupper() and not self.tokens[s2].text.isupper() \
+        # an acronym opening a name ("HBO Max", "AMD Ryzen", "AWS Lambda") where a title-cased word follows it;
+        # not "AMD CPU", whose head is an acronym too, nor a plural head ("LCD Reception Displays")
+        opener, follower = self.tokens[s2].text, self.tokens[tail].text if tail < e2 else ""
+        name = tail < e2 and opener[:1].isupper() and (not opener.isupper() or follower[:1].isupper()
+                                                         and not follower.isupper() and self.plain
+                                                         and not self.words[e2 - 1].endswith("s")) \
             and (self.tokens[tail].text[:1].isupper() or self.tokens[tail].text.isdigit()) \
             or any(_MODEL_NUMBER.fullmatch(self.words[i]) for i in range(tail, e2))
         capitals = sum(t.text != t.lower for t in self.tokens)  # a name has some where most words have none

@@ -408,6 +408,9 @@ def test_a_comparative_closing_the_question_is_no_part_of_an_object(model, quest
     ("Which algorithm is better, quicksort or merge sort?", ("quicksort", "merge sort")),  # was "quicksort sort"
     ("what was made first disneyland or disney world", ("disneyland", "disney world")),  # was "disneyland world"
     ("which one is better ? BMW or infinity G35?", ("BMW", "infinity G35")),  # was "BMW G35"
+    ("Vimeo or HBO Max?", ("Vimeo", "HBO Max")),  # an acronym opening a name: was "Vimeo Max" (an attack)
+    ("Should I buy Intel or AMD Ryzen?", ("Intel", "AMD Ryzen")),  # was "Intel Ryzen"
+    ("Is an Intel or AMD CPU better?", ("Intel CPU", "AMD CPU")),  # the head an acronym too: restored
     ("Should I buy i5 or i7 laptops?", ("i5 laptops", "i7 laptops")),  # the model number is the first word
     ("Should I garden in the fall, or wait until spring?", ("fall", "wait")),  # was "fall until spring"
     ("Should I specialize, or expand into other fields?", ("specialize", "expand into other fields")),
