@@ -245,11 +245,14 @@ def locked(path: Path) -> str | None:
     return next((words for bit, words in _LOCKS if int.from_bytes(flags[:4], "little") & bit), None)
 
 
-def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output") -> list[Path]:
+def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output",
+                   probe_bytes: int = PROBE_BYTES) -> list[Path]:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
     none of `outputs` unless `overwrite`, and then none that cannot be replaced. A run that cannot be written fails
     here, not after the hour it took (and leaves no directory it made). `flag` is the option that names the
-    directory. Returns the directories it made (`make_directory`)."""
+    directory. The probe holds `probe_bytes` (a full disk takes an empty file); the writes themselves pass 0, their
+    own write saying a full disk (a run.txt that fits into what is left must not be refused for the probe's size).
+    Returns the directories it made (`make_directory`)."""
     made = []
     try:
         if directory.exists() and not directory.is_dir():
@@ -261,11 +264,17 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
         made = make_directory(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
         try:  # tmpfs and ext4 take the blocks at write(): ENOSPC, EDQUOT and EFBIG (`ulimit -f`) come here
-            if os.write(handle, bytes(PROBE_BYTES)) < PROBE_BYTES:  # what was left, taken
-                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            # Not zeros: a compressing file system (btrfs, ZFS) stores zeros as a hole and takes no block.
+            data = memoryview(os.urandom(probe_bytes))  # at the write itself: 0, the write says it
+            while data:  # a short write takes what was left; the next one says why (ENOSPC, EFBIG, EDQUOT)
+                if not (written := os.write(handle, data)):
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                data = data[written:]
         finally:
-            os.close(handle)
-            os.unlink(probe)
+            try:
+                os.close(handle)  # NFS reports a full disk at close
+            finally:
+                os.unlink(probe)
     except OSError as error:
         remove_empty(made)
         raise ToucheError(f"cannot write to output directory {directory}: {os_reason(error)}") from None

@@ -47,7 +47,7 @@ def recorded(settings, enabled: bool = True) -> Iterator[dict]:
         if settings.overwrite:
             target.unlink(missing_ok=True)
         return
-    prepare_output(settings.output_dir, (METADATA_FILE,), settings.overwrite)
+    prepare_output(settings.output_dir, (METADATA_FILE,), settings.overwrite, probe_bytes=0)
     with run_scratch("touche-metadata-") as scratch:
         # The tracker writes its export and a `.tirex-tracker/` folder beside it: keep both out of the output.
         export = scratch / METADATA_FILE

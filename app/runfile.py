@@ -80,7 +80,7 @@ def write_run(rows: list[RunRow], output_dir: Path, overwrite: bool = False) -> 
     if not rows:
         raise ToucheError(EMPTY_RUN)
     check_tag(rows[0].tag)
-    prepare_output(output_dir, RUN_FILES, overwrite)
+    prepare_output(output_dir, RUN_FILES, overwrite, probe_bytes=0)  # the run's own write says a full disk
     target = output_dir / RUN_FILE
     try:
         # A killed run's temporaries go first; without --overwrite, a run.txt another run put there meanwhile stays.

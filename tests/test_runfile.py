@@ -497,3 +497,20 @@ def test_an_output_folder_this_user_may_not_search_is_said_so(tmp_path, monkeypa
     monkeypatch.setattr(os, "lstat", denied)
     with pytest.raises(ToucheError, match=r": permission denied$"):
         runfile.locate_run(tmp_path)
+
+
+def test_the_write_of_a_run_probes_its_directory_without_bytes(tmp_path, monkeypatch):
+    """The 64 kB probe that says a full disk before the work also ran at the write, after it: a run.txt that fitted
+    into what was left was refused (a review). The run's own write says a full disk."""
+    import errno
+    import os
+
+    from app.records import RunRow
+
+    def full(handle, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)  # the probe's writes; the run's file writes go through its own buffer
+    rows = [RunRow(qid, "Q0", f"d{rank}", rank, 3.0 - rank, "tag") for qid in "123" for rank in (1, 2)]
+    path = write_run(rows, tmp_path / "out", overwrite=False)
+    assert len(path.read_text().splitlines()) == 6
