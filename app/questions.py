@@ -338,7 +338,21 @@ class ObjectSpans:
         # capitals are emphasis ("Is coffee BETTER than tea?") and stay what they are
         shouted = sum(t.text.isupper() for t in tokens if len(t.text) > 1) * 2 > sum(len(t.text) > 1 for t in tokens)
         self.plain = not (shouted or self.titled)  # capitals that may mark names
-        self.names = self._names(shouted)
+        self.names = self._names(shouted) | self._named_negations()
+
+    def _named_negations(self) -> set[int]:
+        """A capitalised "Not" or contraction within a plain question, before a capitalised word, opens a name
+        ("Is Not Fade Away ...", "Is Don't Starve better than Terraria?", "Can't Stop Won't Stop"): no negation."""
+        named = set()
+        if not self.plain:
+            return named
+        for i, word in enumerate(self.words):
+            if word != "not" or i + 1 >= len(self.tokens) or not self.tokens[i + 1].text[:1].isupper():
+                continue
+            first = i - 1 if self.tokens[i].text == "t" else i  # "Don" of "Don't"
+            if first > 0 and self.tokens[first].text[:1].isupper() and not self.opens_sentence(first):
+                named |= {first, i}
+        return named
 
     def _names(self, shouted: bool) -> set[int]:
         """The words that name something though they read as function words: a pronoun in capitals ("the US",

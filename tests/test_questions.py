@@ -367,6 +367,9 @@ def test_objects_around_words_that_compare(model, question, objects):
     ("Is tea not better than coffee?", ("tea", "coffee")),  # was "tea not"
     ("Don't cats make better pets than dogs?", ("cats", "dogs")),  # was "Don't cats make"
     ("Is coffee or not coffee better in the morning?", ("coffee", "not coffee")),  # the object's own "not"
+    ("Is Don't Starve better than Terraria?", ("Don't Starve", "Terraria")),  # a name's: was "Starve" (a review)
+    ("Is Not Fade Away better than Peggy Sue?", ("Not Fade Away", "Peggy Sue")),
+    ("Isn't Python slower than Java?", ("Python", "Java")),  # opening the question: the verb's
 ])
 def test_a_negation_of_the_verb_or_the_comparison_is_no_part_of_an_object(model, question, objects):
     """Contractions split as the tagger's data splits them ("Aren", "t") and a "not" before the comparison were read
