@@ -40,7 +40,10 @@ INTEGER = re.compile(r"[+-]?[0-9]+")  # the same for an integer (a rank, a qrels
 _UNREADABLE_BMP = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ud800-\udfff\ufffe\uffff"
 _ASTRAL_NONCHARACTERS = "".join(chr(plane << 16 | low) for plane in range(1, 17) for low in (0xFFFE, 0xFFFF))
 UNREADABLE = re.compile(f"[{_UNREADABLE_BMP}{_ASTRAL_NONCHARACTERS}]")
-_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # ECMA-48's control sequences: colours, cursor moves
+# ECMA-48's control sequences (colours, cursor moves), an OSC up to its BEL or ST (titles,
+# hyperlinks: ESC ] 8 ;; URL ESC \\), and ESC's two-character sequences (`tput sgr0` writes ESC ( B before ESC [ m)
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)"
+                              r"|\x1b[ -/][0-~]")
 # Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark, the
 # controls of bidirectional embeddings and isolates), which the tokenizers read as breaks: "uni&shy;forms" was the
 # terms "uni" and "form".

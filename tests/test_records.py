@@ -42,6 +42,9 @@ def test_a_terminal_escape_sequence_goes_whole():
     the classifier read as "0m" and "coffee" (an attack on the classifier); a lone ESC is a space, as before."""
     assert bounded_text("Is \x1b[31mtea\x1b[0m better than \x1b[1;4mcoffee\x1b[K?") == "Is tea better than coffee?"
     assert bounded_text("a\x1bb [31m") == "a b [31m"
+    # `tput sgr0`'s ESC ( B, an OSC 8 hyperlink (a review)
+    assert bounded_text("Is tea\x1b(B\x1b[m better?") == "Is tea better?"
+    assert bounded_text("See \x1b]8;;https://example.org\x1b\\the page\x1b]8;;\x1b\\ now") == "See the page now"
 
 
 @pytest.mark.parametrize("text, cleaned", [
