@@ -136,6 +136,10 @@ def read_questions(path: Path) -> list[str]:
     titles of a queries.jsonl (as a run reads them), else one question per line with text (`visible`); `-` is the
     standard input."""
     path = Path(path)
+    if str(path) == "-" and sys.stdin is None:  # `<&-`: Python's stdin is None
+        raise ToucheError("--file -: the standard input is closed; pipe the questions in")
+    if str(path) == "-" and sys.stdin.isatty():  # said, or it waits without a word
+        log.warning("reading questions from the terminal, one a line; end with Ctrl-D")
     try:
         with (nullcontext(sys.stdin.buffer) if str(path) == "-" else path.open("rb")) as stream:
             raw = stream.read(MAX_QUESTIONS_BYTES + 1)

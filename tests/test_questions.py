@@ -177,6 +177,9 @@ def test_read_questions_reads_the_standard_input_as_dash(monkeypatch):
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("Tea or coffee?\r\nMac or PC?\n".encode())))
     assert read_questions(Path("-")) == ["Tea or coffee?", "Mac or PC?"]
+    monkeypatch.setattr(sys, "stdin", None)  # `<&-`: it was an AttributeError, an internal error (a review)
+    with pytest.raises(ToucheError, match="the standard input is closed"):
+        read_questions(Path("-"))
 
 
 def test_unknown_method_is_a_user_error():
