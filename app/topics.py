@@ -31,6 +31,7 @@ TOPIC_FILES = ("topics.xml", "queries.jsonl", "queries.xml", "rerank.jsonl", "re
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000
+_TIREX_TWINS = {"queries.jsonl": "queries.xml", "queries.xml": "queries.jsonl"}
 MAX_NUMBER_CHARS = 100  # of a topic number: Touché's are 1 to 3 digits
 MAX_TOPICS_BYTES = 64 << 20  # of a topics.xml, read whole to be parsed
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
@@ -71,8 +72,17 @@ def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
     the directory `beside` (the input, whose topics file --topics passes over)."""
     if path.is_dir():
         chosen = find_topics_file(path)
-        topics = read_topics(chosen)
-        _say_other_topics(chosen, topics, path)
+        try:
+            topics = read_topics(chosen)
+        except ToucheError as error:  # TIREx's two files of the same topics: the other one, where it reads
+            twin = path / _TIREX_TWINS.get(chosen.name, "")
+            if chosen.name not in _TIREX_TWINS or not twin.is_file():
+                raise
+            try:
+                topics, chosen = read_topics(twin), twin
+            except (ToucheError, OSError):
+                raise error from None
+        _say_other_topics(chosen, topics, path)  # says why the one not read was not
         return topics
     _refuse_compressed(path)
     if path.name.startswith("rerank.jsonl"):

@@ -19,6 +19,7 @@ from tira.check_format import check_format
 from tira.ir_datasets_loader import IrDatasetsLoader
 
 from app.corpus import detect_corpus, read_documents
+from app.errors import ToucheError
 from app.pipeline import RunSettings, run
 from app.runfile import validate_run
 from app.topics import read_topics
@@ -146,6 +147,16 @@ def test_a_tirex_title_of_a_control_character_reads_from_queries_jsonl(inputs, t
     assert [(topic.number, topic.title) for topic in topics] \
         == [(topic.number, topic.title) for topic in read_topics(inputs.touche)]
     assert "ignoring queries.xml" in caplog.text and "malformed XML" in caplog.text
+    # the other way round: a queries.jsonl that no longer reads, beside a whole queries.xml (a review)
+    SliceLoader(SliceDataset(inputs.dataset.queries, [])).load_dataset_for_fullrank(
+        DATASET_ID, tmp_path / "cut", None, skip_documents=True, skip_qrels=True)
+    (tmp_path / "cut" / "queries.jsonl").write_text("not JSON\n")
+    caplog.clear()
+    assert read_topics(tmp_path / "cut") == read_topics(inputs.touche)
+    assert "reading the topics of queries.xml; ignoring queries.jsonl" in caplog.text
+    (tmp_path / "cut" / "queries.xml").write_text("<topics>")
+    with pytest.raises(ToucheError, match=r"queries.jsonl:1: not a JSON object"):  # neither reads: the first's error
+        read_topics(tmp_path / "cut")
 
 
 def test_tirex_documents_are_the_passages(inputs):
