@@ -217,7 +217,9 @@ def free_space(directory: Path) -> int | None:
         stats = os.statvfs(there) if there is not None else None
     except OSError:
         return None
-    return stats.f_bavail * stats.f_frsize if stats is not None else None
+    if stats is None:
+        return None
+    return (stats.f_bfree if os.geteuid() == 0 else stats.f_bavail) * stats.f_frsize  # root writes the reserve
 
 
 def remove_empty(directories: list[Path]) -> None:

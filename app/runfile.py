@@ -347,7 +347,7 @@ def candidate_problems(found: list[int], depth: int) -> dict[str, str]:
         problems["lines"] = (f"the candidates give at most {counted(sum(served), 'line')}; at least {MIN_LINES} are "
                              f"required")
     if len(served) < MIN_TOPICS:
-        problems["topics"] = (f"{counted(len(served), 'topic')} of {len(found)} found candidates; at least "
+        problems["topics"] = (f"{len(served)} of {counted(len(found), 'topic')} found candidates; at least "
                               f"{MIN_TOPICS} are required")
     return problems
 

@@ -122,7 +122,7 @@ def test_a_run_too_short_for_tira_by_its_candidates_is_said_before_the_models_lo
         run(RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
                         progress=False))
     assert "TIRA will reject this run: the candidates give at most 4 lines; at least 5 are required" in caplog.text
-    assert "TIRA will reject this run: 1 topic of 3 found candidates; at least 3 are required" in caplog.text
+    assert "TIRA will reject this run: 1 of 3 topics found candidates; at least 3 are required" in caplog.text
 
 
 @pytest.mark.parametrize("layout, error", [
