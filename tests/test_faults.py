@@ -221,14 +221,14 @@ def test_a_read_only_mount_is_refused_before_any_work(tmp_path):
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path):
     output = tmp_path / "out"
     output.mkdir()
-    # A tmpfs over the output directory, filled up: the probe (an empty file) fits, run.txt does not.
+    # A tmpfs over the output directory, filled up: an empty probe file fits, and the run failed at its write,
+    # after all its work; the probe's 64 kB do not fit, so it is said before the work.
     touche, inputs, out = (shlex.quote(str(path)) for path in (TOUCHE, FIXTURES / "passages", output))
     done = sandboxed(f"{touche} run -i {inputs} -o {out} --quiet",
                      f"mount -t tmpfs -o size=16k tmpfs {out} && (dd if=/dev/zero of={out}/fill bs=1k "
                      "2>/dev/null; true)")
     assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (f"touche: error: cannot write run.txt to {output}: no space "
-                                                    "left on device")
+    assert done.stderr.strip() == f"touche: error: cannot write to output directory {output}: no space left on device"
     assert not any(output.iterdir())  # the tmpfs is gone with its namespace; nothing reached the real directory
 
 
