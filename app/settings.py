@@ -3,6 +3,7 @@ torch, so the command line takes its defaults from here."""
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,3 +58,26 @@ class RunSettings:
     # --topics: the topics file (resolved: app.topics.topics_file) when the input directory's is not named as TIRA
     # names it (app.topics.TOPIC_FILES).
     topics: Path | None = None
+
+    def __post_init__(self):
+        """What `touche run`'s options allow (typer checks them there); a stage called alone with other values
+        failed deep inside (`rerank_depth=0`: an IndexError in numpy) or ran silently otherwise (`rerank_depth=-1`
+        reranked all but the last candidate, `precision="bf17"` ran fp32, `stance_model="crosss"` no cross-encoder).
+        Paths given as strings are taken as paths (`input_dir="in"` was an AttributeError)."""
+        from .encoder import DEVICES, PRECISIONS
+
+        for name in ("input_dir", "output_dir", "cache_dir", "corpus", "topics"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Path(value))
+        counts = {"candidates": 1, "depth": 1, "rerank_depth": 1, "max_seq_length": 1, "stance_depth": 0}
+        for name, least in counts.items():
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+                raise ValueError(f"RunSettings: {name} must be an integer of at least {least}, got {value!r}")
+            object.__setattr__(self, name, int(value))  # np.int64(50) as 50
+        choices = {"precision": PRECISIONS, "device": DEVICES, "stance_model": STANCE_MODELS}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"RunSettings: {name} must be one of {', '.join(allowed)}, "
+                                 f"got {getattr(self, name)!r}")

@@ -28,3 +28,20 @@ def test_the_choices_a_run_defaults_to_come_first_in_the_readme(field, default):
     """`--precision auto|fp32|bf16`: the README lists a choice's default first; `--tag touche`."""
     assert getattr(RunSettings, field) == RUN_OPTIONS[field].default == default
     assert re.search(rf"`--{field.replace('_', '-')} {default}(`|\\\|)", README)
+
+
+@pytest.mark.parametrize("field, value", [("rerank_depth", 0), ("rerank_depth", -1), ("depth", 0), ("candidates", 1.5),
+                                          ("stance_depth", -1), ("precision", "bf17"), ("device", "gpu"),
+                                          ("stance_model", "crosss"), ("max_seq_length", True)])
+def test_settings_a_run_cannot_take_are_an_error_when_made(field, value):
+    """A stage called alone took them: rerank_depth=0 was an IndexError deep in numpy after the work, -1 reranked all
+    but the last candidate and "bf17" ran fp32, without a word (an attack on the Python API)."""
+    with pytest.raises(ValueError, match=f"RunSettings: {field} must be"):
+        RunSettings(input_dir=Path("in"), output_dir=Path("out"), **{field: value})
+
+
+def test_settings_take_paths_as_strings_and_numpy_integers():
+    import numpy as np
+
+    settings = RunSettings(input_dir="in", output_dir="out", rerank_depth=np.int64(3))
+    assert settings.input_dir == Path("in") and settings.rerank_depth == 3 and type(settings.rerank_depth) is int
