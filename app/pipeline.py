@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import fusion, runfile
 from .errors import ToucheError
-from .files import run_scratch
+from .files import prepare_output, run_scratch
 from .labelling import balance, detect_stances, warn_moot_stance_depth
 from .logs import StageTimer
 from .questions import topic_task
@@ -47,6 +47,8 @@ def run(settings: RunSettings) -> RunReport:
         # A cleanup error (a ChatNoir page written as a stopped run removes it) must not turn a stop into an error.
         with run_scratch("touche-cache-") as temporary:
             return run(replace(settings, cache_dir=temporary))
+    runfile.check_tag(settings.tag)  # as the command line does first: a caller from Python learnt it after the work
+    prepare_output(settings.output_dir, runfile.RUN_FILES, settings.overwrite)
     timer = StageTimer()
     with timer.stage("topics"):
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics

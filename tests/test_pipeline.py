@@ -104,6 +104,23 @@ def test_a_run_too_short_for_tira_by_its_depth_is_said_before_the_work(fixtures,
     assert "TIRA will reject this run: 3 topics of at most 1 document each: at most 3 lines" in caplog.text
 
 
+@pytest.mark.parametrize("problem, error", [("tag", "tag"), ("output", "exists; pass --overwrite")])
+def test_a_bad_tag_or_an_output_in_the_way_is_said_before_the_work(fixtures, tmp_path, monkeypatch, problem, error):
+    """The command line checks both first; a caller from Python learnt them after the work (an attack)."""
+    import app.pipeline as pipeline
+
+    def first_stage(*args):
+        raise AssertionError("the work began")
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.txt").write_text("an old run\n")
+    monkeypatch.setattr(pipeline, "first_stage", first_stage)
+    with pytest.raises(ToucheError, match=error):
+        run(RunSettings(input_dir=fixtures / "passages", output_dir=tmp_path / "out", cache_dir=tmp_path / "cache",
+                        tag="my tag" if problem == "tag" else "ok", overwrite=problem == "tag", progress=False))
+    assert (tmp_path / "out" / "run.txt").read_text() == "an old run\n"
+
+
 def test_a_run_too_short_for_tira_by_its_candidates_is_said_before_the_models_load(fixtures, tmp_path, caplog,
                                                                                      monkeypatch):
     """A re-rank file of 1 of the 3 topics: the run TIRA rejects was said after all the work only."""
