@@ -69,7 +69,7 @@ def test_questions_are_cleaned_as_a_run_reads_titles(tmp_path):
     """An escape sequence in a question reached the terminal as it came (a title bar set to "pwned")."""
     (tmp_path / "q.txt").write_text("Is tea\x1b]0;pwned\x07 better than coffee?\nTea\u00a0or  coffee?\n")
     assert given_questions(["Cafe\u0301 or tea?"], tmp_path / "q.txt") == [
-        "Caf\u00e9 or tea?", "Is tea ]0;pwned better than coffee?", "Tea or coffee?"]
+        "Caf\u00e9 or tea?", "Is tea better than coffee?", "Tea or coffee?"]  # the sequence goes whole
     with pytest.raises(ToucheError, match="empty question"):
         given_questions(["\x1b\x07"], None)
 
