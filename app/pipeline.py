@@ -1,6 +1,6 @@
 """The story of a run: topics -> candidates -> passages -> scores -> stance -> run file.
 
-Each step calls one stage module with plain records in and out; `run` reads top to bottom.
+Each step calls one stage module with plain records in and out; `_rank` reads top to bottom.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 from . import fusion, runfile
 from .errors import ToucheError
-from .files import prepare_output, run_scratch
+from .encoder import check_cuda
+from .files import prepare_output, remove_empty, run_scratch
 from .labelling import balance, detect_stances, warn_moot_stance_depth
 from .logs import StageTimer
 from .questions import topic_task
@@ -48,7 +49,18 @@ def run(settings: RunSettings) -> RunReport:
         with run_scratch("touche-cache-") as temporary:
             return run(replace(settings, cache_dir=temporary))
     runfile.check_tag(settings.tag)  # as the command line does first: a caller from Python learnt it after the work
-    prepare_output(settings.output_dir, runfile.RUN_FILES, settings.overwrite)
+    if settings.device == "cuda":  # a CPU torch failed at the first encode (an AssertionError), after work
+        check_cuda("RunSettings: device='cuda'", "device='auto' or 'cpu'")
+    made = prepare_output(settings.output_dir, runfile.RUN_FILES, settings.overwrite)
+    try:
+        return _rank(settings)
+    except BaseException:  # a caller from Python: no empty output directory of its own left behind, as the CLI
+        remove_empty(made)
+        raise
+
+
+def _rank(settings: RunSettings) -> RunReport:
+    """The run itself, its output checked: topics, candidates, scores, stance, run file."""
     timer = StageTimer()
     with timer.stage("topics"):
         read = (read_topics(settings.topics, beside=settings.input_dir) if settings.topics

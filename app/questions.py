@@ -252,6 +252,7 @@ PHRASE_PREPOSITIONS = frozenset({"into", "through", "throughout", "against", "un
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
 _NAMELIKE = PERSONAL | frozenset({"it"})
+_ASKING = frozenset({"why", "how", "what", "which", "where", "when", "who", "whom", "whose"})
 # Prepositions that compare after these words: "How do cigars differ from cigarettes?", "compared to", "same as".
 LEADS = {"from": frozenset({"differ", "differs", "differed", "different", "differently", "distinct"}),
          "to": frozenset({"compare", "compared", "compares", "comparison", "similar", "opposed", "preferable",
@@ -354,6 +355,8 @@ class ObjectSpans:
             if word != "not" or i + 1 >= len(self.tokens) or not self.tokens[i + 1].text[:1].isupper():
                 continue
             first = i - 1 if self.tokens[i].text == "t" else i  # "Don" of "Don't"
+            if first > 0 and self.words[first - 1] in _ASKING:  # "Why Isn't Python faster ...": the question's verb
+                continue
             if first > 0 and self.tokens[first].text[:1].isupper() and not self.opens_sentence(first):
                 named |= {first, i}
         return named

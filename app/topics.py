@@ -74,7 +74,7 @@ def read_topics(path: Path, beside: Path | None = None) -> list[Topic]:
         chosen = find_topics_file(path)
         try:
             topics = read_topics(chosen)
-        except ToucheError as error:  # TIREx's two files of the same topics: the other one, where it reads
+        except (ToucheError, OSError) as error:  # TIREx's two files of the same topics: the other, where it reads
             twin = path / _TIREX_TWINS.get(chosen.name, "")
             if chosen.name not in _TIREX_TWINS or not twin.is_file():
                 raise

@@ -121,6 +121,15 @@ def test_a_bad_tag_or_an_output_in_the_way_is_said_before_the_work(fixtures, tmp
     assert (tmp_path / "out" / "run.txt").read_text() == "an old run\n"
 
 
+def test_a_run_called_from_python_that_fails_leaves_no_directory_it_made(tmp_path):
+    """The output's check before the work made new/out, and a failed run left both behind (a review)."""
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ToucheError, match="no topics"):
+        run(RunSettings(input_dir=tmp_path / "empty", output_dir=tmp_path / "new" / "out",
+                        cache_dir=tmp_path / "cache", progress=False))
+    assert not (tmp_path / "new").exists()
+
+
 def test_a_run_too_short_for_tira_by_its_candidates_is_said_before_the_models_load(fixtures, tmp_path, caplog,
                                                                                      monkeypatch):
     """A re-rank file of 1 of the 3 topics: the run TIRA rejects was said after all the work only."""

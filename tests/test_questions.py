@@ -373,6 +373,7 @@ def test_objects_around_words_that_compare(model, question, objects):
     ("Is Don't Starve better than Terraria?", ("Don't Starve", "Terraria")),  # a name's: was "Starve" (a review)
     ("Is Not Fade Away better than Peggy Sue?", ("Not Fade Away", "Peggy Sue")),
     ("Isn't Python slower than Java?", ("Python", "Java")),  # opening the question: the verb's
+    ("Why Isn't Python faster than Java?", ("Python", "Java")),  # after a question word too (a review)
 ])
 def test_a_negation_of_the_verb_or_the_comparison_is_no_part_of_an_object(model, question, objects):
     """Contractions split as the tagger's data splits them ("Aren", "t") and a "not" before the comparison were read

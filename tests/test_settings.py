@@ -32,7 +32,7 @@ def test_the_choices_a_run_defaults_to_come_first_in_the_readme(field, default):
 
 @pytest.mark.parametrize("field, value", [("rerank_depth", 0), ("rerank_depth", -1), ("depth", 0), ("candidates", 1.5),
                                           ("stance_depth", -1), ("precision", "bf17"), ("device", "gpu"),
-                                          ("stance_model", "crosss"), ("max_seq_length", True)])
+                                          ("stance_model", "crosss"), ("max_seq_length", True), ("depth", 1001)])
 def test_settings_a_run_cannot_take_are_an_error_when_made(field, value):
     """A stage called alone took them: rerank_depth=0 was an IndexError deep in numpy after the work, -1 reranked all
     but the last candidate and "bf17" ran fp32, without a word (an attack on the Python API)."""

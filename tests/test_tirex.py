@@ -22,6 +22,7 @@ from app.corpus import detect_corpus, read_documents
 from app.errors import ToucheError
 from app.pipeline import RunSettings, run
 from app.runfile import validate_run
+import app.topics
 from app.topics import read_topics
 
 DATASET_ID = "clueweb12/touche-2022-task-2"
@@ -154,6 +155,16 @@ def test_a_tirex_title_of_a_control_character_reads_from_queries_jsonl(inputs, t
     caplog.clear()
     assert read_topics(tmp_path / "cut") == read_topics(inputs.touche)
     assert "reading the topics of queries.xml; ignoring queries.jsonl" in caplog.text
+    real_read = app.topics._read_jsonl  # one that cannot be read at all (root reads what chmod forbids)
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    app.topics._read_jsonl = unreadable
+    try:
+        assert read_topics(tmp_path / "cut") == read_topics(inputs.touche)
+    finally:
+        app.topics._read_jsonl = real_read
     (tmp_path / "cut" / "queries.xml").write_text("<topics>")
     with pytest.raises(ToucheError, match=r"queries.jsonl:1: not a JSON object"):  # neither reads: the first's error
         read_topics(tmp_path / "cut")
