@@ -6,6 +6,7 @@ import logging
 import math
 import os
 import sys
+import threading
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 from pathlib import Path
@@ -139,29 +140,32 @@ def bundled_model():
 
 
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_HUBS = threading.RLock()
 
 
 @contextmanager
 def hubs_offline():
     """The model hubs switched off while a bundled model loads (nothing is ever downloaded), and back as they were
     after: switched off for the process, a notebook's next model failed to download without trying."""
-    saved = {name: os.environ.get(name) for name in _OFFLINE_VARIABLES}
-    constants = sys.modules.get("huggingface_hub.constants")  # its switch is read from the variables at its import
-    was = getattr(constants, "HF_HUB_OFFLINE", None)
-    os.environ.update(dict.fromkeys(_OFFLINE_VARIABLES, "1"))
-    if constants is not None:
-        constants.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        if (constants := sys.modules.get("huggingface_hub.constants")) is not None:  # imported here: as if after
-            given = saved["HF_HUB_OFFLINE"] or saved["TRANSFORMERS_OFFLINE"]  # as huggingface_hub reads them
-            constants.HF_HUB_OFFLINE = was if was is not None else (given or "").upper() in {"1", "ON", "YES", "TRUE"}
+    with _HUBS:  # two threads loading at once: the second restores what the first set
+        saved = {name: os.environ.get(name) for name in _OFFLINE_VARIABLES}
+        constants = sys.modules.get("huggingface_hub.constants")  # its switch is read from the variables at import
+        was = getattr(constants, "HF_HUB_OFFLINE", None)
+        os.environ.update(dict.fromkeys(_OFFLINE_VARIABLES, "1"))
+        if constants is not None:
+            constants.HF_HUB_OFFLINE = True
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+            if (constants := sys.modules.get("huggingface_hub.constants")) is not None:  # imported here: as after
+                given = saved["HF_HUB_OFFLINE"] or saved["TRANSFORMERS_OFFLINE"]  # as huggingface_hub reads them
+                constants.HF_HUB_OFFLINE = was if was is not None else (given or "").upper() in {"1", "ON", "YES",
+                                                                                                  "TRUE"}
 
 
 def load_encoder(device: str = "auto"):
