@@ -76,7 +76,7 @@ class RunSettings:
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
                 raise ValueError(f"RunSettings: {name} must be an integer of at least {least}, got {value!r}")
             object.__setattr__(self, name, int(value))  # np.int64(50) as 50
-        if self.depth > 1000:  # --depth's max (Touché's, app.chatnoir.MAX_DEPTH): a longer run was written, then rejected
+        if self.depth > 1000:  # --depth's max (Touché's): a longer run was written, then rejected
             raise ValueError(f"RunSettings: depth must be at most 1000, got {self.depth}")
         choices = {"precision": PRECISIONS, "device": DEVICES, "stance_model": STANCE_MODELS}
         for name, allowed in choices.items():

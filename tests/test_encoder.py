@@ -104,7 +104,8 @@ from app import encoder, stance_cross
 encoder.load_encoder("cpu")
 stance_cross.tokenizer()
 import huggingface_hub.constants
-print(os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"), huggingface_hub.constants.HF_HUB_OFFLINE)
+print(os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"),
+      huggingface_hub.constants.HF_HUB_OFFLINE)
 """
 
 
