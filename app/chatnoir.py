@@ -48,13 +48,13 @@ from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bul
 from app.metadata import without_credentials
 from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, clean_text, record_id,
                          record_score, scores_or_order)
+from app.settings import MAX_DEPTH  # a topic's most: asked in one request, paged where answered short
 
 logger = logging.getLogger(__name__)
 
 CREDENTIALS_FILE = "chatnoir-credentials.json"
 DEFAULT_BASE_URL = "https://chatnoir.eu/"
 DEFAULT_INDEX = "clueweb22/b"
-MAX_DEPTH = 1000  # the most a Touché run may hold of a topic (asked in one request, paged where answered short)
 # A page's markup, its bulk cut out, is read up to here: the largest of 536 real ClueWeb12 pages holds 713,201
 # characters, and an article after 1.4 MB of menu links was lost at 1,000,000. Read time grows linearly: 3.7 s for 4
 # MB of the worst tag soup measured (misnested <b><i>), 0.3 s for 1.7 MB of links.

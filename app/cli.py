@@ -23,7 +23,7 @@ from .files import (PROBE_BYTES, check_temporary_directory, describe_os_error, f
 from .encoder import DEVICES, PRECISIONS, check_cuda, check_interpreter
 from .html import PAGE_TEXTS
 from .logs import log_to_stderr
-from .settings import DATA_DIR, MODELS_DIR, STANCE_DEPTH, STANCE_MODELS, RunSettings
+from .settings import DATA_DIR, MAX_DEPTH, MODELS_DIR, STANCE_DEPTH, STANCE_MODELS, RunSettings
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Argument retrieval for the Touché shared tasks (TIRA software).")
@@ -369,7 +369,7 @@ def run(
     candidates: int = typer.Option(RunSettings.candidates, min=1, help="First-stage candidates per topic."),
     rerank_depth: int = typer.Option(RunSettings.rerank_depth, min=1, help="Candidates per topic scored by the "
                                      "dense, quality and stance models; the rest follow in first-stage order."),
-    depth: int = typer.Option(RunSettings.depth, min=1, max=1000, help="Documents per topic in the run."),
+    depth: int = typer.Option(RunSettings.depth, min=1, max=MAX_DEPTH, help="Documents per topic in the run."),
     device: Device = typer.Option(RunSettings.device, help="auto, cpu or cuda."),
     precision: Precision = typer.Option(RunSettings.precision, help="Encoder precision: auto (bf16 on CPUs with "
                                         "native bf16), fp32 or bf16."),

@@ -164,8 +164,8 @@ def hubs_offline():
                     os.environ[name] = value
             if (constants := sys.modules.get("huggingface_hub.constants")) is not None:  # imported here: as after
                 given = saved["HF_HUB_OFFLINE"] or saved["TRANSFORMERS_OFFLINE"]  # as huggingface_hub reads them
-                constants.HF_HUB_OFFLINE = was if was is not None else (given or "").upper() in {"1", "ON", "YES",
-                                                                                                  "TRUE"}
+                constants.HF_HUB_OFFLINE = was if was is not None \
+                    else (given or "").upper() in constants.ENV_VARS_TRUE_VALUES
 
 
 def load_encoder(device: str = "auto"):

@@ -205,15 +205,20 @@ def make_directory(directory: Path) -> list[Path]:
 def unwritable_folder(directory: Path) -> Path | None:
     """The folder a write into `directory` goes to (it, else the nearest of its parents there, where it would be
     made) where this user cannot write into it (a read-only mount, another user's); None where they can."""
-    there = next((folder for folder in (directory, *directory.parents) if folder.exists()), None)
+    there = _nearest_existing(directory)
     return there if there is not None and there.is_dir() and not os.access(there, os.W_OK | os.X_OK) else None
+
+
+def _nearest_existing(directory: Path) -> Path | None:
+    """`directory`, else the nearest of its parents that exists: where a write into it goes, or would make it."""
+    return next((folder for folder in (directory, *directory.parents) if folder.exists()), None)
 
 
 def free_space(directory: Path) -> int | None:
     """The bytes this user may still write where `directory` is (it, else the nearest of its parents there); None
     where that cannot be told."""
     try:
-        there = next((folder for folder in (directory, *directory.parents) if folder.exists()), None)
+        there = _nearest_existing(directory)
         stats = os.statvfs(there) if there is not None else None
     except OSError:
         return None

@@ -13,7 +13,6 @@ this module: the core run never imports pyterrier.
 from __future__ import annotations
 
 import logging
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +26,11 @@ from .labelling import detect_stances
 from .questions import topic_task
 from .rerank import Encoded, encode_queries, score_candidates
 from .corpus import Defects, FirstStageOrder, first_stage_number
-from .encoder import DEVICES, PRECISIONS, check_cuda
+from .encoder import check_cuda
 from .errors import ToucheError
 from .records import Candidate, Document, Topic, bounded_text, query_id, record_id, unread_cut, visible
 from .runfile import falling_scores
-from .settings import STANCE_MODELS, RunSettings
+from .settings import RunSettings
 from .topics import bounded_topic, clean_field, read_topics
 
 log = logging.getLogger(__name__)
@@ -57,17 +56,12 @@ class ToucheOptions:
     def __post_init__(self):
         """The values `touche run`'s options allow; others were taken silently (`rerank_depth=-2` reranked all
         but the last two rows, `stance_model="crosss"` turned the cross-encoder off) or failed deep inside."""
-        counts = {"rerank_depth": (self.rerank_depth, 1), "stance_depth": (self.stance_depth, 0),
-                  "max_seq_length": (self.max_seq_length, 1)}
-        for name, (value, least) in counts.items():
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
-                raise ToucheError(f"ToucheOptions: {name} must be an integer of at least {least}, got {value!r}")
-            object.__setattr__(self, name, int(value))  # np.int64(50) as 50
-        choices = {"precision": (self.precision, PRECISIONS), "device": (self.device, DEVICES),
-                   "stance_model": (self.stance_model, STANCE_MODELS)}
-        for name, (value, allowed) in choices.items():
-            if value not in allowed:
-                raise ToucheError(f"ToucheOptions: {name} must be one of {', '.join(allowed)}, got {value!r}")
+        try:  # RunSettings checks them as `touche run`'s options do
+            settings = self.run_settings()
+        except ValueError as error:
+            raise ToucheError(str(error).replace("RunSettings:", "ToucheOptions:", 1)) from None
+        for name in ("rerank_depth", "stance_depth", "max_seq_length"):
+            object.__setattr__(self, name, getattr(settings, name))  # np.int64(50) as 50
         if self.device == "cuda":  # a CPU torch failed at the first encode, an AssertionError from torch
             check_cuda("ToucheOptions: device='cuda'", "device='auto' or 'cpu'")
 

@@ -136,12 +136,13 @@ def read_questions(path: Path) -> list[str]:
     titles of a queries.jsonl (as a run reads them), else one question per line with text (`visible`); `-` is the
     standard input."""
     path = Path(path)
-    if str(path) == "-" and sys.stdin is None:  # `<&-`: Python's stdin is None
+    stdin = str(path) == "-"
+    if stdin and sys.stdin is None:  # `<&-`: Python's stdin is None
         raise ToucheError("--file -: the standard input is closed; pipe the questions in")
-    if str(path) == "-" and sys.stdin.isatty():  # said, or it waits without a word
+    if stdin and sys.stdin.isatty():  # said, or it waits without a word
         log.warning("reading questions from the terminal, one a line; end with Ctrl-D")
     try:
-        with (nullcontext(sys.stdin.buffer) if str(path) == "-" else path.open("rb")) as stream:
+        with (nullcontext(sys.stdin.buffer) if stdin else path.open("rb")) as stream:
             raw = stream.read(MAX_QUESTIONS_BYTES + 1)
     except OSError as e:
         raise ToucheError(f"cannot read questions from {path}: {e.strerror or e}") from e
@@ -252,7 +253,6 @@ PHRASE_PREPOSITIONS = frozenset({"into", "through", "throughout", "against", "un
 CHOICE_VERBS = frozenset({"prefer", "buy", "choose", "use", "take", "learn", "get", "pick"})
 # Pronouns that are names when written in capitals: the US, IT, ME (Maine), ...
 _NAMELIKE = PERSONAL | frozenset({"it"})
-_ASKING = frozenset({"why", "how", "what", "which", "where", "when", "who", "whom", "whose"})
 # Prepositions that compare after these words: "How do cigars differ from cigarettes?", "compared to", "same as".
 LEADS = {"from": frozenset({"differ", "differs", "differed", "different", "differently", "distinct"}),
          "to": frozenset({"compare", "compared", "compares", "comparison", "similar", "opposed", "preferable",
@@ -355,7 +355,7 @@ class ObjectSpans:
             if word != "not" or i + 1 >= len(self.tokens) or not self.tokens[i + 1].text[:1].isupper():
                 continue
             first = i - 1 if self.tokens[i].text == "t" else i  # "Don" of "Don't"
-            if first > 0 and self.words[first - 1] in _ASKING:  # "Why Isn't Python faster ...": the question's verb
+            if first > 0 and self.words[first - 1] in WH_WORDS:  # "Why Isn't Python faster ...": the question's verb
                 continue
             if first > 0 and self.tokens[first].text[:1].isupper() and not self.opens_sentence(first):
                 named |= {first, i}

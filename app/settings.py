@@ -18,6 +18,8 @@ from .html import PAGE_TEXT
 STANCE_DEPTH = 100
 # What reads controversial stance (RunSettings.stance_model): the cross-encoder with the heads, or the heads alone.
 STANCE_MODELS = ("cross", "head")
+# Documents a run may hold of a topic (Touché's bound; `--depth`'s most).
+MAX_DEPTH = 1000
 # Where the shipped models are and where `touche train` writes them by default; where the training data is by
 # default: the checkout's ../shared/data (docs/DATA.md).
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -76,8 +78,8 @@ class RunSettings:
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
                 raise ValueError(f"RunSettings: {name} must be an integer of at least {least}, got {value!r}")
             object.__setattr__(self, name, int(value))  # np.int64(50) as 50
-        if self.depth > 1000:  # --depth's max (Touché's): a longer run was written, then rejected
-            raise ValueError(f"RunSettings: depth must be at most 1000, got {self.depth}")
+        if self.depth > MAX_DEPTH:  # a longer run was written, then rejected
+            raise ValueError(f"RunSettings: depth must be at most {MAX_DEPTH}, got {self.depth}")
         choices = {"precision": PRECISIONS, "device": DEVICES, "stance_model": STANCE_MODELS}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:

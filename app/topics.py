@@ -28,10 +28,10 @@ log = logging.getLogger(__name__)
 # TIREx writes queries.jsonl and queries.xml of the same topics; its queries.xml (BeautifulSoup's prettify) holds a
 # title's control characters (a form feed) raw, which no XML parser reads, and TIRA's own loader reads queries.jsonl.
 TOPIC_FILES = ("topics.xml", "queries.jsonl", "queries.xml", "rerank.jsonl", "rerank.jsonl.gz")
+_TIREX_TWINS = {"queries.jsonl": "queries.xml", "queries.xml": "queries.jsonl"}  # where one cannot be read
 # A topic field's bound: Touché's narratives run to about 1,000 characters, and the question analysis takes time
 # that grows with the square of a title's length (20,000 words: a minute).
 MAX_TOPIC_CHARS = 5_000
-_TIREX_TWINS = {"queries.jsonl": "queries.xml", "queries.xml": "queries.jsonl"}
 MAX_NUMBER_CHARS = 100  # of a topic number: Touché's are 1 to 3 digits
 MAX_TOPICS_BYTES = 64 << 20  # of a topics.xml, read whole to be parsed
 # A compared object is a name ("laptop", "Microsoft Windows"); the stance stage seeks each in every passage.
