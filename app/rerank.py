@@ -106,9 +106,13 @@ def encode_passages(passages: dict[str, dict[str, list[Passage]]], settings: Run
 
 def encode_queries(topics: list[Topic], settings: RunSettings) -> dict[str, np.ndarray]:
     """Per topic, the embeddings of its relevance queries (title, title + description, ...), one row per query."""
-    vectors = encoder.encode([query for topic in topics for query in topic_queries(topic)], device=settings.device,
-                             max_seq_length=settings.max_seq_length, precision=settings.precision)
-    vectors = vectors.reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
+    queries = [query for topic in topics for query in topic_queries(topic)]
+    # A title-only topic asks its title four times: each distinct query is encoded once.
+    distinct = list(dict.fromkeys(queries))
+    encoded = encoder.encode(distinct, device=settings.device, max_seq_length=settings.max_seq_length,
+                             precision=settings.precision)
+    row = {query: index for index, query in enumerate(distinct)}
+    vectors = encoded[[row[query] for query in queries]].reshape(len(topics), len(QUERY_NAMES), EMBEDDING_DIM)
     return {topic.number: topic_vectors for topic, topic_vectors in zip(topics, vectors)}
 
 

@@ -71,3 +71,17 @@ def test_a_stand_in_text_takes_the_typical_length_and_quality_of_the_others():
     assert quality[0] == pytest.approx(0.1)  # the read values are kept
     for flags in (np.zeros(4, bool), np.ones(4, bool)):  # none, or all: compared as read
         assert typical_where_unknown(words, quality, documents, flags)[0].tolist() == words.tolist()
+
+
+def test_each_distinct_query_is_encoded_once_and_every_topic_gets_its_four_rows(encoded_texts, tmp_path):
+    """A title-only topic asks its title four times (`topic_queries`); it was encoded four times."""
+    from app.records import Topic
+    from app.rerank import encode_queries
+
+    settings = RunSettings(input_dir=tmp_path, output_dir=tmp_path / "out", progress=False, device="cpu")
+    topics = [Topic("1", "Is tea better than coffee?"), Topic("2", "Cats or dogs?", "Which pet is better?", "More.")]
+    queries = encode_queries(topics, settings)
+    assert encoded_texts == ["Is tea better than coffee?", "Cats or dogs?", "Cats or dogs? Which pet is better?",
+                             "Which pet is better?", "More."]
+    assert [row[0] for row in queries["1"]] == [len("Is tea better than coffee?")] * 4
+    assert [row[0] for row in queries["2"]] == [13, 34, 20, 5]
