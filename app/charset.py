@@ -57,13 +57,40 @@ def page_encoding(response: requests.Response) -> str:
     if "charset" in response.headers.get("Content-Type", "").lower() and response.encoding:
         codec = _codec(response.encoding)
         if codec and not (codec.startswith("utf-16") and b"\x00" not in content[:_SAMPLE_BYTES]):
-            return codec
+            return _unless_contradicted(codec, content)
     if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
         # Bytes read as ASCII cannot be UTF-16 (WHATWG). Bytes that are UTF-8 and not ASCII are read as UTF-8: a
         # page saved as UTF-8 under its old <meta> ("iso-8859-1") read "cafÃ©", where it was read right before.
-        return "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
-    # Resiliparse's detector, as ChatNoir reads pages: an unlabelled windows-1252 page read as UTF-8 lost its accents
-    # and quotes to U+FFFD, and where they were many it was refused as "undecodable bytes" (Shift_JIS, GBK too).
+        codec = "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
+        return _unless_contradicted(codec, content)
+    return _detected(content)
+
+
+def _unless_contradicted(codec: str, content: bytes) -> str:
+    """A label's codec, unless it is UTF-8 and over 5% of the bytes are no UTF-8 (a <meta charset="utf-8"> over
+    Shift_JIS, GB18030, windows-1251 or KOI8-R bytes) while the detector's encoding reads them with a tenth as many
+    undecoded: such a page was refused as "undecodable bytes", or read up to its first mislabelled paragraph
+    (`readable`), where ChatNoir's detector reads it whole. A single-byte label reads every byte, and is believed."""
+    sample = content[:_DETECTED_BYTES]
+    if codec != "utf-8" or sample.isascii() or _utf8_text(sample):
+        return codec
+    share = _undecoded_share(sample, codec)
+    if share <= 0.05:
+        return codec
+    detected = _detected(content)
+    return detected if _undecoded_share(sample, detected) < share / 10 else codec
+
+
+def _undecoded_share(sample: bytes, codec: str) -> float:
+    """The share of the characters `sample` decodes to in `codec` that no text has (`_UNDECODED`)."""
+    decoded = sample.decode(codec, errors="replace")
+    return len(_UNDECODED.findall(decoded)) / max(len(decoded), 1)
+
+
+def _detected(content: bytes) -> str:
+    """UTF-8 where the bytes are, else what Resiliparse's detector reads them as, as ChatNoir reads pages: an
+    unlabelled windows-1252 page read as UTF-8 lost its accents and quotes to U+FFFD, and where they were many it
+    was refused as "undecodable bytes" (Shift_JIS, GBK too)."""
     if content[:_DETECTED_BYTES].isascii() or _utf8_text(content[:_DETECTED_BYTES]):
         return "utf-8"
     detected = detect_encoding(content[:_DETECTED_BYTES])

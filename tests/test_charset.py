@@ -86,6 +86,26 @@ def test_a_page_without_any_label_is_read_as_its_bytes_are_detected(text, codec)
     assert _page(b"<p>" + b"tea " * 300_000 + "caf\u00e9".encode(), "text/html").encoding == "utf-8"  # past 1 MB
 
 
+@pytest.mark.parametrize("text, codec", [("Ядерная энергия лучше угля. ", "cp1251"),
+                                         ("Ядерная энергия лучше. ", "koi8-r"),
+                                         ("原子力発電は太陽光より良い。", "cp932"), ("核能比太阳能更可靠。", "gb18030")])
+@pytest.mark.parametrize("label", ["header", "meta"])
+def test_a_utf8_label_the_bytes_contradict_gives_way_to_the_detector(text, codec, label):
+    """A UTF-8 label on bytes of another charset was believed: the page was refused as "undecodable bytes", or
+    read up to its first mislabelled paragraph, though the detector names its encoding. A page of a few stray bytes
+    and random bytes under the label stay UTF-8 (and the second is no text)."""
+    def labelled(body: bytes) -> requests.Response:
+        if label == "header":
+            return _page(b"<html><body>" + body, "text/html; charset=utf-8")
+        return _page(b'<html><head><meta charset="utf-8"></head><body>' + body, "text/html")
+
+    page = labelled(f"<p>{text * 60}</p><p>Nuclear power is reliable.</p>".encode(codec))
+    assert page.encoding == codec and not_text(page) is None and text in page.text
+    assert labelled("<p>Nuclear power — caf\xe9</p>".encode() * 50 + b"\xe9").encoding == "utf-8"
+    random_bytes = labelled(random.Random(13).randbytes(50_000))
+    assert random_bytes.encoding == "utf-8" and not_text(random_bytes)
+
+
 def test_a_utf16_header_on_bytes_without_a_nul_is_not_believed():
     """UTF-16 markup holds a NUL in every other byte: a header's "charset=utf-16" on a UTF-8 page read it as CJK."""
     body = "<p>Nuclear power is reliable \u2014 caf\u00e9.</p>".encode()
