@@ -19,9 +19,10 @@ MAX_TEXT_CHARS = 100_000
 MAX_UNREAD_TEXT_CHARS = 20_000
 # How a document's text is read (`bounded_text`), in the keys of everything cached from texts (a corpus's index and
 # embeddings, ChatNoir's page texts): raised when the same bytes read otherwise (2: composed and cleaned; 3: a NUL
-# goes, not a space; 4: every noncharacter, bidirectional controls; 5: a terminal's escape sequence goes whole), so
-# that a kept cache never serves what an older reading made.
-TEXT_READING = 5
+# goes, not a space; 4: every noncharacter, bidirectional controls; 5: a terminal's escape sequence goes whole; 6:
+# joiners, non-joiners and direction marks within words go), so that a kept cache never serves what an older reading
+# made.
+TEXT_READING = 6
 # Each Touché task's stance labels (column 2 of a run; Q0 where a run gives none).
 COMPARATIVE_LABELS = ("FIRST", "SECOND", "NEUTRAL", "NO")
 CONTROVERSIAL_LABELS = ("PRO", "CON", "NEU", "NO")
@@ -44,10 +45,11 @@ UNREADABLE = re.compile(f"[{_UNREADABLE_BMP}{_ASTRAL_NONCHARACTERS}]")
 # hyperlinks: ESC ] 8 ;; URL ESC \\), and ESC's two-character sequences (`tput sgr0` writes ESC ( B before ESC [ m)
 _TERMINAL_ESCAPE = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,2048}(?:\x07|\x1b\\)"
                               r"|\x1b[ -/][0-~]")
-# Invisible characters within words (a soft hyphen, a zero-width space, a word joiner, a byte order mark, the
-# controls of bidirectional embeddings and isolates), which the tokenizers read as breaks: "uni&shy;forms" was the
-# terms "uni" and "form".
-_BREAKERS = "\u00ad\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069"
+# Invisible characters within words (a soft hyphen, the combining grapheme joiner, the Arabic letter mark, the Mongolian
+# vowel separator, zero-width spaces, joiners and non-joiners, the direction marks, the word joiner and invisible
+# operators, a byte order mark, the controls of bidirectional embeddings and isolates), which the tokenizers read as
+# breaks: "uni&shy;forms" was the terms "uni" and "form", "Lap&zwj;tops" no mention of laptops.
+_BREAKERS = "\u00ad\u034f\u061c\u180e\u200b-\u200f\u2060-\u2064\ufeff\u202a-\u202e\u2066-\u2069"
 _WORD_BREAKERS = re.compile(f"[{_BREAKERS}]")
 # Spaces within a line besides the plain one, Unicode's too: a no-break space between words was no space to the
 # sentence splitter and the stance features, and flipped a passage's side.

@@ -230,6 +230,10 @@ def test_invisible_characters_within_words_go_from_the_text():
     assert read_page(page) == read_page(page, "full") == "School uniforms reduce bullying."
     assert html_to_text("<b>uni&shy;forms</b>") == tag_text("uni&shy;forms") == "uniforms"
     assert read_page("<html><body><p>&#x200B;&shy;\ufeff</p></body></html>") == ""  # no text: title + snippet
+    # Joiners, non-joiners, direction marks and the combining grapheme joiner: "Lap&zwj;tops" was no laptop.
+    marks = "<p>Lap&zwj;tops, lap\u200ctops, lap&lrm;tops, lap&#x200F;tops, lap\u061ctops, lap\u034ftops.</p>"
+    expected = "Laptops, " + "laptops, " * 4 + "laptops."
+    assert read_page(f"<html><body><article>{marks}</article></body></html>") == expected
 
 
 @pytest.mark.parametrize("before", ["\n" * 1_100_000, " \t" * 600_000, f"<title>{'t' * 1_100_000}</title>"],
