@@ -74,9 +74,9 @@ _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div
 MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
 # answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3; 5: `TEXT_READING` 4, cut at binary
-# (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters; 7: `TEXT_READING` 5), so that a kept
-# cache never serves an older reading.
-PAGE_READING = 7
+# (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters; 7: `TEXT_READING` 5; 8: `TEXT_READING`
+# 6, a UTF-8 label the bytes contradict gives way to the detector), so that a kept cache never serves an older reading.
+PAGE_READING = 8
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
 # 429 with Retry-After held a 3-topic run 16 minutes at 60 s.
@@ -111,6 +111,8 @@ OUTAGE_FAILURES = frozenset(["unreachable", "broken", "HTTP 502", "HTTP 503"])
 MALFORMED_HEADERS = "malformed headers"  # an answer's, retried as a body that breaks off is
 NOT_ASKED = "not asked, the cache endpoint kept failing"
 NOT_TEXT = "not text"  # a page the cache answered with binary data, JSON or undecodable bytes
+EMPTY_ANSWER = "empty answer"  # a cache answer of no bytes but whitespace: what the page holds is unknown
+NO_TEXT = "page without text"  # a page of markup only (scripts, styles): known to show no text
 # A topic whose search fails for good is asked once more after the others, then left out of the run. After this
 # many failing in a row, and before the failed topics are asked again, a topic answered before is asked (every
 # OUTAGE_PAUSE_S until it is answered): ChatNoir answering no search for MAX_OUTAGE_S is down, and the run stops
@@ -654,6 +656,8 @@ class ChatNoirClient:
             },
             attempts=_Attempts(self.settings.page_retries),
         )
+        if not response.content.strip():
+            raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with no page", EMPTY_ANSWER)
         response.encoding = page_encoding(response)
         if binary := not_text(response):
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with {binary}, not a text page", NOT_TEXT)
@@ -1007,6 +1011,15 @@ def _verdict(error: ChatNoirRequestError) -> str:
     return "ChatNoir seems down"
 
 
+def _document(hit: Hit, text: str | None) -> Document:
+    """A hit's document: its page's text; a page not fetched (None: a failed fetch, an empty answer) is stood in for
+    by its title and snippet, its length and text statistics unknown (`Document.stand_in`); a page of markup without
+    text ("": scripts, styles) is read as what it shows, its title and snippet. It was stood in for, and so took the
+    median length and quality of the pages read, and ranked above pages holding a whole argument."""
+    if text is None:
+        return Document(hit.doc_id, hit.preview, stand_in=True)
+    return Document(hit.doc_id, text or hit.preview)
+
 class ChatNoirBackend:
     """Retrieves candidates for topics from a ChatNoir index, with full texts for the rerank and stance stages."""
 
@@ -1046,8 +1059,7 @@ class ChatNoirBackend:
         hits = self._search_all(topics, depth)
         texts = self._texts(hits, text_depth, next((topic.title for topic in topics if topic.number in hits), ""))
         candidates = {
-            qid: [Candidate(qid, Document(hit.doc_id, texts[hit.doc_id]) if texts.get(hit.doc_id)
-                            else Document(hit.doc_id, hit.preview, stand_in=True), hit.score) for hit in topic_hits]
+            qid: [Candidate(qid, _document(hit, texts.get(hit.doc_id)), hit.score) for hit in topic_hits]
             for qid, topic_hits in hits.items()
         }
         self.stats.topics = len(hits)
@@ -1236,7 +1248,7 @@ class ChatNoirBackend:
         try:
             fetched = pool.map(self._text, wanted)
             for hit, text in tqdm(zip(wanted, fetched), total=len(wanted), desc="ChatNoir texts", disable=None):
-                if text:
+                if text is not None:
                     texts[hit.doc_id] = text
         finally:  # all fetched, or stopped (SIGTERM, Ctrl-C): then the pages not yet asked for are dropped,
             self._stopped.set()  # and the pages still arriving are not written into a cache being removed
@@ -1244,7 +1256,8 @@ class ChatNoirBackend:
         return texts
 
     def _text(self, hit: Hit) -> str | None:
-        """The document's full text from the disk cache or ChatNoir; None (and a counted fallback) when unavailable.
+        """The document's full text from the disk cache or ChatNoir; None (and a counted fallback) when unavailable,
+        "" (counted too) for a page of markup without text.
 
         A defect of one document (a failed fetch, a page that cannot be decoded or parsed, an unreadable cache
         file) costs that document alone: it keeps its title + snippet and the run's summary counts it.
@@ -1271,7 +1284,7 @@ class ChatNoirBackend:
             text = bounded_text(self.client.cached_text(hit.uuid))
         except ChatNoirRequestError as error:
             self.stats.fallback(error.reason)
-            service = error.reason not in ("HTTP 404", NOT_TEXT)  # a page's own defect says nothing of the service
+            service = error.reason not in ("HTTP 404", NOT_TEXT, EMPTY_ANSWER)  # a page's own defect, not the service's
             if service:  # minutes of retries each: said as they end, where no progress bar shows (not a terminal)
                 logger.info("ChatNoir document %s keeps title + snippet: %s", hit.doc_id, error)
             outage = error.reason in OUTAGE_FAILURES
@@ -1285,8 +1298,8 @@ class ChatNoirBackend:
         self._failed(False, time.monotonic() - started)
         self._answered_page = self._answered_page or hit.uuid
         if not text:
-            self.stats.fallback("empty page")
-            return None
+            self.stats.fallback(NO_TEXT)
+            return ""
         if self.cache is not None and not self._stopped.is_set():
             self.cache.put(hit.doc_id, text)
         return text

@@ -499,6 +499,25 @@ def test_text_depth_limits_the_documents_fetched(stub, settings):
     assert [c.doc.stand_in for c in candidates["1"][:2]] == [False, True]
 
 
+def test_a_page_fetched_without_text_is_read_as_its_title_and_snippet_not_stood_in_for(stub, settings):
+    """A page of scripts only (known to show no text, unlike an empty answer) took the median length and quality
+    of the pages read (`rerank.typical_where_unknown`), as a page whose fetch failed does
+    (`test_text_depth_limits_the_documents_fetched`), and ranked above pages holding a whole argument."""
+    from dataclasses import replace as replaced
+
+    stub.documents[0] = replaced(stub.documents[0], html="<html><body><script>var x = 1;</script></body></html>")
+    backend = ChatNoirBackend(settings)
+    candidates = {c.doc.doc_id: c.doc for c in backend.retrieve(TOPICS[:1], depth=5)["1"]}
+    empty = candidates[stub.documents[0].trec_id]
+    assert not empty.stand_in and empty.text and "var x" not in empty.text
+    assert backend.stats.fallbacks == {"page without text": 1}
+    assert not any(doc.stand_in for doc in candidates.values())
+    stub.documents[0] = replaced(stub.documents[0], html=" \n")  # no page: what it holds is unknown
+    backend = ChatNoirBackend(replace(settings, cache_dir=None))
+    candidates = {c.doc.doc_id: c.doc for c in backend.retrieve(TOPICS[:1], depth=5)["1"]}
+    assert candidates[stub.documents[0].trec_id].stand_in and backend.stats.fallbacks == {"empty answer": 1}
+
+
 def test_depth_is_one_request_of_at_most_1000(stub, settings):
     with pytest.raises(ToucheError, match="between 1 and 1000"):
         ChatNoirBackend(settings).retrieve(TOPICS, depth=1001)
