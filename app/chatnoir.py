@@ -67,6 +67,11 @@ PARSING_THREADS = 2
 # stage; the web-page dev loop: 0.588 / 0.582 / 0.755 -> 0.585 / 0.594 / 0.766, within its noise).
 MAX_CACHED_BYTES = 4 * MAX_TEXT_CHARS + 200  # a cached page text's file: its digest, a newline, the text in UTF-8
 _MARKUP_START = re.compile(r"\s*<")
+# A run of this many printable ASCII characters without a space is no word of a page's text but an encoded blob, a
+# minified script shown as text, a long link or a flood of one character (&amp; repeated): it goes before the text
+# is bounded, where 200 kB of base64 before an argument filled the MAX_TEXT_CHARS the stages read and left it unread.
+# Not other scripts' characters: Chinese and Japanese are written without spaces.
+_JUNK_RUN = re.compile(r"[!-~]{1000,}")
 # An answer that names no Content-Type is a page where a tag of a page's elements shows in its first characters,
 # though text comes first ("Some text <p>more</p>" kept its tags as words); "If a <b and b <c" is no tag.
 _A_TAG = re.compile(r"<(?:!doctype|!--|/?(?:html|head|body|title|meta|link|p|div|span|br|a|b|i|em|strong|ul|ol|li|"
@@ -75,7 +80,8 @@ MARKUP_SNIFF_CHARS = 4096
 # How a cached page's text was read, in its file's name: raised when pages read otherwise (3: `TEXT_READING` 2, an
 # answer without a Content-Type sniffed for tags; 4: `TEXT_READING` 3; 5: `TEXT_READING` 4, cut at binary
 # (`charset.readable`), unlabelled pages detected; 6: up to 100,000 characters; 7: `TEXT_READING` 5; 8: `TEXT_READING`
-# 6, a UTF-8 label the bytes contradict gives way to the detector), so that a kept cache never serves an older reading.
+# 6, a UTF-8 label the bytes contradict gives way to the detector, runs of 1,000 characters without a space go), so
+# that a kept cache never serves an older reading.
 PAGE_READING = 8
 MAX_RETRY_AFTER_S = 60.0
 # A page's wait at most: pages are many and each may keep its title + snippet; a cache endpoint answering every page
@@ -679,7 +685,7 @@ class ChatNoirClient:
         else:
             text = read_page(without_bulk(page, MAX_PAGE_CHARS) if len(page) > MAX_PAGE_CHARS else page,
                              self.settings.page_text)
-        read = readable(text)  # markup may hold a text's junk apart
+        read = readable(_JUNK_RUN.sub(" ", text))  # markup may hold a text's junk apart
         if not read and (text or page != decoded):  # nothing readable but what binary bytes left
             raise ChatNoirRequestError(f"ChatNoir's cache answered {uuid} with a text of undecodable bytes",
                                        NOT_TEXT)

@@ -32,7 +32,7 @@ from app.chatnoir import (
     has_credentials,
 )
 from app.errors import ToucheError
-from app.records import Topic
+from app.records import Topic, bounded_text
 
 KEY = "sEcReT-kEy-7f3a9c0d1e2b"
 REPO = Path(__file__).resolve().parents[1]
@@ -1392,6 +1392,18 @@ def test_megabytes_of_bulk_before_a_page_text_are_cut_out_before_the_bound(bulk,
     body = f"<html><head><title>T</title></head><body>{bulk}<p>Uniforms lessen peer pressure.</p></body>".encode()
     monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _answer(body, "text/html; charset=utf-8"))
     assert client.cached_text(uuid5(NAMESPACE_URL, "page")) == "Uniforms lessen peer pressure."
+
+
+@pytest.mark.parametrize("junk", ["QUJD" * 50_000, "&amp;" * 500_000, "https://example.org/?q=" + "x%20" * 300])
+def test_runs_without_a_space_go_before_the_text_is_bounded(junk, monkeypatch):
+    """200 kB of base64 or half a million &amp; shown before an argument filled the 100,000 characters the stages read,
+    and the argument was lost; a 1,000-character link is no word either. Chinese, written without spaces, stays."""
+    client = ChatNoirClient(ChatNoirSettings(api_key=KEY), ChatNoirStats())
+    chinese = "核能比太阳能更可靠" * 200
+    body = f"<html><body><p>{junk}</p><p>Uniforms lessen peer pressure.</p><p>{chinese}</p></body>".encode()
+    monkeypatch.setattr(client, "_send", lambda *args, **kwargs: _answer(body, "text/html; charset=utf-8"))
+    text = bounded_text(client.cached_text(uuid5(NAMESPACE_URL, "page")))
+    assert text == f"Uniforms lessen peer pressure.\n{chinese}"
 
 
 def test_a_page_text_is_read_past_20000_characters_and_cached_whole(stub, settings):
