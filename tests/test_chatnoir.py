@@ -167,7 +167,7 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
 
 
 @pytest.mark.parametrize("variable, value, says", [
-    ("CHATNOIR_TIMEOUT_S", "0", "above 0 and at most 3600"), ("CHATNOIR_TIMEOUT_S", "nan", "a finite number"),
+    ("CHATNOIR_TIMEOUT_S", "0", "above 0 and at most 3600, got"), ("CHATNOIR_TIMEOUT_S", "nan", "a finite number"),
     ("CHATNOIR_TIMEOUT_S", "inf", "a finite number"), ("CHATNOIR_TIMEOUT_S", "1e999", "a finite number"),
     ("CHATNOIR_TIMEOUT_S", "-1", "not negative"), ("CHATNOIR_RETRIES", "1.5", "must be an integer"),
     ("CHATNOIR_BASE_URL", "http://[bad/", "must be an http(s) URL"), ("CHATNOIR_BASE_URL", "ftp://x/", "http(s)"),
@@ -175,7 +175,8 @@ def test_settings_errors_are_one_line_and_never_show_the_key(tmp_path, monkeypat
     ("CHATNOIR_BASE_URL", "http://127.0.0.1:99999/", "port must be 1 to 65535"),
     ("CHATNOIR_BASE_URL", "https://chatnoir.eu:0/", "port must be 1 to 65535"),
     ("CHATNOIR_BASE_URL", "http://exa mple.com/", "http(s) URL"),
-    ("CHATNOIR_RETRIES", "1000000", "at least 0 and at most 10"),  # a down service would hold the run for ever
+    ("CHATNOIR_RETRIES", "1000000", "at least 0 and at most 10, got"),  # a down service would hold the run for ever
+    ("CHATNOIR_RETRIES", "11", "at least 0 and at most 10, got '11'"),  # the bound itself, not a prefix of 100
 ])
 def test_settings_from_the_environment_are_checked_before_any_request(tmp_path, monkeypatch, variable, value, says):
     monkeypatch.setenv("CHATNOIR_API_KEY", KEY)
@@ -541,6 +542,19 @@ def test_retryable_search_faults_are_retried_then_succeed(stub, settings, fault,
     assert stub.count("search") == 5 and backend.stats.retries == 2
     assert "retry 2 of 2" in caplog.text
     assert_key_absent(caplog.text)
+
+
+@pytest.mark.parametrize("fault", ["malformed", "gateway-html"])
+def test_an_unusable_search_answer_is_retried_with_backoff(stub, settings, fault, monkeypatch):
+    """The client's own retries of a 200 answer that is no JSON wait as urllib3's do: none before the first, then
+    `backoff_s` x 2 plus up to `backoff_s` of jitter (retried at once, a gateway in trouble was asked again at once)."""
+    import app.chatnoir
+
+    slept = []
+    monkeypatch.setattr(app.chatnoir.time, "sleep", slept.append)
+    stub.fail("search", fault, times=2)
+    ChatNoirBackend(replace(settings, backoff_s=1.0)).retrieve(TOPICS[:1], depth=5)
+    assert slept[0] == 0.0 and 2.0 <= slept[1] <= 3.0, slept
 
 
 @pytest.mark.parametrize("fault, message", [

@@ -405,3 +405,16 @@ def test_topics_are_listed_in_numeric_order():
     from app.evaluate import topic_order
 
     assert sorted(["10", "2", "b", "1", "a", "100"], key=topic_order) == ["1", "2", "a", "b", "10", "100"]
+
+
+def test_the_mean_is_the_arithmetic_mean_of_differing_topics(tmp_path):
+    """Three topics of different nDCG@5: a median, or a mean over the judged documents, would differ."""
+    import statistics
+
+    run = write(tmp_path, "run.txt", [f"{q} Q0 d{r} {r} {9 - r}.0 t" for q in (1, 2, 3) for r in (1, 2, 3)])
+    qrels = write(tmp_path, "q", ["1 0 d1 2", "1 0 d2 0", "1 0 d3 0", "2 0 d1 0", "2 0 d2 0", "2 0 d3 2",
+                                  "3 0 d1 0", "3 0 d2 2", "3 0 d3 1"])
+    result = evaluate_run(run, qrels)
+    per_topic = [result.per_topic[q]["relevance nDCG@5"] for q in ("1", "2", "3")]
+    assert len(set(per_topic)) == 3
+    assert result.mean["relevance nDCG@5"] == pytest.approx(statistics.fmean(per_topic), abs=1e-12)

@@ -64,7 +64,7 @@ def test_windows_of_a_long_page_are_about_passage_sized():
 
 
 def test_max_words_must_be_positive():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_words must be at least 1, got 0"):
         window_spans("a b", 0)
 
 

@@ -217,6 +217,9 @@ GOOD = [f"{q} Q0 d{r} {r} {10 - r}.0 t" for q in (1, 2, 3) for r in (1, 2)]
     (GOOD + ["4 Q0 d1 1 1.0 t", "4 Q0 d2 2 2.0 t"], "score rises"),
     (GOOD + ["4 PRO d1 1 1.0 t", "4 FIRST d2 2 0.5 t"], "not one task's set"),
     (GOOD + ["4 MAYBE d1 1 1.0 t"], "not one task's set"),
+    (GOOD + ["4 Q0 d1 1 inf t"], "is not finite"), (GOOD + ["4 Q0 d1 1 nan t"], "is not finite"),
+    (GOOD + ["4 Q0 d1 1 1e999 t"], "is not finite"),
+    (GOOD[:3] + [""] + GOOD[3:], "line 4: empty"),
 ])
 def test_each_broken_rule_is_reported(tmp_path, lines, problem):
     result = validate_run(write_lines(tmp_path, lines))

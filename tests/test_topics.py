@@ -161,7 +161,9 @@ def test_rerank_file_gives_topics_when_no_topics_file_is_there(fixtures, tmp_pat
 
 @pytest.mark.slow
 def test_every_official_topics_file_parses(shared_data):
-    for path in shared_data.glob("touche-*/**/*.xml"):
+    paths = sorted(shared_data.glob("touche-*/**/*.xml"))
+    assert len(paths) >= 6  # 2020 and 2021 of both tasks, 2022 Task 2 and its TIRA input: no loop over nothing
+    for path in paths:
         assert read_topics(path), path
 
 
@@ -465,3 +467,25 @@ def test_a_topic_field_is_read_composed_as_documents_are():
     from app.topics import clean_field
 
     assert clean_field("cafe\u0301  vs\u00a0the\u0301") == "caf\u00e9 vs th\u00e9"
+
+
+@pytest.mark.parametrize("title", ["\u206a", "\ue000", "\u0600"])
+def test_a_title_of_format_or_private_characters_that_cleaning_keeps_is_no_title(tmp_path: Path, title):
+    """`clean_field`'s own `visible` check: the characters above are all removed by `clean_text` before it looks."""
+    (tmp_path / "topics.xml").write_text(f"<topics><topic><number>1</number><title>{title}</title></topic></topics>",
+                                         encoding="utf-8")
+    with pytest.raises(ToucheError, match=r"topic '1' lacks its title"):
+        read_topics(tmp_path)
+
+
+def test_objects_that_name_no_two_things_are_said_to_be_ignored(tmp_path: Path, caplog):
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "Tea or tea?", "objects": "tea, tea"}\n')
+    assert read_topics(tmp_path)[0].objects is None
+    assert "topic 1: objects 'tea, tea' do not name two objects; ignored" in caplog.text
+
+
+@pytest.mark.parametrize("length, cut", [(5000, False), (5001, True)])
+def test_a_field_is_cut_past_the_bound_not_at_it(tmp_path: Path, caplog, length, cut):
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"qid": "1", "query": "Tea?", "narrative": "n" * length}) + "\n")
+    assert len(read_topics(tmp_path)[0].narrative) == min(length, 5000)
+    assert ("narrative of over 5000 characters cut" in caplog.text) == cut

@@ -18,14 +18,13 @@ def test_the_script_runs_against_the_package():
                                                         "local-bm25"))
 
 
-def test_local_bm25_ranks_the_dev_pages_as_a_local_corpus(tmp_path, load_script, capsys):
+def test_local_bm25_ranks_the_dev_pages_as_a_local_corpus(tmp_path, load_script, capsys, require_shared):
     """The figure behind passages.scored_windows (README, "Web pages"): every dev topic ranked, the pages' texts
     as the ChatNoir route reads them, titles first."""
     import json
 
     script = load_script("web_page_experiments")
-    if not script.PAGES.exists():
-        pytest.skip("needs ../shared/data/web-pages-clueweb12")
+    require_shared(script.PAGES)
     script.local_bm25(tmp_path)
     printed = capsys.readouterr().out.splitlines()
     assert [line.split(",")[0] for line in printed] == ["2020 relevance", "2021 relevance", "2021 quality"]
@@ -36,12 +35,11 @@ def test_local_bm25_ranks_the_dev_pages_as_a_local_corpus(tmp_path, load_script,
     assert first["title"] and first["text"] and "<" not in first["text"][:200]
 
 
-def test_the_stand_in_can_be_taught_to_fail_pages(load_script):
+def test_the_stand_in_can_be_taught_to_fail_pages(load_script, require_shared):
     """failed-pages patches a copy of the dev loop's stand-in: each piece it replaces is there once."""
     script = load_script("web_page_experiments")
     standin = script.SHARED / "tools" / "chatnoir_standin.py"
-    if not standin.exists():
-        pytest.skip("needs ../shared/tools")
+    require_shared(standin)
     code = standin.read_text()
     assert all(code.count(old) == 1 for old, _ in script._STANDIN_FAIL)
     for old, new in script._STANDIN_FAIL:
@@ -49,10 +47,9 @@ def test_the_stand_in_can_be_taught_to_fail_pages(load_script):
     compile(code, str(standin), "exec")
 
 
-def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path, load_script):
+def test_per_topic_ndcg_is_one_for_the_ideal_order_and_less_reversed(tmp_path, load_script, require_shared):
     script = load_script("web_page_experiments")
-    if not script.PAGES.exists():
-        pytest.skip("needs ../shared/data/web-pages-clueweb12")
+    require_shared(script.PAGES)
     served = {page["doc_id"] for page in script.served_pages()}
     qrels = script.YEARS["2021"][0]
     grades = defaultdict(dict)
