@@ -193,6 +193,12 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     a path or a file name in `input_dir`) if given, else the first of CORPUS_FILES present. Two local corpora of
     different kinds (args.me, passages, documents) are an error naming both; anything ignored is logged."""
     found = find_corpora(input_dir)
+    if choice is None:
+        # A corpus's name on no file (a dangling link, a directory, a pipe) was passed over for the next corpus: a
+        # re-rank file's mount gone ranked the whole corpus instead, without a word.
+        for path in (input_dir / name for name in CORPUS_NAMES):
+            if problem := not_a_file(path):
+                raise ToucheError(f"{path}: {problem}; remove it, or choose the corpus with --corpus")
     if choice is not None:
         source = corpus_file(given_file(choice, input_dir, "--corpus"))
         chosen = {path.resolve() for path in source.paths}  # out of the group it came in (a portal file, a copy)
@@ -431,7 +437,8 @@ class _Utf8Reader(io.RawIOBase):
 # What other packers write first (bzip2: its block size, then a block's or the end's signature): no text opens so.
 _ARCHIVES = tuple((re.compile(magic, re.S), name) for magic, name in (
     (rb"\xfd7zXZ\x00", "xz"), (rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)", "bzip2"), (rb"PK\x03\x04", "zip"),
-    (rb"\(\xb5/\xfd", "zstd"), (rb"7z\xbc\xaf\x27\x1c", "7z"), (rb"\x04\x22\x4d\x18", "lz4")))
+    (rb"\(\xb5/\xfd", "zstd"), (rb"7z\xbc\xaf\x27\x1c", "7z"), (rb"\x04\x22\x4d\x18", "lz4"),
+    (rb".{257}ustar[\x00 ]", "tar")))  # `tar czf passages.jsonl.gz ...`: its header joined the first record
 
 
 def _bom_encoding(start: bytes) -> str:

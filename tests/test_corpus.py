@@ -1002,6 +1002,22 @@ def test_gzip_is_told_by_its_bytes_whatever_the_name(tmp_path, caplog):
     assert not caplog.messages
 
 
+@pytest.mark.parametrize("name", ["rerank.jsonl.gz", "rerank.jsonl", "passages.jsonl"])
+@pytest.mark.parametrize("thing", ["directory", "dangling link"])
+def test_a_corpus_name_on_no_file_is_an_error_not_passed_over(tmp_path, name, thing):
+    """A re-rank file's mount that is a directory or a dangling link beside passages.jsonl.gz: the run ranked the
+    whole corpus instead, with exit 0 and no word."""
+    inputs = _files(tmp_path / "in", "passages.jsonl.gz")
+    if thing == "directory":
+        (inputs / name).mkdir()
+    else:
+        (inputs / name).symlink_to(tmp_path / "gone.jsonl")
+    with pytest.raises(ToucheError, match=rf"{name}: (a directory, not a file|a link to .*gone.jsonl, which leads "
+                                          "nowhere); remove it, or choose the corpus with --corpus$"):
+        detect_corpus(inputs)
+    assert detect_corpus(inputs, Path("passages.jsonl.gz")).paths == (inputs / "passages.jsonl.gz",)
+
+
 def test_a_corpus_compressed_twice_is_said_so(tmp_path):
     """gzip inside gzip was "no line holds a JSON object (JSON lines: one object a line, ...)" after a warning of
     hundreds of undecodable bytes: the wrong problem named."""
@@ -1014,7 +1030,8 @@ def test_a_corpus_compressed_twice_is_said_so(tmp_path):
 @pytest.mark.parametrize("packer, name", [("xz", "passages.jsonl.gz"), ("bzip2", "passages.jsonl"),
                                           ("zip", "passages.jsonl"), ("xz", "args-me.json"),
                                           ("zstd", "passages.jsonl"), ("7z", "passages.jsonl.gz"),
-                                          ("lz4", "passages.jsonl")])
+                                          ("lz4", "passages.jsonl"), ("tar", "passages.jsonl.gz"),
+                                          ("tar", "passages.jsonl")])
 def test_a_corpus_packed_otherwise_than_gzip_is_said_so(tmp_path, packer, name):
     """xz, bzip2 or zip were read as text: "no line holds a JSON object" after thousands of undecodable bytes, and
     a zip stored without compression lost its first record (on the line of the zip header) with exit 0."""
@@ -1028,6 +1045,14 @@ def test_a_corpus_packed_otherwise_than_gzip_is_said_so(tmp_path, packer, name):
     if packer == "zip":
         with zipfile.ZipFile(tmp_path / name, "w", zipfile.ZIP_STORED) as archive:
             archive.writestr("passages.jsonl", text)
+    elif packer == "tar":  # `tar czf passages.jsonl.gz passages.jsonl`: its header joined the first record
+        import io
+        import tarfile
+
+        with tarfile.open(tmp_path / name, "w:gz" if name.endswith(".gz") else "w") as archive:
+            member = tarfile.TarInfo("passages.jsonl")
+            member.size = len(text)
+            archive.addfile(member, io.BytesIO(text))
     elif packer in magic:  # their signatures (no packer of theirs in the standard library)
         (tmp_path / name).write_bytes(magic[packer] + bytes(range(256)))
     else:
