@@ -995,6 +995,35 @@ def relevance_no(qa, dev, embed) -> dict:
     return result
 
 
+# The columns of `app.stance.lexical_features` that count (mentions, sentiment words, "than", "?"), as log1p(count).
+_COUNT_COLUMNS = [LEXICAL_FEATURE_NAMES.index(name) for name in LEXICAL_FEATURE_NAMES
+                  if not name.endswith(("first_position", "length", "both", "neither"))]
+
+
+def length_free(qa, dev, embed) -> dict:
+    """The shipped comparative head's CV over SPLITS fold splits with its count columns read as rates, log1p of the
+    count per 100 words, so that a text read twice (or a long page) counts as its argument does: the same argument
+    repeated, or after 150 words of filler, was labelled NEUTRAL where it alone was FIRST (an attack)."""
+    from unittest import mock
+
+    import app.stance
+
+    shipped = app.stance.lexical_features
+
+    def rates(text, spans_first, spans_second):
+        row = shipped(text, spans_first, spans_second)
+        per_100_words = 100.0 / max(len(text.split()), 1)
+        row[_COUNT_COLUMNS] = np.log1p(np.expm1(row[_COUNT_COLUMNS]) * per_100_words)
+        return row
+
+    side = _shipped_side()
+    result = {"shipped": _mean_sd(_dev_cv(qa, dev, embed, side))}
+    logging.info("%s", json.dumps(result))
+    with mock.patch.object(app.stance, "lexical_features", rates):
+        result["rates"] = _mean_sd(_dev_cv(qa, dev, embed, side))
+    return result
+
+
 def no_objects(qa, dev, embed) -> dict:
     """A comparative topic whose objects the run cannot find (no <objects>, none the question classifier reads):
     the shipped head's leave-topics-out dev macro-F1 over SPLITS fold splits with each held-out passage read as
@@ -2128,7 +2157,7 @@ def main(argv: list[str] | None = None) -> None:
                                                "debate-titles", "ukp-finetune-all", "post-readings", "debate-turns",
                                                "title-route", "object-sentiment", "sidedness", "sided-data",
                                                "window-votes", "antonym-swaps", "feature-groups",
-                                               "nonlinear-head", "clean-motions", "no-objects"))
+                                               "nonlinear-head", "clean-motions", "no-objects", "length-free"))
     parser.add_argument("--out", type=Path, default=Path("out/stance-sets"),
                         help="controversial-sets, fnc1-neutral, targets-dev: models here; stated-run, consensus, "
                              "debate-turns: the run's work")
@@ -2223,6 +2252,8 @@ def main(argv: list[str] | None = None) -> None:
         result = object_sentiment(qa, dev, embed)
     elif args.experiment == "sidedness":
         result = sidedness(qa, dev, embed)
+    elif args.experiment == "length-free":
+        result = length_free(qa, dev, embed)
     elif args.experiment == "feature-groups":
         result = feature_groups(qa, dev, embed)
     elif args.experiment == "nonlinear-head":

@@ -19,3 +19,12 @@ def test_mark_replaces_each_objects_mentions(load_script):
     assert mark("Laptops or a desktop?", [(0, 7)], [(13, 20)]) == "[A] or a [B]?"
     assert mark("abcdef", [(0, 3)], [(2, 5)]) == "[A]def"  # an overlapping later span is left alone
     assert mark("no objects", [], []) == "no objects"
+
+
+def test_length_free_reads_every_count_column_as_a_rate_and_nothing_else(load_script):
+    from app.stance import FEATURE_NAMES
+
+    counted = [FEATURE_NAMES[i] for i in load_script("stance_experiments")._COUNT_COLUMNS]
+    assert counted == [f"{role}_{name}" for role in ("first", "second")
+                       for name in ("mentions", "alone_positive", "alone_negative", "favoured")] + [
+        "positive", "negative", "than", "questions"]
