@@ -969,8 +969,8 @@ def rerank_candidates(source: CorpusSource, titles: dict[str, str], per_query: i
                           f"{listed(sorted(candidates))})")
     foreign = sorted(set(candidates) - wanted)
     if foreign:
-        log.warning("%s: ignoring the candidates of %d queries that are no topic (%s)", source.name, len(foreign),
-                    listed(foreign))
+        log.warning("%s: ignoring the candidates of %d %s no topic (%s)", source.name, len(foreign),
+                    "query that is" if len(foreign) == 1 else "queries that are", listed(foreign))
     unlike = [qid for qid in sorted(wanted & set(queries)) if word_stems(queries[qid])
               and word_stems(titles[qid]) and not word_stems(queries[qid]) & word_stems(titles[qid])]
     if unlike:

@@ -1,17 +1,24 @@
 """The one exception the CLI turns into a one-line message and a non-zero exit, the environment's failures that
 libraries raise as plain exceptions, in words, and how messages count."""
 
+import re
+
 
 class ToucheError(Exception):
     """A problem with the user's input or settings, reported without a traceback."""
 
 
+# What qualifies a noun in a count's phrase: the word before it takes the plural.
+_QUALIFIED = re.compile(r"(.*?)((?: without | with | \().*)?$", re.S)
+
+
 def counted(count: int, noun: str) -> str:
-    """"1 bad line", "2 bad lines", "2 lines without text": a count and its noun, plural unless one."""
+    """"1 bad line", "2 bad lines", "2 lines without text", "2 arguments with an id no run can hold", "2 unreadable
+    pages (OSError)": a count and its noun, plural unless one (the word before what qualifies it)."""
     if count == 1:
         return f"{count} {noun}"
-    first, _, rest = noun.partition(" without ")
-    return f"{count} {first}s" + (f" without {rest}" if rest else "")
+    head, rest = _QUALIFIED.match(noun).groups()
+    return f"{count} {head}s{rest or ''}"
 
 
 def listed(items: list[str], limit: int = 5) -> str:

@@ -669,7 +669,7 @@ def test_rerank_order_warnings_count_only_the_queries_ranked(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="app.corpus"):
         assert list(rerank_candidates(detect_corpus(tmp_path), {"2": "q"}, 5)) == ["2"]
     assert [record.getMessage() for record in caplog.records] == [
-        "rerank.jsonl: ignoring the candidates of 1 queries that are no topic (1)"]
+        "rerank.jsonl: ignoring the candidates of 1 query that is no topic (1)"]
 
 
 def test_rerank_without_a_score_or_rank_is_ranked_in_file_order_with_a_warning(tmp_path, caplog):

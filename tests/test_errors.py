@@ -7,7 +7,10 @@ from app.errors import counted
 
 @pytest.mark.parametrize("count, noun, words", [(1, "bad line", "1 bad line"), (2, "bad line", "2 bad lines"),
                                                 (0, "record", "0 records"),
-                                                (3, "line without text", "3 lines without text")])
+                                                (3, "line without text", "3 lines without text"),
+                                                (6, "argument with an id no run can hold",
+                                                 "6 arguments with an id no run can hold"),
+                                                (2, "unreadable page (OSError)", "2 unreadable pages (OSError)")])
 def test_counts_are_worded_as_counts(count, noun, words):
     assert counted(count, noun) == words
 
