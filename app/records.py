@@ -140,7 +140,10 @@ def record_id(value) -> str | None:
     """A document or query id as a run file can hold it: a number or a string, stripped, one word without control
     characters, lone surrogates or invisible separators; else None. The run file's columns are split on whitespace,
     a lone surrogate cannot be written as UTF-8, and a NUL or an invisible separator ends or hides an id for the
-    tools that read runs. Other format characters (a soft hyphen, the joiners of Persian words and emoji) stay."""
+    tools that read runs. Other format characters (a soft hyphen, the joiners of Persian words and emoji) stay. A
+    whole float is its integer: pandas writes an id column holding a NaN as 1.0, 2.0, ... (they were bad lines)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None
     value = str(value).strip()
@@ -149,10 +152,7 @@ def record_id(value) -> str | None:
 
 def query_id(value) -> str | None:
     """A topic's number as `record_id` reads ids, as the qrels write it: without invisible format characters (a
-    right-to-left mark pasted with it made a topic no judgement names, and no re-rank line matched it), and a
-    whole float as its integer (pandas writes a qid column holding a NaN as 1.0, 2.0, ...)."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    right-to-left mark pasted with it made a topic no judgement names, and no re-rank line matched it)."""
     if isinstance(value, str):
         value = "".join(char for char in value if unicodedata.category(char) != "Cf")
     return record_id(value)
