@@ -95,8 +95,9 @@ RERANK_ID_FIELDS = ("docno", "doc_id", "docid")
 # 2: the fields above, a BEIR title; 3: docid; 4: any record's title; 5: a title without a text; 6: a line opening
 # with a byte order mark; 7: premises_texts, a conclusion as title; 8, every kind: args.me's arguments one a line
 # or as a list, a number as an argument's id, UTF-16 without a byte order mark; 9: up to 100,000 characters, not
-# 20,000), so that a kept cache never serves an index of the old reading.
-CORPUS_READING = 9
+# 20,000; 10: a whole float as an id, an args.me argument over 16 MB passed over), so that a kept cache never serves
+# an index of the old reading.
+CORPUS_READING = 10
 
 
 def find_corpora(input_dir: Path) -> list[CorpusSource]:
