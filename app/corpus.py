@@ -584,8 +584,8 @@ def read_documents(source: CorpusSource, report: bool = True) -> Iterator[Docume
             yield document
     if report:
         defects.report()
-    if count == 0:
-        raise ToucheError(f"{source.name}: no usable documents")
+    if count == 0:  # where nothing was skipped, there was nothing: an empty file, blank lines
+        raise ToucheError(f"{source.name}: no usable documents" + ("" if defects.reasons else " (it holds no record)"))
 
 
 def _jsonl_documents(source: CorpusSource, defects: Defects) -> Iterator[Document]:

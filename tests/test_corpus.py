@@ -258,8 +258,12 @@ def test_gzipped_passages(fixtures, tmp_path):
 
 def test_nothing_usable_is_an_error(tmp_path):
     (tmp_path / "passages.jsonl").write_text('{"id": "a", "contents": ""}\nnot json\n')
-    with pytest.raises(ToucheError, match="no usable documents"):
+    with pytest.raises(ToucheError, match="no usable documents$"):
         list(read_documents(detect_corpus(tmp_path)))
+    for empty in ("", "\n\n  \n"):  # "no usable documents" said nothing of why
+        (tmp_path / "passages.jsonl").write_text(empty)
+        with pytest.raises(ToucheError, match=r"^passages.jsonl: no usable documents \(it holds no record\)$"):
+            list(read_documents(detect_corpus(tmp_path)))
 
 
 def test_broken_argsme_json_is_an_error(tmp_path):
