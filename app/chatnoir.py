@@ -38,7 +38,8 @@ from tqdm import tqdm
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (ConnectTimeoutError, HTTPError, InvalidHeader, MaxRetryError, NewConnectionError,
-                                ProtocolError, ProxyError, ReadTimeoutError, SSLError)
+                                LocationParseError, ProtocolError, ProxyError, ReadTimeoutError, SSLError)
+from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
 from app.charset import not_text, page_encoding, readable
@@ -145,6 +146,9 @@ _SERVICE_FAILURES = frozenset(["HTTP 401", "HTTP 403", "unreachable", "redirecte
 _PAGES_OWN_LESS_THAN = re.compile(r"<(?!/?(?:em|b|strong|i|u|br|p|span)"
                                   r"""(?:\s+[\w:-]+=(?:"[^"<>]*"|'[^'<>]*'|[^\s<>"']+))*\s*/?>)""", re.I)
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+# What an answer (an error page, a redirect's address) may hold that a terminal obeys or that turns a line around:
+# controls (ESC opens an escape sequence: a title set, the screen cleared), bidirectional controls.
+_UNPRINTABLE = re.compile("[\\x00-\\x08\\x0e-\\x1f\\x7f-\\x9f\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]")
 
 
 @dataclass(frozen=True)
@@ -467,12 +471,13 @@ def _count_retry(stats: ChatNoirStats, what: str, problem: str, retry: int, left
 class _HeadersByDeadline:
     """A connection whose answer's status line and headers must arrive within its (read) timeout in all: urllib3
     bounds each read alone, so a server sending a byte a second would hold the run for ever. At the deadline a
-    watchdog shuts the socket down, and the wait ends as a read time-out (retried as one)."""
+    watchdog shuts the socket down, and the wait ends as a read time-out (retried as one). An HTTPS proxy's answer
+    to CONNECT (`_tunnel`, read during the connect, before any `getresponse`) is held to the same deadline: a proxy
+    trickling its headers held the run for ever."""
 
-    def getresponse(self):
-        seconds, sock = self.timeout, self.sock
+    def _by_deadline(self, call, seconds, sock):
         if not isinstance(seconds, (int, float)) or not isinstance(sock, socket.socket):  # no time-out asked for
-            return super().getresponse()
+            return call()
         lock, fired, done = threading.Lock(), threading.Event(), threading.Event()
 
         def cut() -> None:
@@ -489,7 +494,7 @@ class _HeadersByDeadline:
         watchdog.daemon = True
         watchdog.start()
         try:
-            response = super().getresponse()
+            result = call()
         except Exception:
             if fired.is_set():
                 raise TimeoutError(f"no status and headers within {seconds:g} s") from None
@@ -499,9 +504,17 @@ class _HeadersByDeadline:
                 done.set()
             watchdog.cancel()
         if fired.is_set():  # cut amid the headers (which it can end quietly) or just after: no answer to read
-            response.close()
+            if hasattr(result, "close"):
+                result.close()
             raise TimeoutError(f"no status and headers within {seconds:g} s")
-        return response
+        return result
+
+    def getresponse(self):
+        return self._by_deadline(super().getresponse, self.timeout, self.sock)
+
+    def _tunnel(self):
+        # The proxy's CONNECT answer, by the connect time-out (urllib3 sets the socket's time-out to it meanwhile).
+        return self._by_deadline(super()._tunnel, self.sock.gettimeout() if self.sock else None, self.sock)
 
 
 class _HTTPConnection(_HeadersByDeadline, HTTPConnection):
@@ -798,7 +811,7 @@ class ChatNoirClient:
     def _excerpt(self, text: str) -> str:
         """An answer's first words, the key masked however the answer quotes it (a gateway page echoing the URL)."""
         masked = _masked(text, _key_forms(self.settings.api_key)) if self.settings.api_key else text
-        return " ".join(masked.split())[:200]
+        return " ".join(_UNPRINTABLE.sub("", masked).split())[:200]
 
 
 class _Attempts:
@@ -825,7 +838,13 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
         target = urljoin(url, response.headers["Location"])
         parts, origin = urlsplit(target), urlsplit(url)
         host, port = parts.hostname, parts.port
-    except ValueError:  # "http://[bad/"
+        # The host requests will connect to is urllib3's reading of the address, which differs from urlsplit's
+        # where it holds a backslash ("http://evil.example\\@chatnoir.eu/": urlsplit reads chatnoir.eu, urllib3
+        # evil.example, and the key went there): where they disagree, the address is not followed.
+        sent = parse_url(target)
+        if (sent.host or "").strip("[]").lower() != (host or "") or (sent.port or None) != port:
+            host, port = sent.host, sent.port
+    except (ValueError, LocationParseError):  # "http://[bad/"
         raise ChatNoirRequestError(f"ChatNoir's address redirects (HTTP {status}) to an unreadable address",
                                    "redirected") from None
     if host and origin.hostname and (host == origin.hostname or host.endswith("." + origin.hostname)) \
@@ -834,6 +853,7 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
     shown = f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
     if settings.api_key:  # a path may hold the key in any of the forms URLs write it
         shown = _masked(shown, _key_forms(settings.api_key))
+    shown = _UNPRINTABLE.sub("", shown)
     below = url[len(settings.base_url):]  # "api/v1/_search", "cache"
     advice = ""
     if what == "search" and shown.endswith(below) and shown[:len(shown) - len(below)] != settings.base_url:
@@ -863,20 +883,54 @@ class _BodyTimeout(Exception):
     """An answer's body still arriving at its deadline."""
 
 
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket an answer's body is read from: its connection's, or (an answer that closes the connection:
+    http.client hands the socket to the answer and forgets it) the answer's own file's."""
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if not isinstance(sock, socket.socket):  # http.client's HTTPResponse.fp: a BufferedReader over a SocketIO
+        sock = getattr(getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
 def _read_body(response: requests.Response, deadline: float) -> None:
     """Read a streamed answer's body by its deadline: requests' timeout bounds each read, so a server sending a
     byte every second would otherwise hold the run for ever. Each `read1` returns what has arrived (chunked and
     gzipped bodies decoded as requests decodes them); `response.content` holds the body afterwards, its first
-    MAX_BODY_BYTES (a cut search answer is malformed JSON; a cut page is read as far as it goes)."""
+    MAX_BODY_BYTES (a cut search answer is malformed JSON; a cut page is read as far as it goes). A watchdog shuts
+    the socket down at the deadline: `read1` keeps reading while what arrives decodes to nothing (empty deflate
+    blocks, a gzip header's endless file name), so the deadline checked between reads never came."""
     chunks, size = [], 0
+    sock = _socket_of(response)
+    fired = threading.Event()
+
+    def cut() -> None:
+        fired.set()
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    watchdog = None
+    if isinstance(sock, socket.socket):
+        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
+        watchdog.daemon = True
+        watchdog.start()
     try:  # urllib3's HTTPError (a read time-out, a connection cut mid-body) goes to the caller
         while size < MAX_BODY_BYTES and (chunk := response.raw.read1(1 << 16, decode_content=True)):
             chunks.append(chunk)
             size += len(chunk)
             if time.monotonic() > deadline:
                 raise _BodyTimeout()
+    except (HTTPError, OSError):
+        if fired.is_set():
+            raise _BodyTimeout() from None
+        raise
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         response.close()
+    if fired.is_set():  # the shut socket read as the body's end
+        raise _BodyTimeout()
     response._content = b"".join(chunks)[:MAX_BODY_BYTES]  # where requests keeps a body it has read
 
 

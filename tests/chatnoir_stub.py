@@ -12,7 +12,8 @@ a UTF-16 byte order mark), "missing-fields" (results without lang and cache_uri)
 json writes it), "trickle" (status and headers at once, then the body one byte per `hang_s` / 20), "cut" (half the announced
 body, then the connection closes), "gzip-bomb" (a page of `bomb_bytes` bytes sent gzipped, about a thousandth as long),
 "trickle-status" (the status line one byte per `hang_s` / 20, never the headers), "trickle-headers" (the
-status line at once, then the headers so), "redirect" (307 to the same path on
+status line at once, then the headers so), "gzip-trickle" (a gzipped body of empty deflate blocks, one per
+`hang_s` / 20: bytes that decode to nothing), "redirect" (307 to the same path on
 "localhost", another host name, with the query; "redirect-same": on this host; "redirect-bad": to "http://[bad";
 "redirect-keyless": 302 to this host with the query but not the key), "utf16" (the page as UTF-16 with a byte order
 mark, as text/html without a charset), "bom" (the search answer's JSON after a UTF-8 byte order mark), "two-lengths"
@@ -40,7 +41,8 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 FAULTS = ("401", "403", "429", "500", "502", "503", "504", "hang", "malformed", "gateway-html", "pdf", "binary",
           "missing-fields", "missing-id", "nan-score", "trickle", "cut", "gzip-bomb", "trickle-status",
           "trickle-headers", "redirect", "redirect-same", "redirect-bad", "redirect-keyless", "utf16", "bom",
-          "binary-latin1", "binary-utf16", "bogus-header", "no-results", "json-page", "two-lengths", "pass")
+          "binary-latin1", "binary-utf16", "bogus-header", "no-results", "json-page", "two-lengths", "gzip-trickle",
+          "pass")
 # Faults that replace a page's content: only a page the stub has can get one (`next_fault`).
 PAGE_FAULTS = ("pdf", "binary", "gzip-bomb", "utf16", "binary-latin1", "binary-utf16", "bogus-header")
 PDF_BYTES = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 40
@@ -311,6 +313,16 @@ def _handler(stub: ChatNoirStub) -> type[BaseHTTPRequestHandler]:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     if stub.stopping.wait(stub.hang_s / 20):
+                        break
+                self.close_connection = True
+            elif fault == "gzip-trickle":  # each read gets bytes in time, which decode to nothing, for ever
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+                                 b"Connection: close\r\n\r\n\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff")
+                while not stub.stopping.wait(stub.hang_s / 20):
+                    try:
+                        self.wfile.write(b"\x00\x00\x00\xff\xff")  # an empty stored deflate block
+                        self.wfile.flush()
+                    except OSError:  # the client gave up
                         break
                 self.close_connection = True
             elif fault in ("redirect", "redirect-same", "redirect-bad"):

@@ -755,6 +755,50 @@ def test_headers_that_trickle_in_fail_by_the_time_out_not_per_read(stub, setting
     assert time.monotonic() - started < 2.0
 
 
+@pytest.mark.parametrize("endpoint", ["search", "cache"])
+def test_a_body_whose_bytes_decode_to_nothing_fails_by_the_time_out(stub, settings, endpoint):
+    """Empty deflate blocks in a gzipped body: urllib3's read1 reads on until something decodes, so the deadline
+    checked between reads never came and the run never ended."""
+    stub.hang_s = 4.0  # a block every 0.2 s
+    if endpoint == "search":
+        stub.fail_query(TOPICS[0].title, "gzip-trickle")
+    else:
+        stub.fail("cache", "gzip-trickle", times=10)
+    started = time.monotonic()
+    backend = ChatNoirBackend(replace(settings, retries=0, cache_dir=None))
+    if endpoint == "search":
+        with pytest.raises(ToucheError, match=r"did not arrive within 0\.3 s"):
+            backend.retrieve(TOPICS[:1], depth=5)
+    else:
+        assert all(candidate.doc.stand_in for candidate in backend.retrieve(TOPICS[:1], depth=5)["1"])
+    assert time.monotonic() - started < 3.0
+
+
+def test_a_redirect_whose_address_urllib3_reads_as_another_host_is_not_followed():
+    """urlsplit reads "http://evil.example\\@chatnoir.eu/" as chatnoir.eu, urllib3 (which connects) as
+    evil.example: the redirect was followed, and the key went there."""
+    from app.chatnoir import _redirect_target
+
+    response = requests.Response()
+    response.status_code, response.headers["Location"] = 307, "http://evil.example\\@chatnoir.eu/cache?apikey=k"
+    with pytest.raises(ChatNoirRequestError, match=r"redirects \(HTTP 307\) to http://evil\.example"):
+        _redirect_target("http://chatnoir.eu/cache", response, ChatNoirSettings(KEY), "page")
+
+
+def test_what_a_server_answers_reaches_the_log_without_terminal_controls():
+    """An error page's ESC sequences (a title set, the screen cleared), BEL and bidirectional overrides went to
+    stderr as the server wrote them."""
+    from app.chatnoir import ChatNoirClient, ChatNoirStats, _redirect_target
+
+    client = ChatNoirClient(ChatNoirSettings(api_key=KEY), ChatNoirStats())
+    assert client._excerpt("Bad \x1b]0;owned\x07request\x1b[2J \u202eevil") == "Bad ]0;ownedrequest[2J evil"
+    response = requests.Response()
+    response.status_code, response.headers["Location"] = 307, "https://other.example/\x1b[2Jx"
+    with pytest.raises(ChatNoirRequestError) as error:
+        _redirect_target("https://chatnoir.eu/cache", response, ChatNoirSettings(KEY), "page")
+    assert "\x1b" not in str(error.value)
+
+
 def test_a_redirect_to_another_host_is_not_followed_and_says_where_it_points(stub, settings):
     """Followed, it would send the key to whatever host it names (and a 301 turns the search into a GET)."""
     stub.fail("search", "redirect")
@@ -816,6 +860,44 @@ def test_the_header_deadline_holds_through_an_http_proxy_too():
 
     assert _Adapter().proxy_manager_for("http://127.0.0.1:9").pool_classes_by_scheme == _POOLS
     assert _Adapter().poolmanager.pool_classes_by_scheme == _POOLS
+
+
+def test_an_https_proxy_trickling_its_answer_to_connect_fails_by_the_time_out(monkeypatch):
+    """http.client reads a proxy's answer to CONNECT (an https:// address, chatnoir.eu's too) during the connect,
+    with no bound on its time: a proxy sending a byte every 0.1 s held the run for ever."""
+    import threading
+
+    from app.chatnoir import ChatNoirClient, ChatNoirStats
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def trickle() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(4096)  # the CONNECT request
+            for byte in b"HTTP/1.1 200 Connection established\r\n" + b"X-Header: y\r\n" * 100:
+                if stop.wait(0.1):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:  # the client gave up
+                    return
+
+    threading.Thread(target=trickle, daemon=True).start()
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    client = ChatNoirClient(ChatNoirSettings(api_key=KEY, base_url="https://chatnoir.example/", timeout_s=0.5,
+                                             retries=0), ChatNoirStats())
+    started = time.monotonic()
+    try:
+        with pytest.raises(ChatNoirRequestError):
+            client.search("tea", 5)
+        assert time.monotonic() - started < 5.0
+    finally:
+        stop.set()
+        listener.close()
 
 
 def test_a_proxy_that_fails_is_named_not_chatnoir(monkeypatch):
