@@ -197,9 +197,13 @@ def detect_corpus(input_dir: Path, choice: Path | None = None) -> CorpusSource |
     if choice is None:
         # A corpus's name on no file (a dangling link, a directory, a pipe) was passed over for the next corpus: a
         # re-rank file's mount gone ranked the whole corpus instead, without a word.
-        for path in (input_dir / name for name in CORPUS_NAMES):
-            if problem := not_a_file(path):
-                raise ToucheError(f"{path}: {problem}; remove it, or choose the corpus with --corpus")
+        for *_, names in CORPUS_FILES:
+            paths = [input_dir / name for name in names]
+            for path in paths:
+                if problem := not_a_file(path):
+                    raise ToucheError(f"{path}: {problem}; remove it, or choose the corpus with --corpus")
+            if any(path.is_file() for path in paths):  # the corpus read: names after it never stood in its place
+                break
     if choice is not None:
         source = corpus_file(given_file(choice, input_dir, "--corpus"))
         chosen = {path.resolve() for path in source.paths}  # out of the group it came in (a portal file, a copy)
@@ -439,7 +443,9 @@ class _Utf8Reader(io.RawIOBase):
 _ARCHIVES = tuple((re.compile(magic, re.S), name) for magic, name in (
     (rb"\xfd7zXZ\x00", "xz"), (rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)", "bzip2"), (rb"PK\x03\x04", "zip"),
     (rb"\(\xb5/\xfd", "zstd"), (rb"7z\xbc\xaf\x27\x1c", "7z"), (rb"\x04\x22\x4d\x18", "lz4"),
-    (rb".{257}ustar[\x00 ]", "tar")))  # `tar czf passages.jsonl.gz ...`: its header joined the first record
+    # tar's magic and version (POSIX, GNU) at byte 257: `tar czf passages.jsonl.gz ...`'s header joined the first
+    # record ("ustar " alone is words: "...gustar a todos")
+    (rb".{257}ustar(?:\x0000|  \x00)", "tar")))
 
 
 def _bom_encoding(start: bytes) -> str:
@@ -705,15 +711,17 @@ class ArgsmeShape(NamedTuple):
     head: bytes
     opening: re.Pattern
     ending: re.Pattern
+    depth: int  # the nesting depth between two arguments: deeper is within one
 
 
 # args.me's release: {"arguments": [...]}; the list alone (what `jq .arguments` writes); arguments one after
 # another (JSON lines under args.me's names).
 ARGSME = ArgsmeShape("arguments.item", b'{"arguments": [',
                      re.compile(rb'\s*\{\s*"arguments"\s*:\s*\[\s*' + ARGUMENT_START.pattern),
-                     re.compile(rb"\]\s*\}\s*\Z"))
-ARGUMENT_LIST = ArgsmeShape("item", b"[", re.compile(rb"\s*\[\s*" + ARGUMENT_START.pattern), re.compile(rb"\]\s*\Z"))
-ARGUMENT_LINES = ArgsmeShape("", b"", re.compile(rb"\s*" + ARGUMENT_START.pattern), re.compile(rb"\}\s*\Z"))
+                     re.compile(rb"\]\s*\}\s*\Z"), 2)
+ARGUMENT_LIST = ArgsmeShape("item", b"[", re.compile(rb"\s*\[\s*" + ARGUMENT_START.pattern), re.compile(rb"\]\s*\Z"),
+                            1)
+ARGUMENT_LINES = ArgsmeShape("", b"", re.compile(rb"\s*" + ARGUMENT_START.pattern), re.compile(rb"\}\s*\Z"), 0)
 
 
 def argsme_shape(start: bytes) -> ArgsmeShape:
@@ -775,6 +783,7 @@ class _Resumable:
         self.given: dict[str, int] = {}  # the ids (or contents) of the arguments given while kept, by position
         self.ids_after = 0  # see `_next_start`
         self.reach = self.BUFFER  # the most the next read gives
+        self.outside = 0  # the last position read outside any argument (`read`)
 
     def read(self, size: int) -> bytes:
         # A resumed parse reads little at first: one that fails at its start costs that much, not BUFFER.
@@ -793,7 +802,9 @@ class _Resumable:
                 self._drop_before(max(min(self.position - self.KEEP, after_given), self.position - self.MAX_KEPT))
         data = data[:self.guard.admit(data)]  # the rest is kept, and read again
         self.position += len(data)
-        since = self.given_at if self.given_at is not None else self.start or 0
+        if self.guard.depth <= self.shape.depth:  # between arguments, or in JSON around their list (metadata)
+            self.outside = self.position
+        since = max(self.given_at if self.given_at is not None else self.start or 0, self.outside)
         if self.position - since > self.MAX_ARGUMENT + self.BUFFER:
             raise ijson.JSONError(f"an argument over {self.MAX_ARGUMENT >> 20} MB")
         return data

@@ -142,7 +142,7 @@ def record_id(value) -> str | None:
     a lone surrogate cannot be written as UTF-8, and a NUL or an invisible separator ends or hides an id for the
     tools that read runs. Other format characters (a soft hyphen, the joiners of Persian words and emoji) stay. A
     whole float is its integer: pandas writes an id column holding a NaN as 1.0, 2.0, ... (they were bad lines)."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2 ** 53:  # exact: no rounded id
         value = int(value)
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None

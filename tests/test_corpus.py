@@ -429,6 +429,21 @@ def test_an_argsme_argument_past_the_bound_is_passed_over_as_damage(tmp_path, ca
     assert "skipped 1 record (1 invalid JSON argument)" in caplog.text and "(an argument over 1 MB)" in caplog.text
 
 
+
+def test_json_around_the_arguments_list_is_no_argument_past_the_bound(tmp_path, caplog, monkeypatch):
+    """2 MB of metadata before or after args.me's list (here past a bound of 1 MB) counted toward the argument
+    after it: the file was refused, or its end read as damage."""
+    from app.corpus import _Resumable
+
+    monkeypatch.setattr(_Resumable, "MAX_ARGUMENT", 1 << 20)
+    meta = '"meta": {"note": "' + "x " * (1 << 20) + '"}'
+    arguments = ",\n".join(_argument(number) for number in range(3))
+    for raw in (f'{{{meta}, "arguments": [{arguments}]}}', f'{{"arguments": [{arguments}], {meta}}}'):
+        with caplog.at_level(logging.WARNING):
+            assert _read_ids(tmp_path, raw.encode()) == ["a0", "a1", "a2"]
+        assert "over 1 MB" not in caplog.text
+
+
 def test_argsme_followed_by_what_holds_more_arguments_unread_is_an_error(tmp_path):
     """JSON lines after a whole args.me file: their arguments would be lost without a word."""
     lines = "\n".join(json.dumps(json.loads(_argument(number))) for number in range(10, 20))
@@ -1035,6 +1050,21 @@ def test_a_corpus_name_on_no_file_is_an_error_not_passed_over(tmp_path, name, th
                                           "nowhere); remove it, or choose the corpus with --corpus$"):
         detect_corpus(inputs)
     assert detect_corpus(inputs, Path("passages.jsonl.gz")).paths == (inputs / "passages.jsonl.gz",)
+
+    # Below the corpus a run reads, such a name stood in for nothing, and is no error.
+    reranked = _files(tmp_path / "reranked", "rerank.jsonl.gz")
+    (reranked / "documents.jsonl").mkdir()
+    (reranked / "args-me.json").symlink_to(tmp_path / "gone.json")
+    assert detect_corpus(reranked).paths == (reranked / "rerank.jsonl.gz",)
+
+
+def test_words_at_tars_magic_offset_are_no_tar(tmp_path):
+    """"ustar " at byte 257 ("...gustar a todos") refused a Spanish corpus as "packed with tar"."""
+    opening = '{"id": "a", "contents": "'
+    text = opening + "x" * (257 - len(opening) - 2) + ' gustar a todos"}'
+    assert text.index("ustar ") == 257
+    (tmp_path / "passages.jsonl").write_text(text + "\n")
+    assert [doc.doc_id for doc in read_documents(detect_corpus(tmp_path))] == ["a"]
 
 
 def test_a_corpus_compressed_twice_is_said_so(tmp_path):
