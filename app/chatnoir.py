@@ -1423,8 +1423,7 @@ class ChatNoirBackend:
             logger.warning("ChatNoir: %d topics ranked by ChatNoir's order, their results' scores being no finite "
                            "numbers", stats.unscored_topics)
         if stats.fallbacks:
-            reasons = ", ".join(f"{count} {reason}" for reason, count in stats.fallbacks.most_common())
-            logger.warning(
-                "ChatNoir: %d documents use title + snippet, their text could not be fetched or read (%s)",
-                sum(stats.fallbacks.values()), reasons,
-            )
+            reasons = ", ".join(f"{reason}: {count}" for reason, count in stats.fallbacks.most_common())
+            documents = sum(stats.fallbacks.values())
+            logger.warning("ChatNoir: %s title + snippet, their text could not be fetched or read (%s)",
+                           counted(documents, "document") + (" uses" if documents == 1 else " use"), reasons)

@@ -350,7 +350,8 @@ def test_retrieve_returns_trec_ids_scores_and_full_texts(stub, settings, caplog)
     assert explosions.stand_in and not any(c.doc.stand_in for c in candidates["1"])  # its length is unknown
     assert "<em>" not in explosions.text and "Faulty batteries" in explosions.text
     assert backend.stats.fallbacks == {"HTTP 404": 1}
-    assert "1 documents use title + snippet" in caplog.text
+    assert "ChatNoir: 1 document uses title + snippet, their text could not be fetched or read (HTTP 404: 1)" \
+        in caplog.text
 
     searches = [r for r in stub.requests if r["endpoint"] == "search"]
     assert len(searches) == 3 and all(r["content_type"] == "text/plain" for r in searches)
@@ -1091,7 +1092,7 @@ def test_a_page_that_is_not_text_keeps_title_and_snippet_and_is_counted(stub, se
     pages = stub.count("cache")
     assert pages >= 2 and backend.stats.fallbacks == {"not text": pages} and backend.stats.retries == 0
     assert all(c.doc.text and "\ufffd" not in c.doc.text and "PDF" not in c.doc.text for c in candidates)
-    assert (f"{pages} documents use title + snippet, their text could not be fetched or read ({pages} not text)"
+    assert (f"{pages} documents use title + snippet, their text could not be fetched or read (not text: {pages})"
             in caplog.text)
     assert not [path for path in settings.cache_dir.rglob("*") if path.is_file()]  # a later run asks again
 
@@ -1459,7 +1460,7 @@ def test_entrypoint_retries_a_gateway_page_and_counts_pages_that_are_not_text(st
     result = _entrypoint(chatnoir_input, output, stub.base_url, "--quiet")
     assert result.returncode == 0, result.stderr[-2000:]
     assert "HTTP 200 answer that is not JSON (55 bytes); retry 1 of 1" in result.stderr
-    assert "could not be fetched or read (2 not text, 1 HTTP 404)" in result.stderr  # one page the stub lacks
+    assert "could not be fetched or read (not text: 2, HTTP 404: 1)" in result.stderr  # one page the stub lacks
     assert "\ufffd" not in (output / "run.txt").read_text(encoding="utf-8")
     assert_key_absent(result.stdout, result.stderr)
 
