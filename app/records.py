@@ -7,6 +7,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 # The one bound on a document's length: every stage reads at most this prefix, so one 15 MB page costs what a long
 # ordinary one does. Touché passages are far shorter; of the 536 dev web pages' main contents 87 run past 20,000
@@ -142,8 +143,8 @@ def record_id(value) -> str | None:
     a lone surrogate cannot be written as UTF-8, and a NUL or an invisible separator ends or hides an id for the
     tools that read runs. Other format characters (a soft hyphen, the joiners of Persian words and emoji) stay. A
     whole float is its integer: pandas writes an id column holding a NaN as 1.0, 2.0, ... (they were bad lines)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= 2 ** 53:  # exact: no rounded id
-        value = int(value)
+    if isinstance(value, (float, Decimal)) and math.isfinite(value) and value == int(value) and abs(value) <= 2 ** 53:
+        value = int(value)  # within 2**53 exact: no rounded id (args.me's reader gives numbers as Decimal)
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         return None
     value = str(value).strip()

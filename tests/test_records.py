@@ -1,5 +1,7 @@
 """How documents' ids, scores and texts are read (`app.records`): one reading for every corpus format."""
 
+from decimal import Decimal
+
 import pytest
 
 from app.records import MAX_TEXT_CHARS, bounded_text, query_id, record_id, record_score
@@ -7,8 +9,9 @@ from app.records import MAX_TEXT_CHARS, bounded_text, query_id, record_id, recor
 
 def test_an_id_is_a_stripped_word_or_none():
     assert record_id(" d1 ") == "d1" and record_id(7) == "7" and record_id(7.0) == "7"  # pandas' ids with a NaN
+    assert record_id(Decimal("7.0")) == "7" and record_id(Decimal("7.5")) is None  # as ijson reads args.me
     for bad in ("d 1", "", "  ", "d\x001", "d\u200b1", True, 1.5, float("nan"), float("inf"), None, ["d1"],
-                1.2345678901234567e19, 1e300):  # past 2**53 a float's integer is no id it was written as
+                1.2345678901234567e19, 1e300, Decimal("NaN"), Decimal("1e300")):  # past 2**53: no id as written
         assert record_id(bad) is None, bad
 
 
