@@ -250,10 +250,15 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         if path is None:
             continue
         judgements = read_qrels(path)
+        if not judgements:  # an empty file, blank lines: it was said to judge none of the run's topics
+            raise ToucheError(f"{path}: holds no judgements")
         if prefix == "relevance":
             judged_topics = {qrel.query_id for qrel in judgements}
-            if not {doc.query_id for doc in scored} & judged_topics:
-                raise ToucheError(f"{run}: none of its topics is judged in {path}")
+            run_topics = {doc.query_id for doc in scored}
+            if not run_topics & judged_topics:
+                zeros = {qid.lstrip("0") for qid in run_topics} & {qid.lstrip("0") for qid in judged_topics}
+                hint = " (their topic numbers differ by leading zeros: '001' is not '1')" if zeros else ""
+                raise ToucheError(f"{run}: none of its topics is judged in {path}{hint}")
         else:
             kept = _relevance_topics({qrel.query_id for qrel in judgements}, judged_topics, path, qrels)
             if not {doc.query_id for doc in scored} & kept:  # its means were 0.0000, said as scores

@@ -179,8 +179,14 @@ def test_bad_files_are_clear_errors(tmp_path):
         evaluate_run(write(tmp_path, "run.txt", [RUN[0], "1 FIRST a 2 nan t", *RUN[2:]]), write(tmp_path, "q", QRELS))
     with pytest.raises(ToucheError, match="an empty run"):
         evaluate_run(write(tmp_path, "run.txt", [""]), write(tmp_path, "q", QRELS))
-    with pytest.raises(ToucheError, match="none of its topics is judged"):
+    with pytest.raises(ToucheError, match="none of its topics is judged in .*q$"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["3 0 a 1"]))
+    with pytest.raises(ToucheError, match=r"none of its topics is judged in .*q \(their topic numbers differ by "
+                                          r"leading zeros: '001' is not '1'\)$"):
+        evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["001 0 a 1"]))
+    for empty in ([""], ["", "  "]):  # was "none of its topics is judged", the run's fault
+        with pytest.raises(ToucheError, match=r"q: holds no judgements$"):
+            evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", empty))
     with pytest.raises(ToucheError, match="grade 99999999999999999999 of topic 1 is beyond"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", ["1 0 a 99999999999999999999"]))
     # trec_eval's nDCG takes memory for each grade up to the highest: 2**31 - 1 took 16 GB and hung in C
@@ -351,8 +357,10 @@ def test_a_line_of_other_columns_is_named(tmp_path):
 
 def test_quality_qrels_that_judge_none_of_the_runs_topics_are_an_error(tmp_path):
     """They gave quality nDCG 0.0000 four times, exit 0, where stance qrels so are an error."""
-    with pytest.raises(ToucheError, match=r"run.txt: none of its topics is judged in .*qq \(of the topics q judges\)"):
+    with pytest.raises(ToucheError, match=r"qq: holds no judgements$"):
         evaluate_run(write(tmp_path, "run.txt", RUN), write(tmp_path, "q", QRELS), write(tmp_path, "qq", []))
+    with pytest.raises(ToucheError, match=r"run.txt: none of its topics is judged in .*qq \(of the topics q judges\)"):
+        evaluate_run(tmp_path / "run.txt", tmp_path / "q", write(tmp_path, "qq", ["3 0 a 1"]))
     with pytest.raises(ToucheError, match=r"none of its topics is judged in .*qq"):
         evaluate_run(tmp_path / "run.txt", tmp_path / "q", write(tmp_path, "qq", ["9 0 a 1"]))
 
