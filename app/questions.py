@@ -122,7 +122,8 @@ def given_questions(arguments: list[str], path: Path | None) -> list[str]:
     texts = [question.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for question in arguments]
     texts += read_questions(path) if path else []
     if not texts:
-        raise ToucheError("no questions: pass them as arguments or with --file")
+        raise ToucheError(f"{path}: no questions in it" if path else
+                          "no questions: pass them as arguments or with --file")
     texts = [clean_field(text) for text in texts]
     if not all(texts):  # nothing but spaces, or U+200B
         raise ToucheError("empty question: every question needs some text")

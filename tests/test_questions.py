@@ -72,6 +72,9 @@ def test_questions_are_cleaned_as_a_run_reads_titles(tmp_path):
         "Caf\u00e9 or tea?", "Is tea better than coffee?", "Tea or coffee?"]  # the sequence goes whole
     with pytest.raises(ToucheError, match="empty question"):
         given_questions(["\x1b\x07"], None)
+    (tmp_path / "none.txt").write_text("\n\n")  # was "pass them as arguments or with --file", given --file
+    with pytest.raises(ToucheError, match=r"none.txt: no questions in it$"):
+        given_questions([], tmp_path / "none.txt")
 
 
 def test_format_line_shows_type_objects_and_question():

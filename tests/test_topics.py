@@ -102,9 +102,10 @@ def test_a_title_of_nothing_visible_is_no_title(tmp_path: Path, title):
     with pytest.raises(ToucheError, match=r"topics.xml: topic '1' lacks its title \(line 1\)"):
         read_topics(tmp_path)
     (tmp_path / "topics.xml").unlink()
-    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "\\u200b"}\n')
-    with pytest.raises(ToucheError, match="expected a JSON object with a 'qid' and a 'query'"):
-        read_topics(tmp_path)
+    for query, what in (('"\\u200b"', "empty"), ('""', "empty"), ("null", r"no text \(null\)")):  # "expected a
+        (tmp_path / "queries.jsonl").write_text(f'{{"qid": "1", "query": {query}}}\n')  # JSON object with a 'qid'
+        with pytest.raises(ToucheError, match=rf"queries.jsonl:1: the query of topic '1' is {what}$"):  # and a 'query'"
+            read_topics(tmp_path)
     (tmp_path / "queries.jsonl").write_text('{"qid": "1", "query": "Tea?"}\n{"qid": "2", "query": "Cof\n')
     with pytest.raises(ToucheError, match=r"queries.jsonl:2: not a JSON object \(invalid JSON"):  # was "expected a
         read_topics(tmp_path)  # JSON object with a 'qid' and a 'query'" (an attack on the input layouts)
