@@ -148,7 +148,7 @@ _PAGES_OWN_LESS_THAN = re.compile(r"<(?!/?(?:em|b|strong|i|u|br|p|span)"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 # What an answer (an error page, a redirect's address) may hold that a terminal obeys or that turns a line around:
 # controls (ESC opens an escape sequence: a title set, the screen cleared), bidirectional controls.
-_UNPRINTABLE = re.compile("[\\x00-\\x08\\x0e-\\x1f\\x7f-\\x9f\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]")
+_UNPRINTABLE = re.compile("[\\x00-\\x08\\x0e-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]")
 
 
 @dataclass(frozen=True)
@@ -476,7 +476,8 @@ class _HeadersByDeadline:
     trickling its headers held the run for ever."""
 
     def _by_deadline(self, call, seconds, sock):
-        if not isinstance(seconds, (int, float)) or not isinstance(sock, socket.socket):  # no time-out asked for
+        sock = _plain_socket(sock)
+        if not isinstance(seconds, (int, float)) or sock is None:  # no time-out asked for
             return call()
         lock, fired, done = threading.Lock(), threading.Event(), threading.Event()
 
@@ -838,16 +839,18 @@ def _redirect_target(url: str, response: requests.Response, settings: ChatNoirSe
         target = urljoin(url, response.headers["Location"])
         parts, origin = urlsplit(target), urlsplit(url)
         host, port = parts.hostname, parts.port
+        # the origin as the target is read below (an IDNA host: bücher.example is xn--bcher-kva.example to urllib3)
+        origin_host = (parse_url(url).host or "").strip("[]").lower() or origin.hostname
         # The host requests will connect to is urllib3's reading of the address, which differs from urlsplit's
         # where it holds a backslash ("http://evil.example\\@chatnoir.eu/": urlsplit reads chatnoir.eu, urllib3
         # evil.example, and the key went there): where they disagree, the address is not followed.
         sent = parse_url(target)
         if (sent.host or "").strip("[]").lower() != (host or "") or (sent.port or None) != port:
-            host, port = sent.host, sent.port
+            host, port = (sent.host or "").strip("[]").lower() or None, sent.port
     except (ValueError, LocationParseError):  # "http://[bad/"
         raise ChatNoirRequestError(f"ChatNoir's address redirects (HTTP {status}) to an unreadable address",
                                    "redirected") from None
-    if host and origin.hostname and (host == origin.hostname or host.endswith("." + origin.hostname)) \
+    if host and origin_host and (host == origin_host or host.endswith("." + origin_host)) \
             and parts.scheme in ("http", "https") and not (origin.scheme == "https" and parts.scheme == "http"):
         return target
     shown = f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
@@ -883,13 +886,24 @@ class _BodyTimeout(Exception):
     """An answer's body still arriving at its deadline."""
 
 
+def _plain_socket(sock: object) -> socket.socket | None:
+    """The OS socket under a connection's: urllib3's SSLTransport (TLS in TLS, through an https:// proxy) is no
+    socket.socket but wraps one (`.socket`)."""
+    for _ in range(3):
+        if isinstance(sock, socket.socket) or sock is None:
+            return sock
+        sock = getattr(sock, "socket", None)
+    return None
+
+
 def _socket_of(response: requests.Response) -> socket.socket | None:
     """The socket an answer's body is read from: its connection's, or (an answer that closes the connection:
     http.client hands the socket to the answer and forgets it) the answer's own file's."""
-    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
-    if not isinstance(sock, socket.socket):  # http.client's HTTPResponse.fp: a BufferedReader over a SocketIO
-        sock = getattr(getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
+    sock = _plain_socket(getattr(getattr(response.raw, "connection", None), "sock", None))
+    if sock is None:  # http.client's HTTPResponse.fp: a BufferedReader over a SocketIO
+        sock = _plain_socket(getattr(getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None),
+                                     "_sock", None))
+    return sock
 
 
 def _read_body(response: requests.Response, deadline: float) -> None:
@@ -901,10 +915,13 @@ def _read_body(response: requests.Response, deadline: float) -> None:
     blocks, a gzip header's endless file name), so the deadline checked between reads never came."""
     chunks, size = [], 0
     sock = _socket_of(response)
-    fired = threading.Event()
+    fired, done, lock = threading.Event(), threading.Event(), threading.Lock()
 
     def cut() -> None:
-        fired.set()
+        with lock:  # never once the body is read: the connection may be back in the pool, or in the next request
+            if done.is_set():
+                return
+            fired.set()
         try:
             socket.socket.shutdown(sock, socket.SHUT_RDWR)
         except OSError:
@@ -926,6 +943,8 @@ def _read_body(response: requests.Response, deadline: float) -> None:
             raise _BodyTimeout() from None
         raise
     finally:
+        with lock:
+            done.set()
         if watchdog is not None:
             watchdog.cancel()
         response.close()

@@ -319,6 +319,7 @@ class JsonGuard:
         self.depth = self.deepest = 0
         self._in_string, self._backslash, self._digits = 0, b"", b""
         self.too_deep = False  # the parser got all it may (`admit`)
+        self.shallowest: int | None = 0  # see `_count_depth`
 
     def feed(self, chunk: bytes, final: bool = False) -> bytes:
         """The chunk as ijson gets it: control characters as spaces, digit runs shortened, the digits at its end
@@ -333,7 +334,7 @@ class JsonGuard:
 
     def restart(self) -> None:
         """Count the depth from nothing again: where the parse starts over (`_Resumable.resume`)."""
-        self.depth = self.deepest = self._in_string = 0
+        self.depth = self.deepest = self._in_string = self.shallowest = 0
         self._backslash, self.too_deep = b"", False
 
     def admit(self, chunk: bytes) -> int:
@@ -357,10 +358,13 @@ class JsonGuard:
         return within if within else self.admit(chunk)  # nothing admitted: the error now, not an empty read (the end)
 
     def _count_depth(self, chunk: bytes) -> int:
+        """The deepest level so far, counted on through `chunk`; `shallowest` is then the least depth at which the
+        chunk was outside a string (None where it was within one throughout)."""
         data = self._ESCAPE.sub(b"", self._backslash + chunk)
         self._backslash = b"\\" if data.endswith(b"\\") else b""  # its escaped byte is in the next chunk
         marks = np.frombuffer(data.translate(None, self._OTHER_BYTES), np.uint8)
         if not marks.size:
+            self.shallowest = None if self._in_string else self.depth
             return self.deepest
         quotes = marks == ord('"')
         quotes_so_far = np.cumsum(quotes) + self._in_string  # odd: inside a string
@@ -368,6 +372,8 @@ class JsonGuard:
         outside = ~quotes & (quotes_so_far & 1 == 0)
         steps = np.where(outside, np.where((marks == ord("[")) | (marks == ord("{")), 1, -1), 0)
         levels = self.depth + np.cumsum(steps)
+        after_outside = quotes_so_far & 1 == 0  # after each such mark the parser is outside a string
+        self.shallowest = int(levels[after_outside].min()) if after_outside.any() else None
         self.depth, self.deepest = int(levels[-1]), max(self.deepest, int(levels.max()))
         return self.deepest
 
@@ -802,7 +808,9 @@ class _Resumable:
                 self._drop_before(max(min(self.position - self.KEEP, after_given), self.position - self.MAX_KEPT))
         data = data[:self.guard.admit(data)]  # the rest is kept, and read again
         self.position += len(data)
-        if self.guard.depth <= self.shape.depth:  # between arguments, or in JSON around their list (metadata)
+        # Read between arguments, or in JSON around their list (metadata), not only within one of its strings: ijson
+        # reads a string whole, in time that grows with the square of its length (200 MB: 90 s).
+        if self.guard.shallowest is not None and self.guard.shallowest <= self.shape.depth:
             self.outside = self.position
         since = max(self.given_at if self.given_at is not None else self.start or 0, self.outside)
         if self.position - since > self.MAX_ARGUMENT + self.BUFFER:

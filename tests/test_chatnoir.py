@@ -786,6 +786,18 @@ def test_a_redirect_whose_address_urllib3_reads_as_another_host_is_not_followed(
         _redirect_target("http://chatnoir.eu/cache", response, ChatNoirSettings(KEY), "page")
 
 
+@pytest.mark.parametrize("base", ["https://bücher.example/", "http://[fe80::1%25eth0]:8080/", "https://Chatnoir.EU/"])
+def test_a_redirect_on_the_same_host_is_followed_whatever_form_the_host_takes(base):
+    """urllib3 reads an IDNA host as its xn-- form: compared with the origin as urlsplit reads it, a redirect on the
+    same host was refused."""
+    from app.chatnoir import _redirect_target
+
+    for location in ("/cache?x=1", base + "cache?x=1"):
+        response = requests.Response()
+        response.status_code, response.headers["Location"] = 307, location
+        assert _redirect_target(base + "api/v1/_search", response, ChatNoirSettings(KEY, base_url=base), "search")
+
+
 def test_what_a_server_answers_reaches_the_log_without_terminal_controls():
     """An error page's ESC sequences (a title set, the screen cleared), BEL and bidirectional overrides went to
     stderr as the server wrote them."""

@@ -432,16 +432,20 @@ def test_an_argsme_argument_past_the_bound_is_passed_over_as_damage(tmp_path, ca
 
 def test_json_around_the_arguments_list_is_no_argument_past_the_bound(tmp_path, caplog, monkeypatch):
     """2 MB of metadata before or after args.me's list (here past a bound of 1 MB) counted toward the argument
-    after it: the file was refused, or its end read as damage."""
+    after it: the file was refused, or its end read as damage. One string past the bound stays bounded (ijson
+    reads it whole, in time that grows with the square of its length: 200 MB, 90 s)."""
     from app.corpus import _Resumable
 
     monkeypatch.setattr(_Resumable, "MAX_ARGUMENT", 1 << 20)
-    meta = '"meta": {"note": "' + "x " * (1 << 20) + '"}'
+    meta = '"meta": {' + ", ".join(f'"note {number}": "' + "x " * 50 + '"' for number in range(20_000)) + "}"
     arguments = ",\n".join(_argument(number) for number in range(3))
     for raw in (f'{{{meta}, "arguments": [{arguments}]}}', f'{{"arguments": [{arguments}], {meta}}}'):
         with caplog.at_level(logging.WARNING):
             assert _read_ids(tmp_path, raw.encode()) == ["a0", "a1", "a2"]
         assert "over 1 MB" not in caplog.text
+    one_string = '{"meta": "' + "x " * (1 << 20) + f'", "arguments": [{arguments}]}}'
+    with pytest.raises(ToucheError, match=r"an argument over 1 MB"):
+        _read_ids(tmp_path, one_string.encode())
 
 
 def test_argsme_followed_by_what_holds_more_arguments_unread_is_an_error(tmp_path):
