@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import tempfile
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -153,12 +154,20 @@ class EmbeddingStore:
                     # Written stored, never deflated: a deflated member is a zip bomb's way to gigabytes.
                     if any(info.compress_type != zipfile.ZIP_STORED for info in arrays.zip.infolist()):
                         raise ValueError("a member is compressed")
+                    # np.load reads a member only as far as its .npy header says, and zipfile checks a member's CRC
+                    # at its end alone: a flipped bit in a header (its length, shape or dtype) went unchecked, and
+                    # the vectors read shifted, under the right ids. Read every member whole first.
+                    if (bad := arrays.zip.testzip()) is not None:
+                        raise ValueError(f"member {bad} fails its CRC")
                     ids, vectors = arrays["ids"].tolist(), arrays["vectors"]
                 if (not isinstance(ids, list) or vectors.shape[1:] != self.vectors.shape[1:]
                         or len(vectors) != len(ids) or len(set(ids)) != len(ids)):
                     raise ValueError("its ids and vectors do not match")
                 self.rows, self.vectors = {doc_id: row for row, doc_id in enumerate(ids)}, vectors
-            except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as error:  # cut, foreign
+            # SyntaxError (tokenize.TokenError too, via numpy's header parser), NotImplementedError (a compression
+            # method flipped to one zipfile lacks), RuntimeError (the encryption flag): all damage, not the run's end.
+            except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, SyntaxError,
+                    NotImplementedError, RuntimeError, tokenize.TokenError) as error:  # cut, foreign, flipped
                 log.warning("ignoring the damaged embedding cache %s (%s)", path, error)
         self.added = False
 

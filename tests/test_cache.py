@@ -125,11 +125,23 @@ def _zeroed(path):
     path.write_bytes(bytes(path.stat().st_size))  # numpy read it as a pickle: "This file contains pickled data"
 
 
+def _flipped(member: bytes, offset: int, mask: int):
+    """One bit flipped in a member's .npy header length: the vectors were read shifted, under the right ids, with no
+    CRC checked (numpy reads a member exactly, and zipfile checks its CRC at its end)."""
+    def flip(path):
+        data = bytearray(path.read_bytes())
+        data[data.index(member) + offset] ^= mask
+        path.write_bytes(bytes(data))
+    return flip
+
+
 @pytest.mark.parametrize("damage", [lambda path: path.write_bytes(b"not a zip"), lambda path: path.write_bytes(b""),
-                                    _cut, _zeroed, _fewer_vectors, _repeated_ids, _another_model])
+                                    _cut, _zeroed, _fewer_vectors, _repeated_ids, _another_model,
+                                    _flipped(b"vectors.npy", 39, 4), _flipped(b"vectors.npy", 39, 2)])
 def test_damaged_embedding_cache_is_ignored(tmp_path, damage, caplog):
     store = EmbeddingStore(tmp_path / "e.npz")
-    store.add(["a", "b", "c"], np.ones((3, 384), dtype=np.float32))
+    # 200 vectors: numpy reads a member of them exactly, short of its end (where zipfile checks the CRC)
+    store.add(["a", "b", "c"] + [f"d{i}" for i in range(197)], np.ones((200, 384), dtype=np.float32))
     store.save()
     damage(tmp_path / "e.npz")
     again = EmbeddingStore(tmp_path / "e.npz")
