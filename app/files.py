@@ -43,6 +43,9 @@ _PROBE_PREFIX = ".touche-probe."
 # What the output's probe writes: an empty file is made on a full disk too (an inode, no block), and the run then
 # failed at its write, after the work; a run.txt is tens of kB at least (the demo's 16 kB), TIRA's megabytes.
 PROBE_BYTES = 64 << 10
+# A probe lives for a fraction of a millisecond; one older than this was left by a run killed within it (SIGKILL),
+# and TIRA uploads what the output directory holds: the next run's check removes it.
+PROBE_STALE_S = 60.0
 # Linux's inode flags (`chattr +i`, `chattr +a`; FS_IOC_GETFLAGS): no write lets a file so flagged be replaced, nor a
 # file be renamed or removed in a directory so flagged, not even root's; the write of the run renames its temporary
 # file onto run.txt.
@@ -252,6 +255,15 @@ def locked(path: Path) -> str | None:
     return next((words for bit, words in _LOCKS if int.from_bytes(flags[:4], "little") & bit), None)
 
 
+def _remove_stale_probes(directory: Path) -> None:
+    """Remove the probe files of killed runs (`PROBE_STALE_S`); one another run is writing now stays."""
+    for path in directory.glob(_PROBE_PREFIX + "*"):
+        with suppress(OSError):
+            status = path.lstat()
+            if stat.S_ISREG(status.st_mode) and time.time() - status.st_mtime > PROBE_STALE_S:
+                path.unlink()
+
+
 def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, flag: str = "-o/--output",
                    probe_bytes: int = PROBE_BYTES) -> list[Path]:
     """Before any work: `directory` exists (created if missing) and is a directory, accepts a probe file, and holds
@@ -269,6 +281,7 @@ def prepare_output(directory: Path, outputs: Iterable[str], overwrite: bool, fla
             raise ToucheError(f"cannot write to output directory {directory}: it is {lock}, so a run cannot be put "
                               "in place there")
         made = make_directory(directory)
+        _remove_stale_probes(directory)
         handle, probe = tempfile.mkstemp(prefix=_PROBE_PREFIX, dir=directory)
         try:  # tmpfs and ext4 take the blocks at write(): ENOSPC, EDQUOT and EFBIG (`ulimit -f`) come here
             # Not zeros: a compressing file system (btrfs, ZFS) stores zeros as a hole and takes no block.

@@ -397,3 +397,17 @@ def test_a_write_numpy_cut_short_is_said_in_words():
 
     assert os_reason(OSError("4327 requested and 2016 written")) \
         == "the file system took part of a write (4327 requested and 2016 written): a full disk, or a file size limit"
+
+
+def test_a_probe_left_by_a_killed_run_is_removed_by_the_next_check(tmp_path):
+    """A run killed (SIGKILL) within the output's probe left `.touche-probe.*` beside run.txt, which TIRA uploads;
+    a probe another run is writing now (a fresh one) stays."""
+    import os
+
+    (tmp_path / "out").mkdir()
+    old, fresh = tmp_path / "out" / ".touche-probe.old", tmp_path / "out" / ".touche-probe.new"
+    old.write_bytes(b"x" * 100)
+    fresh.write_bytes(b"x")
+    os.utime(old, (1, 1))
+    prepare_output(tmp_path / "out", ["run.txt"], overwrite=False)
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == [".touche-probe.new"]
