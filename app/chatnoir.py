@@ -44,7 +44,7 @@ from urllib3.util.retry import Retry
 
 from app.charset import not_text, page_encoding, readable
 from app.errors import ToucheError, counted
-from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason, small_file
+from app.files import atomic_file, bom_encoding, decoded, not_a_file, os_reason, remove_stale_temporaries, small_file
 from app.html import PAGE_TEXT, PAGE_TEXTS, html_to_text, read_page, without_bulk
 from app.metadata import without_credentials
 from app.records import (MAX_TEXT_CHARS, Candidate, Document, Topic, bounded_text, clean_text, record_id,
@@ -997,6 +997,8 @@ class TextCache:
         self.damaged = 0  # files found damaged (then fetched again)
         self.unwritable: str | None = None  # why the cache took no more files, once one failed
         self._lock = threading.Lock()
+        if self.directory.is_dir():  # a run killed while writing (SIGKILL) left its temporaries there for good
+            remove_stale_temporaries(self.directory)
 
     def get(self, doc_id: str) -> str | None:
         """The cached text, or None when there is none or its file is damaged: no regular file (a FIFO held the run
@@ -1025,6 +1027,8 @@ class TextCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_file(path) as out:
                 out.write(f"{_digest(text)}\n{text}")
+        except IsADirectoryError:  # this text's name holds a directory: this text alone goes uncached
+            return
         except OSError as error:
             with self._lock:
                 if not self.unwritable:

@@ -491,6 +491,25 @@ def test_a_cache_that_cannot_take_a_text_costs_the_caching_not_the_text(stub, se
     assert caplog.text.count("cannot cache page texts in") == 1
 
 
+def test_the_page_cache_survives_one_entry_that_is_a_directory_and_sweeps_a_killed_runs_temporaries(tmp_path):
+    """A directory under one page's name stopped the caching of every page for the run ("is a directory"); the
+    temporaries of a run killed while writing (SIGKILL) were never removed."""
+    import os
+
+    from app.chatnoir import TextCache
+
+    cache = TextCache(tmp_path, "clueweb12")
+    cache.put("a", "text a")
+    (cache._path("b")).mkdir()
+    cache.put("b", "text b")
+    cache.put("c", "text c")
+    assert cache.unwritable is None and cache.get("c") == "text c" and cache.get("b") is None
+    stale = cache.directory / ".c.v1.txt.abc.tmp"
+    stale.write_text("cut")
+    os.utime(stale, (1, 1))
+    assert TextCache(tmp_path, "clueweb12").get("a") == "text a" and not stale.exists()
+
+
 def test_text_depth_limits_the_documents_fetched(stub, settings):
     backend = ChatNoirBackend(settings)
     candidates = backend.retrieve(TOPICS, depth=5, text_depth=1)
