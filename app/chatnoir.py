@@ -23,7 +23,9 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import get_args
@@ -479,31 +481,13 @@ class _HeadersByDeadline:
         sock = _plain_socket(sock)
         if not isinstance(seconds, (int, float)) or sock is None:  # no time-out asked for
             return call()
-        lock, fired, done = threading.Lock(), threading.Event(), threading.Event()
-
-        def cut() -> None:
-            with lock:  # never once the headers are in: the body is read from the same socket
-                if done.is_set():
-                    return
-                fired.set()
-            try:  # the plain socket's shutdown: a TLS socket's own would also drop its state under the reader
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:  # closed meanwhile
-                pass
-
-        watchdog = threading.Timer(seconds, cut)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            result = call()
-        except Exception:
-            if fired.is_set():
-                raise TimeoutError(f"no status and headers within {seconds:g} s") from None
-            raise
-        finally:
-            with lock:
-                done.set()
-            watchdog.cancel()
+        with _socket_watchdog(sock, seconds) as fired:  # never cut once the headers are in: the body follows
+            try:
+                result = call()
+            except Exception:
+                if fired.is_set():
+                    raise TimeoutError(f"no status and headers within {seconds:g} s") from None
+                raise
         if fired.is_set():  # cut amid the headers (which it can end quietly) or just after: no answer to read
             if hasattr(result, "close"):
                 result.close()
@@ -896,6 +880,37 @@ def _plain_socket(sock: object) -> socket.socket | None:
     return None
 
 
+@contextmanager
+def _socket_watchdog(sock: socket.socket | None, seconds: float) -> Iterator[threading.Event]:
+    """Within the block, a watchdog that shuts `sock` down after `seconds` (a read it cuts ends as the socket's end
+    or an error); yields the event it sets when it does. It never fires once the block is over: the socket may then
+    be back in the pool, or in the next request. Without a socket nothing is watched."""
+    lock, fired, done = threading.Lock(), threading.Event(), threading.Event()
+
+    def cut() -> None:
+        with lock:
+            if done.is_set():
+                return
+            fired.set()
+        try:  # the plain socket's shutdown: a TLS socket's own would also drop its state under the reader
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:  # closed meanwhile
+            pass
+
+    watchdog = None
+    if sock is not None:
+        watchdog = threading.Timer(max(0.0, seconds), cut)
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        yield fired
+    finally:
+        with lock:
+            done.set()
+        if watchdog is not None:
+            watchdog.cancel()
+
+
 def _socket_of(response: requests.Response) -> socket.socket | None:
     """The socket an answer's body is read from: its connection's, or (an answer that closes the connection:
     http.client hands the socket to the answer and forgets it) the answer's own file's."""
@@ -914,39 +929,19 @@ def _read_body(response: requests.Response, deadline: float) -> None:
     the socket down at the deadline: `read1` keeps reading while what arrives decodes to nothing (empty deflate
     blocks, a gzip header's endless file name), so the deadline checked between reads never came."""
     chunks, size = [], 0
-    sock = _socket_of(response)
-    fired, done, lock = threading.Event(), threading.Event(), threading.Lock()
-
-    def cut() -> None:
-        with lock:  # never once the body is read: the connection may be back in the pool, or in the next request
-            if done.is_set():
-                return
-            fired.set()
-        try:
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    watchdog = None
-    if isinstance(sock, socket.socket):
-        watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), cut)
-        watchdog.daemon = True
-        watchdog.start()
-    try:  # urllib3's HTTPError (a read time-out, a connection cut mid-body) goes to the caller
-        while size < MAX_BODY_BYTES and (chunk := response.raw.read1(1 << 16, decode_content=True)):
-            chunks.append(chunk)
-            size += len(chunk)
-            if time.monotonic() > deadline:
-                raise _BodyTimeout()
-    except (HTTPError, OSError):
-        if fired.is_set():
-            raise _BodyTimeout() from None
-        raise
+    try:  # the watchdog done before the answer closes: its connection may then go back to the pool
+        with _socket_watchdog(_socket_of(response), deadline - time.monotonic()) as fired:
+            try:  # urllib3's HTTPError (a read time-out, a connection cut mid-body) goes to the caller
+                while size < MAX_BODY_BYTES and (chunk := response.raw.read1(1 << 16, decode_content=True)):
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if time.monotonic() > deadline:
+                        raise _BodyTimeout()
+            except (HTTPError, OSError):
+                if fired.is_set():
+                    raise _BodyTimeout() from None
+                raise
     finally:
-        with lock:
-            done.set()
-        if watchdog is not None:
-            watchdog.cancel()
         response.close()
     if fired.is_set():  # the shut socket read as the body's end
         raise _BodyTimeout()
