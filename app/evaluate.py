@@ -246,6 +246,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
     per_topic: dict[str, dict[str, float]] = defaultdict(dict)
     judged_topics: set[str] = set()
     truth: dict[tuple[str, str], str] = {}
+    run_topics = {doc.query_id for doc in scored}
     for prefix, path in (("relevance", qrels), ("quality", quality_qrels)):
         if path is None:
             continue
@@ -254,14 +255,13 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
             raise ToucheError(f"{path}: holds no judgements")
         if prefix == "relevance":
             judged_topics = {qrel.query_id for qrel in judgements}
-            run_topics = {doc.query_id for doc in scored}
             if not run_topics & judged_topics:
                 zeros = {qid.lstrip("0") for qid in run_topics} & {qid.lstrip("0") for qid in judged_topics}
                 hint = " (their topic numbers differ by leading zeros: '001' is not '1')" if zeros else ""
                 raise ToucheError(f"{run}: none of its topics is judged in {path}{hint}")
         else:
             kept = _relevance_topics({qrel.query_id for qrel in judgements}, judged_topics, path, qrels)
-            if not {doc.query_id for doc in scored} & kept:  # its means were 0.0000, said as scores
+            if not run_topics & kept:  # its means were 0.0000, said as scores
                 raise ToucheError(f"{run}: none of its topics is judged in {path} (of the topics {qrels.name} "
                                   "judges)")
             judgements = [qrel for qrel in judgements if qrel.query_id in kept]
@@ -280,7 +280,7 @@ def evaluate_scored(run: Path, scored: list[ir_measures.ScoredDoc], stances: dic
         if truth and not kept:
             raise ToucheError(f"{stance_qrels}: judges none of the topics {qrels} judges")
         truth = {key: label for key, label in truth.items() if key[0] in kept}
-        if not {doc.query_id for doc in scored} & {qid for qid, _ in truth}:
+        if not run_topics & {qid for qid, _ in truth}:
             raise ToucheError(f"{run}: none of its topics is judged in {stance_qrels}")
         pairs = [(label, stances[key]) for key, label in truth.items() if key in stances]
         _check_task(run, stance_qrels, {label for _, label in pairs}, labels)

@@ -429,9 +429,9 @@ def _read_jsonl(path: Path) -> list[Topic]:
                 raise ToucheError(f"{path}:{line_number}: qid {json.dumps(qid)[:40]} is no string or integer")
             if isinstance(qid, (str, int)) and str(qid).strip() and query_id(qid) is None:
                 raise ToucheError(f"{path}:{line_number}: qid {str(qid)[:40]!r} is not one word")  # as in XML
-            if "query" in record and query_id(qid) is not None:  # the topic's number is fine: its query is not
+            if "query" in record and (number := query_id(qid)) is not None:  # the number is fine: its query is not
                 what = "empty" if isinstance(record["query"], str) else f"no text ({json.dumps(record['query'])[:40]})"
-                raise ToucheError(f"{path}:{line_number}: the query of topic {query_id(qid)!r} is {what}")
+                raise ToucheError(f"{path}:{line_number}: the query of topic {number!r} is {what}")
             raise ToucheError(f"{path}:{line_number}: expected a JSON object with a 'qid' and a 'query' (BEIR: an "
                               "'_id' and a 'text'; ir_datasets: a 'query_id' and a 'text' or 'title')")
         topics.append(topic)
