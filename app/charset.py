@@ -61,8 +61,9 @@ def page_encoding(response: requests.Response) -> str:
     if (label := _meta_charset(response.content[:_PRESCAN_BYTES])) and (codec := _codec(label)):
         # Bytes read as ASCII cannot be UTF-16 (WHATWG). Bytes that are UTF-8 and not ASCII are read as UTF-8: a
         # page saved as UTF-8 under its old <meta> ("iso-8859-1") read "cafÃ©", where it was read right before.
-        codec = "utf-8" if codec.startswith("utf-16") or _utf8_text(response.content) else codec
-        return _unless_contradicted(codec, content)
+        if _utf8_text(response.content):
+            return "utf-8"
+        return _unless_contradicted("utf-8" if codec.startswith("utf-16") else codec, content)
     return _detected(content)
 
 
@@ -77,7 +78,7 @@ def _unless_contradicted(codec: str, content: bytes) -> str:
     share = _undecoded_share(sample, codec)
     if share <= 0.05:
         return codec
-    detected = _detected(content)
+    detected = _detector_codec(sample)
     return detected if _undecoded_share(sample, detected) < share / 10 else codec
 
 
@@ -91,9 +92,13 @@ def _detected(content: bytes) -> str:
     """UTF-8 where the bytes are, else what Resiliparse's detector reads them as, as ChatNoir reads pages: an
     unlabelled windows-1252 page read as UTF-8 lost its accents and quotes to U+FFFD, and where they were many it
     was refused as "undecodable bytes" (Shift_JIS, GBK too)."""
-    if content[:_DETECTED_BYTES].isascii() or _utf8_text(content[:_DETECTED_BYTES]):
-        return "utf-8"
-    detected = detect_encoding(content[:_DETECTED_BYTES])
+    sample = content[:_DETECTED_BYTES]
+    return "utf-8" if sample.isascii() or _utf8_text(sample) else _detector_codec(sample)
+
+
+def _detector_codec(sample: bytes) -> str:
+    """The codec Resiliparse's detector reads `sample` in (UTF-8 where it names none a browser knows)."""
+    detected = detect_encoding(sample)
     # Resiliparse names Python codecs ("euc_jp"), which WHATWG's labels write with a hyphen ("euc-jp").
     return _codec(detected) or _codec(detected.replace("_", "-")) or "utf-8"
 
